@@ -1,0 +1,113 @@
+import { Command, Errors, type Interfaces } from '@oclif/core';
+import { Context } from './context.js';
+import { bindSource, type BoundSource } from './db/bind-source.js';
+import { maskDsnText } from './db/dsn.js';
+import { ExitCode, TaskreconError, type ExitCodeValue } from './errors.js';
+import { connectionFlags } from './flags.js';
+import { chalk, configureColor, writeErr } from './render/terminal.js';
+
+export type Flags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
+export type Args<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
+
+/**
+ * What every command shares (STYLE §2): --json, the connection flags, one Context that opens and
+ * closes the database, and errors mapped to the exit codes of SPEC §3 with the password masked.
+ */
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static override enableJsonFlag = true;
+  static override baseFlags = connectionFlags;
+
+  protected flags!: Flags<T>;
+  protected args!: Args<T>;
+  protected context!: Context;
+
+  override async init(): Promise<void> {
+    await super.init();
+    const { args, flags } = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
+      enableJsonFlag: this.ctor.enableJsonFlag,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+    });
+    this.flags = flags as Flags<T>;
+    this.args = args as Args<T>;
+    configureColor(this.flags.color);
+    this.context = new Context(this.flags);
+  }
+
+  /** Opens the chosen source and checks it against the live schema (exit 3 on a mismatch). */
+  protected async openSource(options: { poolSize?: number } = {}): Promise<BoundSource> {
+    const choice = this.context.source();
+    const db = await this.context.open(choice, options);
+    for (const warning of db.warnings) this.warnLine(warning);
+    return bindSource(db, choice.profile, choice.name);
+  }
+
+  /** A message for the operator on stderr (never on stdout, which carries data). */
+  protected note(message: string): void {
+    if (!this.jsonEnabled()) writeErr(message);
+  }
+
+  protected warnLine(message: string): void {
+    writeErr(`${chalk.yellow('warning')} ${message}`);
+  }
+
+  /** Sets the exit code a result calls for (findings 1, critical 2) without throwing. */
+  protected setExit(code: ExitCodeValue): void {
+    if (code > (Number(process.exitCode) || 0)) process.exitCode = code;
+  }
+
+  override logJson(json: unknown): void {
+    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  }
+
+  override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<void> {
+    if (error instanceof Errors.ExitError) throw error;
+    const described = describeError(error);
+    process.exitCode = described.exit;
+    if (this.jsonEnabled()) {
+      this.logJson({ error: { code: described.code, message: described.message, hint: described.hint ?? null, exit: described.exit } });
+      return;
+    }
+    writeErr(`${chalk.red('Error:')} ${described.message}`);
+    if (described.hint) writeErr(`${chalk.dim('Hint:')} ${described.hint}`);
+    if (process.env.DEBUG && error.stack) writeErr(maskDsnText(error.stack));
+  }
+
+  override async finally(error: Error | undefined): Promise<void> {
+    await this.context?.close();
+    await super.finally(error);
+  }
+}
+
+interface DescribedError {
+  code: string;
+  message: string;
+  hint: string | undefined;
+  exit: ExitCodeValue;
+}
+
+/** Every error becomes a code, a masked message, a hint and an exit code; nothing reaches the user as a stack trace. */
+export function describeError(error: unknown): DescribedError {
+  if (error instanceof TaskreconError) {
+    return { code: error.code, message: maskDsnText(error.message), hint: error.hint && maskDsnText(error.hint), exit: error.exit };
+  }
+  const e = error as Error & { oclif?: { exit?: number } };
+  if (e?.oclif) {
+    // oclif's parse errors (unknown flag, missing argument, bad option): usage, exit 3.
+    const lines = maskDsnText(e.message)
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !/^See more help/.test(l));
+    const cause = (e as { cause?: unknown }).cause;
+    const hint = cause instanceof TaskreconError ? cause.hint : undefined;
+    return { code: 'USAGE', message: lines.join(' ') || 'usage error', hint: hint ?? 'See --help.', exit: ExitCode.couldNotRun };
+  }
+  return {
+    code: 'INTERNAL',
+    message: maskDsnText(e?.message ?? String(error)),
+    hint: 'This looks like a bug in taskrecon; run again with DEBUG=1 for the stack trace.',
+    exit: ExitCode.couldNotRun,
+  };
+}

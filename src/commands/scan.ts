@@ -1,0 +1,100 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../base-command.js';
+import type { LogicalStatus } from '../core/task.js';
+import type { ListKind } from '../db/sql/scan.js';
+import { windowField } from '../db/sql/scan.js';
+import { usageError } from '../errors.js';
+import { countFlag, durationFlag, FORMATS, resolveTime, statusFlag, timeFlag } from '../flags.js';
+import { ALL_LISTS, scan, sourceInfo, streamList, type ScanOptions, type ScanResult } from '../ops/scan.js';
+import { startProgress } from '../render/progress.js';
+import { renderScan } from '../render/scan.js';
+import { CSV_HEADER, rowSerializer } from '../render/task-rows.js';
+import { writeOut } from '../render/terminal.js';
+import { toIso } from '../db/task-sql.js';
+
+const LISTS_OF_STATUS: Record<LogicalStatus, ListKind[]> = {
+  processing: ['stuck'],
+  pending: ['due'],
+  failed: ['failed'],
+  success: [],
+  compensated: [],
+};
+
+export default class Scan extends BaseCommand<typeof Scan> {
+  static override summary = 'Find stuck, due and failed tasks, with counts by status and biz type.';
+  static override description =
+    'Reads only. "Due" is pending with next_retry_time ≤ now; "stuck" is processing whose lease expired ' +
+    '(updated_at older than --stuck-after). Now is the database clock, read once per run.';
+  static override examples = [
+    '<%= config.bin %> scan --db mysql://app@127.0.0.1:3306/shop --profile async-task',
+    '<%= config.bin %> scan --biz-type coupon --stuck-after 5m --limit 50',
+    '<%= config.bin %> scan --status failed --limit 0 --format ndjson > failed.ndjson',
+  ];
+
+  static override flags = {
+    'biz-type': Flags.string({ summary: 'Only these biz types.', multiple: true }),
+    status: statusFlag,
+    since: timeFlag({ summary: 'Only tasks created at or after this time (ISO date-time, or a duration ago like 2h).' }),
+    until: timeFlag({ summary: 'Only tasks created before this time.' }),
+    'stuck-after': durationFlag({ summary: "A processing task untouched this long is stuck (default: the profile's lease, 10m)." }),
+    limit: countFlag(0)({ summary: 'Rows per list; 0 lists every row (stream it with --format ndjson).', default: 20 }),
+    format: Flags.string({ summary: 'Output format.', options: [...FORMATS] }),
+  };
+
+  async run(): Promise<ScanResult | undefined> {
+    const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
+    const source = await this.openSource();
+    const choice = this.context.source();
+    const nowEpoch = await source.db.nowEpoch();
+    if ((this.flags.since || this.flags.until) && !windowField(source.sql)) {
+      throw usageError(`--since/--until need a created or updated time, and profile ${source.profile.name} has neither`);
+    }
+    const statuses = this.flags.status as LogicalStatus[] | undefined;
+    const options: ScanOptions = {
+      nowEpoch,
+      stuckAfterMs: this.flags['stuck-after'] ?? choice.stuckAfterMs,
+      limit: this.flags.limit,
+      bizTypes: this.flags['biz-type'],
+      sinceEpoch: resolveTime(this.flags.since, nowEpoch),
+      untilEpoch: resolveTime(this.flags.until, nowEpoch),
+      lists: statuses ? ALL_LISTS.filter((k) => statuses.some((s) => LISTS_OF_STATUS[s].includes(k))) : ALL_LISTS,
+    };
+    if ((options.bizTypes?.length ?? 0) > 0 && !source.sql.has('bizType')) {
+      throw usageError(`--biz-type needs a biz type, and profile ${source.profile.name} has none`);
+    }
+    if (format === 'ndjson' || format === 'csv') {
+      await this.streamRows(source, options, format);
+      return undefined;
+    }
+    const progress = startProgress('scanning', format === 'table');
+    const result = await scan(source, options).finally(() => progress.stop());
+    if (format === 'table') this.log(renderScan(result));
+    return result;
+  }
+
+  /** NDJSON or CSV: one line per listed task, streamed in constant memory; the summary goes to stderr. */
+  private async streamRows(source: Awaited<ReturnType<BaseCommand<typeof Scan>['openSource']>>, options: ScanOptions, format: 'ndjson' | 'csv'): Promise<void> {
+    const serializer = rowSerializer(source.sql);
+    const progress = startProgress('streaming');
+    let count = 0;
+    let buffer = format === 'csv' ? CSV_HEADER : '';
+    try {
+      for (const kind of options.lists ?? ALL_LISTS) {
+        const rows = streamList(source, kind, options);
+        if (!rows) continue;
+        for await (const row of rows) {
+          buffer += format === 'ndjson' ? serializer.ndjson(kind, row) : serializer.csv(kind, row);
+          if (++count % 256 === 0) {
+            await writeOut(buffer);
+            buffer = '';
+            if (count % 65_536 === 0) progress.update(`${count.toLocaleString('en-US')} rows`);
+          }
+        }
+      }
+      await writeOut(buffer);
+    } finally {
+      progress.stop();
+    }
+    this.note(`${count.toLocaleString('en-US')} rows from ${sourceInfo(source).name} as of ${toIso(options.nowEpoch)}`);
+  }
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { LOGICAL_FIELDS, LOGICAL_STATUSES, TIME_FIELDS, TIME_TYPES } from '../core/task.js';
+
+/**
+ * The config file's shape (SPEC §2). Objects are strict so that a typo in a key is reported by
+ * name, never silently ignored. Durations stay strings here and are parsed where they are used.
+ */
+const duration = z.union([z.string(), z.number()]);
+const statusValue = z.union([z.string(), z.number()]);
+
+export const sourceSchema = z.strictObject({
+  profile: z.string().optional(),
+  table: z.string().optional(),
+  default: z.boolean().optional(),
+  db: z.string().optional(),
+  columns: z.partialRecord(z.enum([...LOGICAL_FIELDS]), z.string().nullable()).optional(),
+  statuses: z.partialRecord(z.enum([...LOGICAL_STATUSES]), z.union([statusValue, z.array(statusValue)])).optional(),
+  timeTypes: z.partialRecord(z.enum([...TIME_FIELDS]), z.enum([...TIME_TYPES])).optional(),
+  stuckAfter: duration.optional(),
+  queue: z
+    .strictObject({
+      connections: z.record(
+        z.string(),
+        z.strictObject({
+          driver: z.enum(['database', 'redis']),
+          table: z.string().optional(),
+          db: z.string().optional(),
+          url: z.string().optional(),
+          prefix: z.string().optional(),
+          queue: z.string().optional(),
+        }),
+      ),
+    })
+    .optional(),
+});
+export type SourceConfig = z.infer<typeof sourceSchema>;
+/** What a profile override needs from a source (also built from `--profile/--table` flags). */
+export type CustomProfileConfig = Pick<SourceConfig, 'profile' | 'table' | 'columns' | 'statuses' | 'timeTypes'>;
+
+export const handlerSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('http'),
+    url: z.string(),
+    timeout: duration.optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('command'),
+    argv: z.array(z.string()).min(1),
+    timeout: duration.optional(),
+    cwd: z.string().optional(),
+  }),
+  z.strictObject({ type: z.literal('mark-only') }),
+  z.strictObject({ type: z.literal('laravel-queue') }),
+  z.strictObject({ type: z.literal('thinkphp-queue') }),
+]);
+export type HandlerConfig = z.infer<typeof handlerSchema>;
+
+export const retryPolicySchema = z.strictObject({
+  policy: z.enum(['fixed', 'exponential', 'exponential-jitter', 'schedule']),
+  schedule: z.array(duration).optional(),
+  base: duration.optional(),
+  factor: z.number().positive().optional(),
+  cap: duration.optional(),
+  interval: duration.optional(),
+  maxAttempts: z.number().int().positive().optional(),
+  jitter: duration.optional(),
+});
+export type RetryPolicyConfig = z.infer<typeof retryPolicySchema>;
+
+export const ruleSchema = z.strictObject({
+  name: z.string().min(1),
+  bizType: z.string().min(1),
+  taskStatus: z.array(z.enum([...LOGICAL_STATUSES])).optional(),
+  taskKey: z.enum(['bizId', 'eventId', 'id']).optional(),
+  source: z.string().optional(),
+  business: z.strictObject({
+    table: z.string().min(1),
+    key: z.string().min(1),
+    where: z.string().optional(),
+    expect: z.string().optional(),
+    db: z.string().optional(),
+  }),
+});
+export type RuleConfig = z.infer<typeof ruleSchema>;
+
+const threshold = z.union([z.string(), z.number()]);
+const levels = z.strictObject({ warn: threshold.optional(), crit: threshold.optional() });
+
+export const reportSchema = z.strictObject({
+  window: duration.optional(),
+  thresholds: z
+    .strictObject({
+      failureRate: levels.optional(),
+      stuck: levels.optional(),
+      oldestDue: levels.optional(),
+      due: levels.optional(),
+      failedOpen: levels.optional(),
+      latencyP95: levels.optional(),
+    })
+    .optional(),
+  notify: z
+    .array(
+      z.strictObject({
+        kind: z.enum(['wecom', 'dingtalk', 'feishu', 'slack', 'generic']),
+        url: z.string(),
+        secret: z.string().optional(),
+        timeout: duration.optional(),
+      }),
+    )
+    .optional(),
+  notifyCooldown: duration.optional(),
+});
+export type ReportConfig = z.infer<typeof reportSchema>;
+
+export const configSchema = z.strictObject({
+  db: z.string().optional(),
+  passwordFile: z.string().optional(),
+  appTimeZone: z.string().optional(),
+  connectTimeout: duration.optional(),
+  sources: z.record(z.string(), sourceSchema).optional(),
+  handlers: z.record(z.string(), handlerSchema).optional(),
+  retry: z.record(z.string(), retryPolicySchema).optional(),
+  rules: z.array(ruleSchema).optional(),
+  report: reportSchema.optional(),
+  compensate: z.strictObject({ requireReason: z.boolean().optional() }).optional(),
+});
+export type TaskreconConfig = z.infer<typeof configSchema>;

@@ -1,0 +1,121 @@
+import { loadConfig, type LoadedConfig } from './config/load.js';
+import type { SourceConfig, TaskreconConfig } from './config/schema.js';
+import { closest } from './config/suggest.js';
+import { parseDuration } from './core/duration.js';
+import { configError, usageError } from './errors.js';
+import { connect } from './db/connect.js';
+import { profileFor } from './db/profiles/registry.js';
+import type { Profile } from './db/profiles/types.js';
+import type { Db } from './db/types.js';
+
+/** What every command may say about where to look: the flags of `connectionFlags`, parsed. */
+export interface ConnectionInput {
+  db?: string;
+  'password-file'?: string;
+  config?: string;
+  source?: string;
+  profile?: string;
+  table?: string;
+}
+
+export interface SourceChoice {
+  name: string;
+  config: SourceConfig;
+  profile: Profile;
+  stuckAfterMs: number;
+}
+
+export const NO_DSN_HINT =
+  'Pass --db mysql://user:pass@host:3306/db (or sqlite:PATH), set TASKRECON_DB, or put `db:` in taskrecon.config.yaml. ' +
+  'To try taskrecon without a server, run `taskrecon demo`: it builds a SQLite sandbox and prints commands to run on it.';
+
+/**
+ * Resolves flags > environment > config file > defaults (SPEC §2) into a source and a connection.
+ * Commands get one through BaseCommand; tests and the demo may build one directly.
+ */
+export class Context {
+  private loaded: LoadedConfig | undefined;
+  private readonly opened: Db[] = [];
+
+  constructor(
+    readonly input: ConnectionInput,
+    readonly env: NodeJS.ProcessEnv = process.env,
+    readonly cwd: string = process.cwd(),
+  ) {}
+
+  get config(): TaskreconConfig {
+    this.loaded ??= loadConfig(this.input.config, this.cwd);
+    return this.loaded.config;
+  }
+
+  get configPath(): string | undefined {
+    void this.config;
+    return this.loaded?.path;
+  }
+
+  /** The source to work on: --profile inline, else --source, else the only or the default configured one, else async-task. */
+  source(): SourceChoice {
+    const sources = this.config.sources ?? {};
+    let name: string;
+    let config: SourceConfig;
+    if (this.input.profile) {
+      name = this.input.source ?? this.input.profile;
+      config = { ...(sources[name] ?? {}), profile: this.input.profile };
+    } else if (this.input.source) {
+      const found = sources[this.input.source];
+      if (!found) {
+        const names = Object.keys(sources);
+        const guess = closest(this.input.source, names);
+        throw usageError(
+          `unknown source '${this.input.source}'`,
+          names.length
+            ? `${guess ? `Did you mean '${guess}'? ` : ''}Configured sources: ${names.join(', ')}.`
+            : 'No sources are configured: add `sources:` to taskrecon.config.yaml, or describe one with --profile.',
+        );
+      }
+      name = this.input.source;
+      config = found;
+    } else {
+      const entries = Object.entries(sources);
+      const defaults = entries.filter(([, s]) => s.default);
+      if (defaults.length > 1) {
+        throw configError(`sources ${defaults.map(([n]) => n).join(', ')} are all marked default`, 'Mark one source `default: true`.');
+      }
+      const picked = defaults[0] ?? (entries.length === 1 ? entries[0] : undefined);
+      if (!picked && entries.length > 1) {
+        throw usageError(`${entries.length} sources are configured and none is the default`, `Pick one with --source (${entries.map(([n]) => n).join(', ')}), or mark one \`default: true\`.`);
+      }
+      [name, config] = picked ?? ['async-task', { profile: 'async-task' }];
+    }
+    if (this.input.table) config = { ...config, table: this.input.table };
+    const profile = profileFor(config, `sources.${name}`);
+    const stuckAfterMs = config.stuckAfter === undefined ? profile.defaultStuckAfterMs : parseDuration(config.stuckAfter, `sources.${name}.stuckAfter`);
+    return { name, config, profile, stuckAfterMs };
+  }
+
+  /** The DSN: --db, else TASKRECON_DB, else the source's `db`, else the config's `db`. */
+  dsn(source?: SourceChoice): string {
+    const dsn = this.input.db || this.env.TASKRECON_DB || source?.config.db || this.config.db;
+    if (!dsn) throw usageError('no database given', NO_DSN_HINT);
+    return dsn;
+  }
+
+  /** Opens the database; closed by close(). */
+  async open(source?: SourceChoice, options: { poolSize?: number; create?: boolean } = {}): Promise<Db> {
+    const timeout = this.config.connectTimeout === undefined ? undefined : parseDuration(this.config.connectTimeout, 'connectTimeout');
+    const db = await connect(this.dsn(source), {
+      passwordFile: this.input['password-file'] ?? this.config.passwordFile,
+      appTimeZone: this.env.TASKRECON_APP_TIME_ZONE ?? this.config.appTimeZone,
+      connectTimeoutMs: timeout,
+      poolSize: options.poolSize,
+      create: options.create,
+    });
+    this.opened.push(db);
+    return db;
+  }
+
+  async close(): Promise<void> {
+    const dbs = this.opened.splice(0);
+    await Promise.allSettled(dbs.map((db) => db.close()));
+  }
+}

@@ -1,0 +1,57 @@
+/** The logical statuses every profile maps its own values onto (SPEC §1). */
+export const LOGICAL_STATUSES = ['pending', 'processing', 'success', 'failed', 'compensated'] as const;
+export type LogicalStatus = (typeof LOGICAL_STATUSES)[number];
+
+/** The logical fields a profile maps onto columns (SPEC §1). */
+export const LOGICAL_FIELDS = [
+  'id',
+  'bizType',
+  'bizId',
+  'eventId',
+  'payload',
+  'status',
+  'attempts',
+  'maxAttempts',
+  'nextRetryAt',
+  'lastError',
+  'createdAt',
+  'updatedAt',
+  'queue',
+] as const;
+export type LogicalField = (typeof LOGICAL_FIELDS)[number];
+
+/** Fields holding a point in time; their column type decides how SQL reads and compares them. */
+export const TIME_FIELDS = ['nextRetryAt', 'createdAt', 'updatedAt'] as const;
+export type TimeField = (typeof TIME_FIELDS)[number];
+export const TIME_TYPES = ['datetime', 'timestamp', 'unix'] as const;
+export type TimeType = (typeof TIME_TYPES)[number];
+
+export type TaskId = number | string;
+
+/** The task object of the JSON contract (SPEC §3). Times are ISO-8601 UTC; unknown is null. */
+export interface Task {
+  id: TaskId;
+  bizType: string | null;
+  bizId: string | null;
+  eventId: string | null;
+  status: LogicalStatus | 'unknown';
+  attempts: number | null;
+  nextRetryAt: string | null;
+  lastError: string | null;
+  createdAt: string | null;
+  updatedAt: string | null;
+  /** The raw status value as the table stores it. */
+  rawStatus?: string | number | null;
+  queue?: string | null;
+  maxAttempts?: number | null;
+}
+
+/** A task with everything `show` prints. */
+export interface TaskDetail extends Task {
+  payload: unknown;
+  payloadText: string | null;
+}
+
+export function isLogicalStatus(value: string): value is LogicalStatus {
+  return (LOGICAL_STATUSES as readonly string[]).includes(value);
+}

@@ -1,0 +1,122 @@
+import type { LogicalField, TimeField, TimeType } from '../core/task.js';
+import { TIME_FIELDS } from '../core/task.js';
+import { TaskreconError } from '../errors.js';
+import type { Profile } from './profiles/types.js';
+import { mappedColumns } from './profiles/types.js';
+import { TaskSql } from './task-sql.js';
+import type { ColumnInfo, Db } from './types.js';
+
+/** A profile checked against the live table: what doctor reports and what other commands refuse to run on. */
+export interface SchemaProblem {
+  severity: 'error' | 'warning';
+  check: string;
+  message: string;
+  hint: string;
+}
+
+export interface BoundSource {
+  name: string;
+  profile: Profile;
+  db: Db;
+  sql: TaskSql;
+  columns: ColumnInfo[];
+  problems: SchemaProblem[];
+}
+
+const NUMERIC = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'decimal', 'numeric']);
+const TEXTUAL = new Set(['char', 'varchar', 'text', 'tinytext', 'mediumtext', 'longtext', 'enum', 'set', 'json', 'blob', 'longblob', 'mediumblob']);
+
+/** The time type of a live column: datetime, timestamp or unix; undefined when it holds no time. */
+export function timeTypeOfColumn(column: ColumnInfo): TimeType | undefined {
+  if (column.dataType === 'datetime' || column.dataType === 'date') return 'datetime';
+  if (column.dataType === 'timestamp') return 'timestamp';
+  if (NUMERIC.has(column.dataType)) return 'unix';
+  return undefined;
+}
+
+/**
+ * Reads the live table and checks the profile against it: the table exists, every mapped column
+ * exists with a type that fits, time columns have a known type. Returns the problems found;
+ * `bindSource` refuses to go on when any is an error.
+ */
+export async function inspectSource(db: Db, profile: Profile, name: string): Promise<BoundSource> {
+  const columns = await db.columns(profile.table);
+  const problems: SchemaProblem[] = [];
+  const timeTypes: Partial<Record<TimeField, TimeType>> = { ...profile.timeTypes };
+  if (!columns) {
+    problems.push({
+      severity: 'error',
+      check: 'table',
+      message: `table '${profile.table}' does not exist in ${db.display}`,
+      hint:
+        profile.name === 'async-task' || profile.name === 'job-retries'
+          ? `Create it with \`taskrecon init --profile ${profile.name}\`, or name the right table with --table.`
+          : 'Name the right table with --table or `table:` in the source.',
+    });
+    return { name, profile, db, sql: new TaskSql(db.dialect, profile, timeTypes), columns: [], problems };
+  }
+  const byName = new Map(columns.map((c) => [c.name.toLowerCase(), c]));
+  for (const { field, column } of mappedColumns(profile)) {
+    const live = byName.get(column.toLowerCase());
+    if (!live) {
+      problems.push({
+        severity: 'error',
+        check: 'column',
+        message: `table '${profile.table}' has no column '${column}' (mapped to ${field} by profile ${profile.name})`,
+        hint: `Map ${field} to an existing column under \`columns:\` in the source, or set it to null if the table has none.`,
+      });
+      continue;
+    }
+    const problem = typeProblem(profile, field, live, timeTypes);
+    if (problem) problems.push(problem);
+  }
+  return { name, profile, db, sql: new TaskSql(db.dialect, profile, timeTypes), columns, problems };
+}
+
+/** Checks one mapped column's type; fills in the time type it reads from the live schema. */
+function typeProblem(
+  profile: Profile,
+  field: LogicalField | 'status',
+  live: ColumnInfo,
+  timeTypes: Partial<Record<TimeField, TimeType>>,
+): SchemaProblem | undefined {
+  const ref = field === 'status' ? undefined : profile.fields[field];
+  if (ref && 'json' in ref) return undefined; // a key inside the payload: any text column will do
+  const wrong = (expected: string): SchemaProblem => ({
+    severity: 'error',
+    check: 'type',
+    message: `column '${live.name}' (${field}) is ${live.columnType}, expected ${expected}`,
+    hint: `Map ${field} to the right column, or fix the column type.`,
+  });
+  if ((TIME_FIELDS as readonly string[]).includes(field)) {
+    const detected = timeTypeOfColumn(live);
+    if (!detected) return wrong('DATETIME, TIMESTAMP or an integer of unix seconds');
+    const declared = profile.timeTypes[field as TimeField];
+    if (declared && (declared === 'unix') !== (detected === 'unix')) return wrong(declared === 'unix' ? 'unix seconds (an integer)' : 'DATETIME or TIMESTAMP');
+    timeTypes[field as TimeField] = declared ?? detected;
+    return undefined;
+  }
+  if (field === 'attempts' || field === 'maxAttempts') {
+    return NUMERIC.has(live.dataType) ? undefined : wrong('an integer');
+  }
+  if (field === 'status' && profile.status.kind === 'column') {
+    const values = Object.values(profile.status.values).flat();
+    const numericValues = values.every((v) => typeof v === 'number');
+    if (numericValues && !NUMERIC.has(live.dataType)) return wrong('an integer status (the profile maps numbers)');
+    if (!numericValues && !TEXTUAL.has(live.dataType)) return wrong('a string or ENUM status (the profile maps strings)');
+  }
+  return undefined;
+}
+
+/** Like inspectSource, but stops with exit 3 on the first schema error, naming it and how to fix it. */
+export async function bindSource(db: Db, profile: Profile, name: string): Promise<BoundSource> {
+  const bound = await inspectSource(db, profile, name);
+  const error = bound.problems.find((p) => p.severity === 'error');
+  if (error) {
+    throw new TaskreconError(error.message, {
+      code: 'SCHEMA',
+      hint: `${error.hint} Run \`taskrecon doctor\` for a full check.`,
+    });
+  }
+  return bound;
+}

@@ -1,0 +1,145 @@
+import type { Dialect } from './dialect.js';
+
+/**
+ * DDL for the tables taskrecon can create (`init`): the reference task tables of the seeds and
+ * taskrecon's own tables. One function per table, per dialect; `table` is quoted by the caller's dialect.
+ */
+export type DdlProfile = 'async-task' | 'job-retries';
+
+/** Seed 000 §2.1, with the (status, next_retry_time) index the scan reads through. */
+export function asyncTaskDdl(dialect: Dialect, table = 'async_task'): string[] {
+  const t = dialect.quoteId(table);
+  if (dialect.name === 'sqlite') {
+    return [
+      `CREATE TABLE IF NOT EXISTS ${t} (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  biz_type VARCHAR(32) NOT NULL,
+  biz_id VARCHAR(64) NOT NULL,
+  event_id VARCHAR(64) NOT NULL UNIQUE,
+  payload JSON,
+  status TINYINT NOT NULL DEFAULT 0,
+  retry_count INT NOT NULL DEFAULT 0,
+  next_retry_time DATETIME NOT NULL DEFAULT (datetime('now')),
+  last_error VARCHAR(512),
+  created_at DATETIME NOT NULL DEFAULT (datetime('now')),
+  updated_at DATETIME NOT NULL DEFAULT (datetime('now'))
+)`,
+      `CREATE INDEX IF NOT EXISTS ${dialect.quoteId(`idx_${table}_status_next_retry`)} ON ${t} (status, next_retry_time)`,
+      `CREATE INDEX IF NOT EXISTS ${dialect.quoteId(`idx_${table}_biz`)} ON ${t} (biz_type, biz_id)`,
+    ];
+  }
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  biz_type VARCHAR(32) NOT NULL COMMENT 'payment, sms, refund, ...',
+  biz_id VARCHAR(64) NOT NULL COMMENT 'the business document this task belongs to',
+  event_id VARCHAR(64) NOT NULL COMMENT 'globally unique; consumers deduplicate on it',
+  payload JSON NULL COMMENT 'the complete request, so a retry is self-contained',
+  status TINYINT NOT NULL DEFAULT 0 COMMENT '0 pending, 1 processing, 2 success, 3 failed, 4 compensated',
+  retry_count INT NOT NULL DEFAULT 0,
+  next_retry_time DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  last_error VARCHAR(512) NULL,
+  created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY (id),
+  UNIQUE KEY uk_event_id (event_id),
+  KEY idx_status_next_retry (status, next_retry_time),
+  KEY idx_biz (biz_type, biz_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ];
+}
+
+/** Seed 002's job_retries, as the article defines it. */
+export function jobRetriesDdl(dialect: Dialect, table = 'job_retries'): string[] {
+  const t = dialect.quoteId(table);
+  if (dialect.name === 'sqlite') {
+    return [
+      `CREATE TABLE IF NOT EXISTS ${t} (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id VARCHAR(64) NOT NULL,
+  task_name VARCHAR(100),
+  payload TEXT,
+  attempts INT DEFAULT 0,
+  max_attempts INT DEFAULT 3,
+  last_error TEXT,
+  next_retry_at DATETIME,
+  status TEXT CHECK (status IN ('pending','retrying','failed')) DEFAULT 'pending'
+)`,
+      `CREATE INDEX IF NOT EXISTS ${dialect.quoteId(`idx_${table}_next_retry`)} ON ${t} (next_retry_at, status)`,
+    ];
+  }
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id INT AUTO_INCREMENT PRIMARY KEY,
+  job_id VARCHAR(64) NOT NULL,
+  task_name VARCHAR(100),
+  payload TEXT,
+  attempts INT DEFAULT 0,
+  max_attempts INT DEFAULT 3,
+  last_error TEXT,
+  next_retry_at DATETIME,
+  status ENUM('pending','retrying','failed') DEFAULT 'pending',
+  INDEX idx_next_retry (next_retry_at, status)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ];
+}
+
+export const AUDIT_TABLE = 'taskrecon_audit';
+
+/**
+ * The append-only audit log: who did what to which task, before and after, and why. Written in
+ * the same transaction as the change it records; taskrecon never updates or deletes its rows.
+ */
+export function auditDdl(dialect: Dialect): string[] {
+  const t = dialect.quoteId(AUDIT_TABLE);
+  if (dialect.name === 'sqlite') {
+    return [
+      `CREATE TABLE IF NOT EXISTS ${t} (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  operator VARCHAR(128) NOT NULL,
+  host VARCHAR(128) NOT NULL,
+  action VARCHAR(32) NOT NULL,
+  source VARCHAR(64) NOT NULL,
+  task_table VARCHAR(64) NOT NULL,
+  task_id VARCHAR(64) NOT NULL,
+  event_id VARCHAR(64),
+  from_status VARCHAR(16),
+  to_status VARCHAR(16),
+  before_json TEXT,
+  after_json TEXT,
+  reason TEXT,
+  run_id VARCHAR(40) NOT NULL
+)`,
+      `CREATE INDEX IF NOT EXISTS idx_taskrecon_audit_task ON ${t} (source, task_id)`,
+      `CREATE INDEX IF NOT EXISTS idx_taskrecon_audit_created ON ${t} (created_at)`,
+    ];
+  }
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  created_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  operator VARCHAR(128) NOT NULL,
+  host VARCHAR(128) NOT NULL,
+  action VARCHAR(32) NOT NULL,
+  source VARCHAR(64) NOT NULL,
+  task_table VARCHAR(64) NOT NULL,
+  task_id VARCHAR(64) NOT NULL,
+  event_id VARCHAR(64) NULL,
+  from_status VARCHAR(16) NULL,
+  to_status VARCHAR(16) NULL,
+  before_json LONGTEXT NULL,
+  after_json LONGTEXT NULL,
+  reason TEXT NULL,
+  run_id VARCHAR(40) NOT NULL,
+  PRIMARY KEY (id),
+  KEY idx_task (source, task_id),
+  KEY idx_created (created_at),
+  KEY idx_operator (operator, created_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ];
+}
+
+export function taskTableDdl(dialect: Dialect, profile: DdlProfile, table?: string): string[] {
+  return profile === 'async-task' ? asyncTaskDdl(dialect, table) : jobRetriesDdl(dialect, table);
+}

@@ -1,0 +1,52 @@
+import type { TimeType } from '../core/task.js';
+
+/**
+ * The SQL that differs between MySQL/MariaDB and SQLite, in one place. Every time value is read as
+ * epoch seconds and every cutoff is bound as epoch seconds converted on the server side, so that a
+ * JS Date is never bound as a DATETIME and the client's time zone never matters.
+ */
+export interface Dialect {
+  name: 'mysql' | 'sqlite';
+  quoteId(identifier: string): string;
+  /** An expression giving the column as epoch seconds (NULL stays NULL). */
+  epochOf(columnSql: string, type: TimeType): string;
+  /** A placeholder expression comparable with a column of this type, bound with epoch seconds. */
+  epochParam(type: TimeType): string;
+  /** The database's "now" in the column's type, for writes. */
+  nowOf(type: TimeType): string;
+  /** "now" as epoch seconds, as a SELECT expression. */
+  nowEpoch: string;
+  /** A JSON key of a JSON/text column, as text. `path` is a fixed `$.key` from a built-in profile. */
+  jsonText(columnSql: string, path: string): string;
+  /** At most `length` characters of a text column. */
+  prefix(columnSql: string, length: number): string;
+}
+
+const SAFE_JSON_PATH = /^\$\.[A-Za-z_][A-Za-z0-9_]*$/;
+
+function checkedPath(path: string): string {
+  if (!SAFE_JSON_PATH.test(path)) throw new Error(`unsafe JSON path ${path}`);
+  return path;
+}
+
+export const mysqlDialect: Dialect = {
+  name: 'mysql',
+  quoteId: (identifier) => '`' + identifier.replace(/`/g, '``') + '`',
+  epochOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),
+  epochParam: (type) => (type === 'unix' ? '?' : 'FROM_UNIXTIME(?)'),
+  nowOf: (type) => (type === 'unix' ? 'UNIX_TIMESTAMP()' : 'NOW()'),
+  nowEpoch: 'UNIX_TIMESTAMP()',
+  jsonText: (col, path) => `JSON_UNQUOTE(JSON_EXTRACT(${col}, '${checkedPath(path)}'))`,
+  prefix: (col, length) => `LEFT(${col}, ${Math.trunc(length)})`,
+};
+
+export const sqliteDialect: Dialect = {
+  name: 'sqlite',
+  quoteId: (identifier) => '"' + identifier.replace(/"/g, '""') + '"',
+  epochOf: (col, type) => (type === 'unix' ? col : `CAST(strftime('%s', ${col}) AS INTEGER)`),
+  epochParam: (type) => (type === 'unix' ? '?' : "datetime(?, 'unixepoch')"),
+  nowOf: (type) => (type === 'unix' ? "CAST(strftime('%s', 'now') AS INTEGER)" : "datetime('now')"),
+  nowEpoch: "CAST(strftime('%s', 'now') AS INTEGER)",
+  jsonText: (col, path) => `CASE WHEN json_valid(${col}) THEN json_extract(${col}, '${checkedPath(path)}') END`,
+  prefix: (col, length) => `substr(${col}, 1, ${Math.trunc(length)})`,
+};

@@ -1,0 +1,248 @@
+import mysql from 'mysql2/promise';
+import type { Pool, PoolConnection } from 'mysql2/promise';
+import type { Connection as CallbackConnection } from 'mysql2';
+import { TaskreconError } from '../errors.js';
+import { mysqlDialect } from './dialect.js';
+import { displayDsn, maskDsnText, type MysqlDsn } from './dsn.js';
+import type { ColumnInfo, Db, ExecResult, IndexInfo, Queryable, Row, StreamOptions } from './types.js';
+import { offsetOfZone } from './zone.js';
+
+export interface MysqlOptions {
+  /** The zone DATETIME writers use (config `appTimeZone`); default: the server's global zone. */
+  appTimeZone?: string;
+  connectTimeoutMs?: number;
+  poolSize?: number;
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+
+/** Opens a pool whose every connection is pinned to one session time zone and READ COMMITTED. */
+export async function openMysql(dsn: MysqlDsn, options: MysqlOptions = {}): Promise<Db> {
+  const display = displayDsn(dsn);
+  const base = {
+    host: dsn.host,
+    port: dsn.port,
+    user: dsn.user,
+    password: dsn.password,
+    database: dsn.database,
+    connectTimeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    dateStrings: true,
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+    decimalNumbers: true,
+    charset: 'utf8mb4',
+    multipleStatements: false,
+  } as const;
+  const warnings: string[] = [];
+  let zone: string;
+  try {
+    const probe = await mysql.createConnection(base);
+    try {
+      zone = await chooseZone(probe, options.appTimeZone, warnings);
+    } finally {
+      await probe.end();
+    }
+  } catch (error) {
+    throw connectionError(error, display);
+  }
+  const pool = mysql.createPool({ ...base, connectionLimit: options.poolSize ?? 4, waitForConnections: true });
+  pool.on('connection', (connection) => {
+    connection.query('SET time_zone = ?', [zone]);
+    connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+  });
+  return new MysqlDb(pool, display, zone, warnings);
+}
+
+/** The zone to pin: the app's zone if the server knows it (else its current offset), or the server's global zone. */
+async function chooseZone(probe: mysql.Connection, appTimeZone: string | undefined, warnings: string[]): Promise<string> {
+  if (!appTimeZone) {
+    const [rows] = await probe.query('SELECT @@global.time_zone AS zone');
+    return String((rows as Row[])[0]?.zone ?? 'SYSTEM');
+  }
+  try {
+    await probe.query('SET time_zone = ?', [appTimeZone]);
+    return appTimeZone;
+  } catch {
+    const offset = offsetOfZone(appTimeZone);
+    if (!offset) {
+      throw new TaskreconError(`appTimeZone '${appTimeZone}' is not a time zone`, {
+        code: 'CONFIG_INVALID',
+        hint: "Use an IANA name such as Asia/Shanghai, or an offset such as '+08:00'.",
+      });
+    }
+    warnings.push(
+      `the server has no time zone tables, so '${appTimeZone}' is pinned as its current offset ${offset}; ` +
+        'load them with mariadb-tzinfo-to-sql /usr/share/zoneinfo | mariadb mysql if the zone has daylight saving',
+    );
+    await probe.query('SET time_zone = ?', [offset]);
+    return offset;
+  }
+}
+
+/** Turns a driver error into a message that says what to do, with the password masked. */
+export function connectionError(error: unknown, display: string): TaskreconError {
+  const e = error as { code?: string; message?: string };
+  const message = maskDsnText(e.message ?? String(error));
+  const hints: Record<string, string> = {
+    ECONNREFUSED: `Nothing listens at ${display}. Is the server running? Check host and port.`,
+    ETIMEDOUT: `No answer from ${display} within the connect timeout. Check host, port and firewall.`,
+    ENOTFOUND: `The host of ${display} does not resolve.`,
+    ER_ACCESS_DENIED_ERROR: 'Check the user and password (or --password-file).',
+    ER_BAD_DB_ERROR: 'Create the database, or fix its name in the DSN.',
+    ER_DBACCESS_DENIED_ERROR: 'Grant the user access to the database.',
+  };
+  return new TaskreconError(`cannot connect to ${display}: ${message}`, {
+    code: 'CONNECTION',
+    hint: hints[e.code ?? ''] ?? 'Check the DSN given with --db, TASKRECON_DB or the config file.',
+    cause: error,
+  });
+}
+
+/** Wraps a failed statement on an open connection (connection lost, permission, lock wait). */
+function statementError(error: unknown, display: string): unknown {
+  const e = error as { code?: string; fatal?: boolean; message?: string };
+  if (error instanceof TaskreconError) return error;
+  if (e.fatal || e.code === 'PROTOCOL_CONNECTION_LOST' || e.code === 'ECONNRESET' || e.code === 'ECONNREFUSED') {
+    return new TaskreconError(`lost the connection to ${display}: ${maskDsnText(e.message ?? String(error))}`, {
+      code: 'CONNECTION',
+      hint: 'Nothing half-done was committed; run the command again once the server is back.',
+      cause: error,
+    });
+  }
+  if (e.code === 'ER_TABLEACCESS_DENIED_ERROR' || e.code === 'ER_COLUMNACCESS_DENIED_ERROR') {
+    return new TaskreconError(maskDsnText(e.message ?? String(error)), {
+      code: 'PERMISSION',
+      hint: 'Grant the user the privileges this command needs.',
+      cause: error,
+    });
+  }
+  return error;
+}
+
+class MysqlQueryable implements Queryable {
+  constructor(
+    protected readonly runner: Pool | PoolConnection,
+    protected readonly displayText: string,
+  ) {}
+
+  async query<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    try {
+      const [rows] = await this.runner.query(sql, params as unknown[]);
+      return rows as T[];
+    } catch (error) {
+      throw statementError(error, this.displayText);
+    }
+  }
+
+  async execute(sql: string, params: readonly unknown[] = []): Promise<ExecResult> {
+    try {
+      const [result] = await this.runner.query(sql, params as unknown[]);
+      const header = result as { affectedRows?: number; insertId?: number | string };
+      return { affectedRows: header.affectedRows ?? 0, insertId: header.insertId ?? 0 };
+    } catch (error) {
+      throw statementError(error, this.displayText);
+    }
+  }
+}
+
+class MysqlDb extends MysqlQueryable implements Db {
+  readonly dialect = mysqlDialect;
+
+  constructor(
+    private readonly pool: Pool,
+    readonly display: string,
+    readonly sessionTimeZone: string,
+    readonly warnings: string[],
+  ) {
+    super(pool, display);
+  }
+
+  async *stream(sql: string, params: readonly unknown[] = [], options: StreamOptions = {}): AsyncIterable<unknown> {
+    const connection = await this.pool.getConnection().catch((error: unknown) => {
+      throw statementError(error, this.display);
+    });
+    let finished = false;
+    try {
+      const rows = (connection.connection as unknown as CallbackConnection)
+        .query({ sql, rowsAsArray: options.rowsAsArray ?? false }, params as unknown[])
+        .stream({ highWaterMark: 1000 });
+      try {
+        for await (const row of rows) yield row;
+      } catch (error) {
+        throw statementError(error, this.display);
+      }
+      finished = true;
+    } finally {
+      // A stream left before its end still has rows in flight: the connection cannot be reused.
+      if (finished) connection.release();
+      else connection.destroy();
+    }
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const connection = await this.pool.getConnection().catch((error: unknown) => {
+      throw statementError(error, this.display);
+    });
+    try {
+      await connection.query('START TRANSACTION');
+      const result = await fn(new MysqlQueryable(connection, this.display));
+      await connection.query('COMMIT');
+      connection.release();
+      return result;
+    } catch (error) {
+      try {
+        await connection.query('ROLLBACK');
+        connection.release();
+      } catch {
+        connection.destroy();
+      }
+      throw statementError(error, this.display);
+    }
+  }
+
+  async columns(table: string): Promise<ColumnInfo[] | undefined> {
+    const rows = await this.query<Row>(
+      `SELECT COLUMN_NAME AS name, LOWER(DATA_TYPE) AS dataType, LOWER(COLUMN_TYPE) AS columnType,
+              CHARACTER_MAXIMUM_LENGTH AS maxLength, IS_NULLABLE AS nullable
+         FROM information_schema.COLUMNS
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+        ORDER BY ORDINAL_POSITION`,
+      [table],
+    );
+    if (rows.length === 0) return undefined;
+    return rows.map((r) => ({
+      name: String(r.name),
+      dataType: String(r.dataType),
+      columnType: String(r.columnType),
+      maxLength: r.maxLength === null ? null : Number(r.maxLength),
+      nullable: r.nullable === 'YES',
+    }));
+  }
+
+  async indexes(table: string): Promise<IndexInfo[]> {
+    const rows = await this.query<Row>(
+      `SELECT INDEX_NAME AS name, COLUMN_NAME AS col, NON_UNIQUE AS nonUnique
+         FROM information_schema.STATISTICS
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+        ORDER BY INDEX_NAME, SEQ_IN_INDEX`,
+      [table],
+    );
+    const byName = new Map<string, IndexInfo>();
+    for (const r of rows) {
+      const name = String(r.name);
+      const index = byName.get(name) ?? { name, columns: [], unique: Number(r.nonUnique) === 0 };
+      index.columns.push(String(r.col));
+      byName.set(name, index);
+    }
+    return [...byName.values()];
+  }
+
+  async nowEpoch(): Promise<number> {
+    const rows = await this.query<{ now: number }>('SELECT UNIX_TIMESTAMP() AS now');
+    return Number(rows[0]?.now);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

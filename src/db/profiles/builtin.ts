@@ -1,0 +1,127 @@
+import type { Profile } from './types.js';
+
+/** Seed 000 §2.1: the reference task table. status tinyint 0 pending … 4 compensated. */
+export const asyncTask: Profile = {
+  name: 'async-task',
+  summary: 'The reference async_task table: status tinyint 0..4, retry_count, next_retry_time.',
+  kind: 'task',
+  table: 'async_task',
+  fields: {
+    id: { column: 'id' },
+    bizType: { column: 'biz_type' },
+    bizId: { column: 'biz_id' },
+    eventId: { column: 'event_id' },
+    payload: { column: 'payload' },
+    attempts: { column: 'retry_count' },
+    nextRetryAt: { column: 'next_retry_time' },
+    lastError: { column: 'last_error' },
+    createdAt: { column: 'created_at' },
+    updatedAt: { column: 'updated_at' },
+  },
+  timeTypes: {},
+  status: {
+    kind: 'column',
+    column: 'status',
+    values: { pending: [0], processing: [1], success: [2], failed: [3], compensated: [4] },
+  },
+  defaultStuckAfterMs: 10 * 60_000,
+  expectedLastErrorLength: 512,
+};
+
+/** Seed 002: job_retries with an ENUM status and no created/updated columns (latency is n/a). */
+export const jobRetries: Profile = {
+  name: 'job-retries',
+  summary: "The job_retries table: ENUM('pending','retrying','failed'), attempts/max_attempts, next_retry_at.",
+  kind: 'task',
+  table: 'job_retries',
+  fields: {
+    id: { column: 'id' },
+    bizType: { column: 'task_name' },
+    eventId: { column: 'job_id' },
+    payload: { column: 'payload' },
+    attempts: { column: 'attempts' },
+    maxAttempts: { column: 'max_attempts' },
+    nextRetryAt: { column: 'next_retry_at' },
+    lastError: { column: 'last_error' },
+  },
+  timeTypes: {},
+  status: {
+    kind: 'column',
+    column: 'status',
+    values: { pending: ['pending'], processing: ['retrying'], failed: ['failed'] },
+  },
+  defaultStuckAfterMs: 10 * 60_000,
+  notes: ['job_retries has no created_at/updated_at: latency and stuck detection are n/a'],
+};
+
+/** Laravel's `failed_jobs` (with uuid): every row is failed; retry re-pushes the payload. */
+export const laravelFailedJobs: Profile = {
+  name: 'laravel-failed-jobs',
+  summary: "Laravel's failed_jobs: id, uuid, connection, queue, payload, exception, failed_at.",
+  kind: 'failed-jobs',
+  table: 'failed_jobs',
+  fields: {
+    id: { column: 'id' },
+    eventId: { column: 'uuid' },
+    bizType: { json: 'payload', path: '$.displayName' },
+    payload: { column: 'payload' },
+    lastError: { column: 'exception' },
+    updatedAt: { column: 'failed_at' },
+    queue: { column: 'queue' },
+  },
+  timeTypes: {},
+  status: { kind: 'constant', status: 'failed' },
+  defaultStuckAfterMs: 10 * 60_000,
+};
+
+/** Laravel's database queue `jobs`: unix-int times; a reserved job older than retry_after is stuck. */
+export const laravelJobs: Profile = {
+  name: 'laravel-jobs',
+  summary: "Laravel's database queue jobs: queue, payload, attempts, reserved_at, available_at, created_at (unix).",
+  kind: 'queue-jobs',
+  table: 'jobs',
+  fields: {
+    id: { column: 'id' },
+    bizType: { json: 'payload', path: '$.displayName' },
+    eventId: { json: 'payload', path: '$.uuid' },
+    payload: { column: 'payload' },
+    attempts: { column: 'attempts' },
+    nextRetryAt: { column: 'available_at' },
+    createdAt: { column: 'created_at' },
+    updatedAt: { column: 'reserved_at' },
+    queue: { column: 'queue' },
+  },
+  timeTypes: { nextRetryAt: 'unix', createdAt: 'unix', updatedAt: 'unix' },
+  status: { kind: 'reservation', column: 'reserved_at' },
+  // Laravel's default `retry_after` for the database connection.
+  defaultStuckAfterMs: 90_000,
+};
+
+/** think-queue's `failed_jobs` (seed 004): fail_time instead of failed_at, payload {job, maxTries, timeout, data, attempts}. */
+export const thinkphpFailedJobs: Profile = {
+  name: 'thinkphp-failed-jobs',
+  summary: "think-queue's failed_jobs: id, connection, queue, payload, exception, fail_time.",
+  kind: 'failed-jobs',
+  table: 'failed_jobs',
+  fields: {
+    id: { column: 'id' },
+    bizType: { json: 'payload', path: '$.job' },
+    payload: { column: 'payload' },
+    attempts: { json: 'payload', path: '$.attempts' },
+    maxAttempts: { json: 'payload', path: '$.maxTries' },
+    lastError: { column: 'exception' },
+    updatedAt: { column: 'fail_time' },
+    queue: { column: 'queue' },
+  },
+  timeTypes: {},
+  status: { kind: 'constant', status: 'failed' },
+  defaultStuckAfterMs: 10 * 60_000,
+};
+
+export const BUILTIN_PROFILES: readonly Profile[] = [
+  asyncTask,
+  jobRetries,
+  laravelFailedJobs,
+  laravelJobs,
+  thinkphpFailedJobs,
+];

@@ -1,0 +1,49 @@
+import type { LogicalField, LogicalStatus, TimeField, TimeType } from '../../core/task.js';
+
+/** Where a logical field lives: a column, or (built-in profiles only) a key inside a JSON column. */
+export type FieldRef = { column: string } | { json: string; path: string };
+
+/**
+ * How a table encodes the logical status:
+ * - `column`: a status column whose raw values map onto logical statuses;
+ * - `reservation`: Laravel's `jobs` — a NULL reservation column is pending, a set one is processing;
+ * - `constant`: every row has one status (failed-job tables).
+ */
+export type StatusModel =
+  | { kind: 'column'; column: string; values: Partial<Record<LogicalStatus, Array<string | number>>> }
+  | { kind: 'reservation'; column: string }
+  | { kind: 'constant'; status: LogicalStatus };
+
+export type ProfileKind = 'task' | 'failed-jobs' | 'queue-jobs';
+
+export interface Profile {
+  name: string;
+  summary: string;
+  kind: ProfileKind;
+  table: string;
+  fields: Partial<Record<LogicalField, FieldRef>>;
+  /** Declared time column types; missing ones are read from the live schema. */
+  timeTypes: Partial<Record<TimeField, TimeType>>;
+  status: StatusModel;
+  /** A processing row not touched for this long is stuck (its lease has expired). */
+  defaultStuckAfterMs: number;
+  /** For the `async-task` shape, the `last_error` length the seed defines; doctor compares it with the table. */
+  expectedLastErrorLength?: number;
+  /** Why a capability is missing, keyed by what is missing, for clear messages. */
+  notes?: string[];
+}
+
+export function columnOf(profile: Profile, field: LogicalField): string | undefined {
+  const ref = profile.fields[field];
+  return ref && 'column' in ref ? ref.column : undefined;
+}
+
+/** Every physical column the profile reads, for validation against the live schema. */
+export function mappedColumns(profile: Profile): Array<{ field: LogicalField | 'status'; column: string }> {
+  const out: Array<{ field: LogicalField | 'status'; column: string }> = [];
+  for (const [field, ref] of Object.entries(profile.fields) as Array<[LogicalField, FieldRef]>) {
+    out.push({ field, column: 'column' in ref ? ref.column : ref.json });
+  }
+  if (profile.status.kind !== 'constant') out.push({ field: 'status', column: profile.status.column });
+  return out;
+}

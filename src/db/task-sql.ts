@@ -1,0 +1,188 @@
+import type { LogicalField, LogicalStatus, Task, TaskId, TimeField, TimeType } from '../core/task.js';
+import { LOGICAL_STATUSES, TIME_FIELDS } from '../core/task.js';
+import type { Dialect } from './dialect.js';
+import type { Profile } from './profiles/types.js';
+
+/** A SQL fragment and the values bound into it. */
+export interface Fragment {
+  sql: string;
+  params: unknown[];
+}
+
+/** How many characters of `last_error` a list shows; `show` prints it whole. */
+export const LIST_ERROR_CHARS = 1000;
+
+/**
+ * Translates logical fields and statuses into SQL for one bound source (a profile on a live
+ * table whose time column types are known). Identifiers are quoted; values are always bound.
+ */
+export class TaskSql {
+  readonly table: string;
+
+  constructor(
+    readonly dialect: Dialect,
+    readonly profile: Profile,
+    readonly timeTypes: Partial<Record<TimeField, TimeType>>,
+  ) {
+    this.table = dialect.quoteId(profile.table);
+  }
+
+  has(field: LogicalField): boolean {
+    return this.profile.fields[field] !== undefined;
+  }
+
+  /** The expression of a logical field, or undefined when the profile lacks it. */
+  expr(field: LogicalField): string | undefined {
+    const ref = this.profile.fields[field];
+    if (!ref) return undefined;
+    if ('column' in ref) return this.dialect.quoteId(ref.column);
+    return this.dialect.jsonText(this.dialect.quoteId(ref.json), ref.path);
+  }
+
+  /** A time field as epoch seconds. */
+  epoch(field: TimeField): string | undefined {
+    const col = this.expr(field);
+    return col ? this.dialect.epochOf(col, this.timeTypes[field] ?? 'datetime') : undefined;
+  }
+
+  /** `field <op> cutoff`, the cutoff bound as epoch seconds (index-friendly: the column stays bare). */
+  timeCompare(field: TimeField, op: '<=' | '<' | '>=' | '>', epochSeconds: number): Fragment {
+    const col = this.expr(field);
+    if (!col) throw new Error(`profile ${this.profile.name} has no ${field}`);
+    return { sql: `${col} ${op} ${this.dialect.epochParam(this.timeTypes[field] ?? 'datetime')}`, params: [epochSeconds] };
+  }
+
+  /** The database's now, in the type of a time field, for writes. */
+  nowOf(field: TimeField): string {
+    return this.dialect.nowOf(this.timeTypes[field] ?? 'datetime');
+  }
+
+  /** Statuses this table can hold. */
+  statuses(): LogicalStatus[] {
+    const model = this.profile.status;
+    if (model.kind === 'constant') return [model.status];
+    if (model.kind === 'reservation') return ['pending', 'processing'];
+    return LOGICAL_STATUSES.filter((s) => (model.values[s]?.length ?? 0) > 0);
+  }
+
+  /** A predicate true for rows in any of the given logical statuses ('0=1' when none can exist). */
+  statusIn(statuses: readonly LogicalStatus[]): Fragment {
+    const model = this.profile.status;
+    if (model.kind === 'constant') return { sql: statuses.includes(model.status) ? '1=1' : '1=0', params: [] };
+    if (model.kind === 'reservation') {
+      const col = this.dialect.quoteId(model.column);
+      const pending = statuses.includes('pending');
+      const processing = statuses.includes('processing');
+      if (pending && processing) return { sql: '1=1', params: [] };
+      if (pending) return { sql: `${col} IS NULL`, params: [] };
+      if (processing) return { sql: `${col} IS NOT NULL`, params: [] };
+      return { sql: '1=0', params: [] };
+    }
+    const values = statuses.flatMap((s) => model.values[s] ?? []);
+    if (values.length === 0) return { sql: '1=0', params: [] };
+    const col = this.dialect.quoteId(model.column);
+    if (values.length === 1) return { sql: `${col} = ?`, params: values };
+    return { sql: `${col} IN (${values.map(() => '?').join(', ')})`, params: values };
+  }
+
+  /** The raw value a write stores for a logical status (the first one mapped). */
+  rawStatus(status: LogicalStatus): string | number | undefined {
+    const model = this.profile.status;
+    return model.kind === 'column' ? model.values[status]?.[0] : undefined;
+  }
+
+  /** The status expression as stored (for GROUP BY), or a constant for tables without a status column. */
+  rawStatusExpr(): string {
+    const model = this.profile.status;
+    if (model.kind === 'column') return this.dialect.quoteId(model.column);
+    if (model.kind === 'reservation') {
+      return `CASE WHEN ${this.dialect.quoteId(model.column)} IS NULL THEN 'pending' ELSE 'processing' END`;
+    }
+    return `'${model.status}'`;
+  }
+
+  /** Maps a stored status value onto its logical status. */
+  logicalStatus(raw: unknown): LogicalStatus | 'unknown' {
+    const model = this.profile.status;
+    if (model.kind === 'constant') return model.status;
+    if (model.kind === 'reservation') return raw === 'pending' || raw === 'processing' ? raw : 'unknown';
+    for (const status of LOGICAL_STATUSES) {
+      // Loose match: a tinyint column may come back as a number or a string depending on the driver.
+      if (model.values[status]?.some((v) => String(v) === String(raw))) return status;
+    }
+    return 'unknown';
+  }
+
+  /** The SELECT list of the task object, in TASK_COLUMNS order; `errorChars` caps last_error. */
+  taskSelect(errorChars: number | undefined = LIST_ERROR_CHARS): string {
+    const nul = 'NULL';
+    const lastError = this.expr('lastError');
+    return [
+      this.expr('id') ?? nul,
+      this.expr('bizType') ?? nul,
+      this.expr('bizId') ?? nul,
+      this.expr('eventId') ?? nul,
+      this.rawStatusExpr(),
+      this.expr('attempts') ?? nul,
+      this.epoch('nextRetryAt') ?? nul,
+      lastError ? (errorChars ? this.dialect.prefix(lastError, errorChars) : lastError) : nul,
+      this.epoch('createdAt') ?? nul,
+      this.epoch('updatedAt') ?? nul,
+      this.expr('queue') ?? nul,
+      this.expr('maxAttempts') ?? nul,
+    ].join(', ');
+  }
+
+  /** Builds a task object from a row selected with taskSelect() as an array. */
+  toTask(row: readonly unknown[]): Task {
+    const task: Task = {
+      id: toId(row[0]),
+      bizType: toText(row[1]),
+      bizId: toText(row[2]),
+      eventId: toText(row[3]),
+      status: this.logicalStatus(row[4]),
+      attempts: toInt(row[5]),
+      nextRetryAt: toIso(row[6]),
+      lastError: toText(row[7]),
+      createdAt: toIso(row[8]),
+      updatedAt: toIso(row[9]),
+      rawStatus: row[4] === null || row[4] === undefined ? null : (row[4] as string | number),
+    };
+    if (this.has('queue')) task.queue = toText(row[10]);
+    if (this.has('maxAttempts')) task.maxAttempts = toInt(row[11]);
+    return task;
+  }
+
+  /** Time fields this profile has. */
+  timeFields(): TimeField[] {
+    return TIME_FIELDS.filter((f) => this.has(f));
+  }
+}
+
+export function toId(value: unknown): TaskId {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  const text = String(value);
+  return /^\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : text;
+}
+
+export function toInt(value: unknown): number | null {
+  if (value === null || value === undefined || value === '') return null;
+  const n = Number(value);
+  return Number.isFinite(n) ? Math.trunc(n) : null;
+}
+
+/** Text from a column that may hold binary: invalid UTF-8 becomes U+FFFD, never a crash. */
+export function toText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return String(value);
+}
+
+/** Epoch seconds (number or numeric string) to ISO-8601 UTC; null and garbage to null. */
+export function toIso(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds)) return null;
+  return new Date(Math.round(seconds * 1000)).toISOString().replace('.000Z', 'Z');
+}

@@ -1,0 +1,22 @@
+/** The current UTC offset of an IANA zone as '+08:00', or the offset itself if given as one; undefined if unknown. */
+export function offsetOfZone(zone: string, at: Date = new Date()): string | undefined {
+  if (/^[+-]\d{2}:\d{2}$/.test(zone)) return zone;
+  if (zone === 'UTC' || zone === 'Z') return '+00:00';
+  try {
+    const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(at);
+    const name = parts.find((p) => p.type === 'timeZoneName')?.value ?? '';
+    if (name === 'GMT') return '+00:00';
+    const match = /GMT([+-]\d{2}):?(\d{2})?/.exec(name);
+    return match ? `${match[1]}:${match[2] ?? '00'}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Minutes east of UTC of an offset string like '+08:00' or '-05:30'. */
+export function offsetMinutes(offset: string): number | undefined {
+  const match = /^([+-])(\d{2}):(\d{2})$/.exec(offset);
+  if (!match) return undefined;
+  const minutes = Number(match[2]) * 60 + Number(match[3]);
+  return match[1] === '-' ? -minutes : minutes;
+}

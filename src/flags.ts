@@ -1,0 +1,63 @@
+import { Flags } from '@oclif/core';
+import { parseDuration } from './core/duration.js';
+import { LOGICAL_STATUSES } from './core/task.js';
+import { usageError } from './errors.js';
+
+/** Flags every command takes (STYLE §2): where the database is and which task table to read. */
+export const connectionFlags = {
+  db: Flags.string({
+    summary: 'Database DSN: mysql://user:pass@host:3306/db or sqlite:PATH.',
+    description: 'Overrides TASKRECON_DB and `db:` in the config file. The password is never printed.',
+    helpGroup: 'CONNECTION',
+  }),
+  'password-file': Flags.string({ summary: 'Read the database password from this file.', helpGroup: 'CONNECTION' }),
+  config: Flags.string({ summary: 'Config file (default: taskrecon.config.{yaml,yml,json} found upward).', helpGroup: 'CONNECTION' }),
+  source: Flags.string({ summary: 'Which configured source (task table) to use.', helpGroup: 'CONNECTION' }),
+  profile: Flags.string({
+    summary: 'Describe the source inline by a built-in profile.',
+    options: ['async-task', 'job-retries', 'laravel-failed-jobs', 'laravel-jobs', 'thinkphp-failed-jobs'],
+    helpGroup: 'CONNECTION',
+  }),
+  table: Flags.string({ summary: "Table name, when it is not the profile's default.", helpGroup: 'CONNECTION' }),
+  color: Flags.boolean({ summary: 'Colour output (off when piped or NO_COLOR is set).', default: true, allowNo: true }),
+};
+
+/** A duration flag: `10m`, `30s`, `2h`; parsed to milliseconds, with an error that names the flag. */
+export const durationFlag = Flags.custom<number>({
+  parse: async (input, _context, options) => parseDuration(input, `--${options.name}`),
+});
+
+/** A whole number ≥ min, with an error that names the flag. */
+export function countFlag(min: number) {
+  return Flags.custom<number>({
+    parse: async (input, _context, options) => {
+      if (!/^-?\d+$/.test(input.trim()) || Number(input) < min) {
+        throw usageError(`--${options.name}: '${input}' must be a whole number ≥ ${min}`);
+      }
+      return Number(input);
+    },
+  });
+}
+
+/** A point in time for --since/--until: an ISO date-time, or a duration ago (`2h` = two hours before now). */
+export const timeFlag = Flags.custom<{ ago: number } | { epoch: number }>({
+  parse: async (input, _context, options) => {
+    if (/^\d+(?:\.\d+)?\s*(ms|s|m|min|h|d)$/.test(input.trim())) return { ago: parseDuration(input, `--${options.name}`) };
+    const ms = Date.parse(input);
+    if (Number.isNaN(ms)) {
+      throw usageError(`--${options.name}: '${input}' is neither a date-time nor a duration`, 'Use e.g. 2026-11-29T08:00:00Z, or 2h for two hours ago.');
+    }
+    return { epoch: Math.floor(ms / 1000) };
+  },
+});
+
+/** Resolves a --since/--until value against the run's database "now". */
+export function resolveTime(value: { ago: number } | { epoch: number } | undefined, nowEpoch: number): number | undefined {
+  if (!value) return undefined;
+  return 'ago' in value ? nowEpoch - Math.round(value.ago / 1000) : value.epoch;
+}
+
+export const statusFlag = Flags.string({ summary: 'Only tasks in this logical status.', options: [...LOGICAL_STATUSES], multiple: true });
+
+export const FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
+export type Format = (typeof FORMATS)[number];

@@ -1,0 +1,65 @@
+import { formatSeconds } from '../core/duration.js';
+import type { Task } from '../core/task.js';
+import type { ScanResult } from '../ops/scan.js';
+import { heading, renderTable } from './table.js';
+import { chalk, oneLine } from './terminal.js';
+
+const STATUS_COLOR: Record<string, (s: string) => string> = {
+  pending: chalk.cyan,
+  processing: chalk.blue,
+  success: chalk.green,
+  failed: chalk.red,
+  compensated: chalk.magenta,
+  unknown: chalk.yellow,
+};
+
+export function colorStatus(status: string): string {
+  return (STATUS_COLOR[status] ?? ((s: string) => s))(status);
+}
+
+const n = (value: number | null): string => (value === null ? 'n/a' : value.toLocaleString('en-US'));
+
+export function renderTaskList(title: string, tasks: Task[]): string {
+  if (tasks.length === 0) return `${heading(title)}\n  none`;
+  const rows = tasks.map((t) => [
+    String(t.id),
+    t.bizType ?? '',
+    t.bizId ?? t.eventId ?? '',
+    colorStatus(t.status),
+    t.attempts,
+    t.nextRetryAt ?? '',
+    t.updatedAt ?? '',
+    oneLine(t.lastError, 60),
+  ]);
+  return `${heading(title)}\n${renderTable(['id', 'biz type', 'biz id', 'status', 'attempts', 'next retry', 'updated', 'last error'], rows)}`;
+}
+
+/** The human view of a scan: summary, per biz type, then the three lists. */
+export function renderScan(result: ScanResult): string {
+  const { summary } = result;
+  const out: string[] = [];
+  out.push(`${chalk.bold('source')} ${result.source.name} (${result.source.profile}, table ${result.source.table}) on ${result.source.db}`);
+  out.push(`${chalk.bold('now')}    ${result.now} (database clock); stuck after ${formatSeconds(result.stuckAfterSeconds)}`);
+  out.push('');
+  const statusCells = (s: ScanResult['summary']['byStatus']) => [n(s.pending), n(s.processing), n(s.success), n(s.failed), n(s.compensated)];
+  out.push(
+    renderTable(
+      ['biz type', 'total', 'pending', 'processing', 'success', 'failed', 'compensated', 'stuck', 'due', 'oldest due'],
+      [
+        ...result.byBizType.map((b) => [b.bizType ?? '(none)', n(b.total), ...statusCells(b.byStatus), n(b.stuck), n(b.due), formatSeconds(b.oldestDueSeconds)]),
+        [chalk.bold('all'), n(summary.total), ...statusCells(summary.byStatus), n(summary.stuck), n(summary.due), formatSeconds(summary.oldestDueSeconds)],
+      ],
+    ),
+  );
+  for (const note of result.notes) out.push(chalk.dim(`note: ${note}`));
+  for (const [title, tasks, total] of [
+    ['Stuck (processing, lease expired)', result.stuck, summary.stuck],
+    ['Due or overdue (pending)', result.due, summary.due],
+    ['Failed (awaiting manual action)', result.failed, summary.byStatus.failed],
+  ] as const) {
+    out.push('');
+    const shown = total !== null && tasks.length < total ? ` — ${tasks.length} of ${total.toLocaleString('en-US')} shown` : '';
+    out.push(renderTaskList(`${title}${shown}`, tasks));
+  }
+  return out.join('\n');
+}
