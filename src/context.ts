@@ -1,3 +1,4 @@
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { loadConfig, type LoadedConfig } from './config/load.js';
 import type { SourceConfig, TaskreconConfig } from './config/schema.js';
 import { closest } from './config/suggest.js';
@@ -95,9 +96,16 @@ export class Context {
 
   /** The DSN: --db, else TASKRECON_DB, else the source's `db`, else the config's `db`. */
   dsn(source?: SourceChoice): string {
-    const dsn = this.input.db || this.env.TASKRECON_DB || source?.config.db || this.config.db;
-    if (!dsn) throw usageError('no database given', NO_DSN_HINT);
-    return dsn;
+    const fromInput = this.input.db || this.env.TASKRECON_DB;
+    if (fromInput) return fromInput;
+    const fromConfig = source?.config.db || this.config.db;
+    if (!fromConfig) throw usageError('no database given', NO_DSN_HINT);
+    // A relative SQLite path in a config file is relative to that file, wherever the command runs.
+    const path = this.configPath;
+    if (path && fromConfig.startsWith('sqlite:') && !isAbsolute(fromConfig.slice(7)) && fromConfig !== 'sqlite::memory:') {
+      return `sqlite:${resolve(dirname(path), fromConfig.slice(7))}`;
+    }
+    return fromConfig;
   }
 
   /** Opens the database; closed by close(). */

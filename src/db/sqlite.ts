@@ -87,10 +87,10 @@ class SqliteDb extends SqliteQueryable implements Db {
   }
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {
-    const rows = this.db.prepare(`SELECT name, type, "notnull" AS notNull FROM pragma_table_info(?)`).all(table) as Array<{
+    const rows = this.db.prepare(`SELECT name, type, "notnull" AS nn FROM pragma_table_info(?)`).all(table) as Array<{
       name: string;
       type: string;
-      notNull: number;
+      nn: number;
     }>;
     if (rows.length === 0) return undefined;
     return rows.map((r) => {
@@ -101,7 +101,7 @@ class SqliteDb extends SqliteQueryable implements Db {
         dataType: (match?.[1] ?? columnType).trim(),
         columnType,
         maxLength: match?.[2] ? Number(match[2]) : null,
-        nullable: r.notNull === 0,
+        nullable: r.nn === 0,
       };
     });
   }

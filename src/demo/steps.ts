@@ -1,0 +1,25 @@
+import type { Sandbox } from './sandbox.js';
+
+/**
+ * The guided tour of `taskrecon demo`: each step runs the real command on the sandbox and prints
+ * what it shows and the command to run it yourself. A capability adds its step here.
+ */
+export interface TourStep {
+  /** The command id; the step is left out when this build has no such command. */
+  command: string;
+  title: string;
+  /** One or two sentences on what to look at in the output. */
+  why: string;
+  args(sandbox: Sandbox): string[];
+  /** Exit codes that mean the step worked (findings exit 1 by design). */
+  okExits?: number[];
+}
+
+export const TOUR_STEPS: TourStep[] = [
+  {
+    command: 'scan',
+    title: 'Where are the tasks? scan',
+    why: 'Counts by status and biz type, then the three lists an on-call engineer starts from: stuck processing rows (their worker died), overdue pending rows, and failed rows waiting for a human.',
+    args: () => ['scan', '--limit', '5'],
+  },
+];
