@@ -1,0 +1,206 @@
+import { AUDIT_TABLE } from '../ddl.js';
+import type { Dialect } from '../dialect.js';
+import type { Fragment } from '../task-sql.js';
+import type { Queryable, Row } from '../types.js';
+
+/**
+ * Statements on `taskrecon_audit`, the append-only log of manual changes. taskrecon only ever
+ * INSERTs and SELECTs here: no statement in this module (or anywhere) updates or deletes a row.
+ * `created_at` is filled by the database clock (the column default), never by the client.
+ */
+
+/** One audit row as written: who did what to which task, the row before and after, and why. */
+export interface AuditInsert {
+  operator: string;
+  host: string;
+  action: string;
+  source: string;
+  taskTable: string;
+  taskId: string;
+  eventId: string | null;
+  fromStatus: string | null;
+  toStatus: string | null;
+  /** The row as it was (JSON text), and as it is after the change (null when it was deleted). */
+  beforeJson: string | null;
+  afterJson: string | null;
+  reason: string | null;
+  runId: string;
+}
+
+/** One audit row as read back; `atEpoch` is epoch seconds with milliseconds. */
+export interface AuditRecord extends AuditInsert {
+  id: number;
+  atEpoch: number;
+}
+
+export interface AuditFilter {
+  source?: string;
+  taskIds?: string[];
+  operator?: string;
+  actions?: string[];
+  sinceEpoch?: number;
+  untilEpoch?: number;
+  runId?: string;
+}
+
+/**
+ * The audit time as epoch seconds with milliseconds, and a bound epoch cutoff comparable with the
+ * bare column (index-friendly). MySQL stores TIMESTAMP(3); SQLite stores ISO-8601 text with `Z`.
+ */
+function auditClock(dialect: Dialect): { epoch: string; param: string } {
+  const col = dialect.quoteId('created_at');
+  if (dialect.name === 'sqlite') {
+    return {
+      epoch: `((julianday(${col}) - 2440587.5) * 86400.0)`,
+      param: `strftime('%Y-%m-%dT%H:%M:%fZ', ?, 'unixepoch')`,
+    };
+  }
+  return { epoch: `UNIX_TIMESTAMP(${col})`, param: 'FROM_UNIXTIME(?)' };
+}
+
+const COLUMNS = [
+  'operator',
+  'host',
+  'action',
+  'source',
+  'task_table',
+  'task_id',
+  'event_id',
+  'from_status',
+  'to_status',
+  'before_json',
+  'after_json',
+  'reason',
+  'run_id',
+] as const;
+
+/**
+ * Appends one audit row. Run it on the transaction of the change it records, so both commit or neither.
+ * In: the entry. Out: nothing. Side effect: one INSERT; created_at from the database clock.
+ */
+export async function insertAudit(tx: Queryable, dialect: Dialect, entry: AuditInsert): Promise<void> {
+  const values = [
+    entry.operator,
+    entry.host,
+    entry.action,
+    entry.source,
+    entry.taskTable,
+    entry.taskId,
+    entry.eventId,
+    entry.fromStatus,
+    entry.toStatus,
+    entry.beforeJson,
+    entry.afterJson,
+    entry.reason,
+    entry.runId,
+  ];
+  await tx.execute(
+    `INSERT INTO ${dialect.quoteId(AUDIT_TABLE)} (${COLUMNS.map((c) => dialect.quoteId(c)).join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
+    values,
+  );
+}
+
+function auditWhere(dialect: Dialect, filter: AuditFilter): Fragment {
+  const q = (c: string) => dialect.quoteId(c);
+  const clock = auditClock(dialect);
+  const parts: Fragment[] = [];
+  if (filter.source !== undefined) parts.push({ sql: `${q('source')} = ?`, params: [filter.source] });
+  if (filter.taskIds?.length) {
+    parts.push({
+      sql: `${q('task_id')} IN (${filter.taskIds.map(() => '?').join(', ')})`,
+      params: filter.taskIds,
+    });
+  }
+  if (filter.operator !== undefined) parts.push({ sql: `${q('operator')} = ?`, params: [filter.operator] });
+  if (filter.actions?.length) {
+    parts.push({
+      sql: `${q('action')} IN (${filter.actions.map(() => '?').join(', ')})`,
+      params: filter.actions,
+    });
+  }
+  if (filter.runId !== undefined) parts.push({ sql: `${q('run_id')} = ?`, params: [filter.runId] });
+  if (filter.sinceEpoch !== undefined)
+    parts.push({ sql: `${q('created_at')} >= ${clock.param}`, params: [filter.sinceEpoch] });
+  if (filter.untilEpoch !== undefined)
+    parts.push({ sql: `${q('created_at')} < ${clock.param}`, params: [filter.untilEpoch] });
+  if (parts.length === 0) return { sql: '1=1', params: [] };
+  return { sql: parts.map((p) => `(${p.sql})`).join(' AND '), params: parts.flatMap((p) => p.params) };
+}
+
+function selectList(dialect: Dialect): string {
+  const q = (c: string) => dialect.quoteId(c);
+  return [
+    `${q('id')} AS id`,
+    `${auditClock(dialect).epoch} AS atEpoch`,
+    ...COLUMNS.map((c) => `${q(c)} AS ${q(c)}`),
+  ].join(', ');
+}
+
+function toRecord(row: Row): AuditRecord {
+  const text = (v: unknown): string | null =>
+    v === null || v === undefined ? null : Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+  return {
+    id: Number(row.id),
+    atEpoch: Number(row.atEpoch),
+    operator: String(text(row.operator)),
+    host: String(text(row.host)),
+    action: String(text(row.action)),
+    source: String(text(row.source)),
+    taskTable: String(text(row.task_table)),
+    taskId: String(text(row.task_id)),
+    eventId: text(row.event_id),
+    fromStatus: text(row.from_status),
+    toStatus: text(row.to_status),
+    beforeJson: text(row.before_json),
+    afterJson: text(row.after_json),
+    reason: text(row.reason),
+    runId: String(text(row.run_id)),
+  };
+}
+
+/**
+ * One page of audit rows in id order (chronological), after `afterId`.
+ * In: filter, afterId (0 for the first page), limit. Out: up to `limit` rows. Reads only.
+ */
+export async function selectAuditPage(
+  db: Queryable,
+  dialect: Dialect,
+  filter: AuditFilter,
+  afterId: number,
+  limit: number,
+): Promise<AuditRecord[]> {
+  const where = auditWhere(dialect, filter);
+  const rows = await db.query<Row>(
+    `SELECT ${selectList(dialect)} FROM ${dialect.quoteId(AUDIT_TABLE)} WHERE ${where.sql} AND ${dialect.quoteId('id')} > ? ORDER BY ${dialect.quoteId('id')} LIMIT ${Math.trunc(limit)}`,
+    [...where.params, afterId],
+  );
+  return rows.map(toRecord);
+}
+
+/**
+ * The newest `limit` audit rows matching the filter, returned oldest first.
+ * In: filter, limit (> 0). Out: up to `limit` rows. Reads only (id index, backwards).
+ */
+export async function selectLatestAudit(
+  db: Queryable,
+  dialect: Dialect,
+  filter: AuditFilter,
+  limit: number,
+): Promise<AuditRecord[]> {
+  const where = auditWhere(dialect, filter);
+  const rows = await db.query<Row>(
+    `SELECT ${selectList(dialect)} FROM ${dialect.quoteId(AUDIT_TABLE)} WHERE ${where.sql} ORDER BY ${dialect.quoteId('id')} DESC LIMIT ${Math.trunc(limit)}`,
+    where.params,
+  );
+  return rows.map(toRecord).reverse();
+}
+
+/**
+ * Whether the audit table exists.
+ * In: nothing. Out: true/false. Reads the catalogue only.
+ */
+export async function auditTableExists(db: {
+  columns(table: string): Promise<unknown[] | undefined>;
+}): Promise<boolean> {
+  return (await db.columns(AUDIT_TABLE)) !== undefined;
+}
