@@ -1,0 +1,54 @@
+import type { TaskId } from '../core/task.js';
+
+/**
+ * How a task is executed for its biz type (SPEC §4 "Dispatchers"). `redrive` and `compensate`
+ * (`--action retry`) both go through this interface; the registry picks one per biz type.
+ */
+
+/** What a dispatcher gets: the task as the handler sees it. */
+export interface DispatchTask {
+  id: TaskId;
+  bizType: string | null;
+  bizId: string | null;
+  eventId: string | null;
+  /** The payload parsed from JSON (or the raw text when it is not JSON, or null). */
+  payload: unknown;
+  /** The payload exactly as stored, for handlers that read it from stdin. */
+  payloadText: string | null;
+  /** 1 for the first delivery, 2 for the first retry, … (attempts already counted + 1). */
+  attempt: number;
+}
+
+export interface DispatchContext {
+  /** Aborted when the run is told to stop hard (a second SIGINT/SIGTERM); the dispatcher gives up then. */
+  signal: AbortSignal;
+}
+
+export type DispatchOutcome = 'success' | 'retryable' | 'permanent';
+
+export interface DispatchResult {
+  outcome: DispatchOutcome;
+  /** What went wrong, in one line an operator can act on (stored in last_error, truncated). */
+  error?: string;
+  /** The handler asked to be retried no sooner than this (HTTP Retry-After). */
+  retryAfterMs?: number;
+}
+
+export interface Dispatcher {
+  /** `http`, `command`, `mark-only`, … */
+  readonly kind: string;
+  /** Runs one task. Never throws for a task-level failure: it returns `retryable` or `permanent`. */
+  dispatch(task: DispatchTask, context: DispatchContext): Promise<DispatchResult>;
+  /** Releases pooled connections and the like. */
+  close?(): Promise<void>;
+}
+
+/** Handlers by biz type; `default` is the fallback. An unknown biz type with no default gets none. */
+export interface DispatcherRegistry {
+  /** The dispatcher for a biz type, or undefined: the task is reported, never guessed. */
+  forBizType(bizType: string | null): Dispatcher | undefined;
+  /** Biz types with a handler of their own (not the default). */
+  readonly bizTypes: readonly string[];
+  readonly hasDefault: boolean;
+  close(): Promise<void>;
+}
