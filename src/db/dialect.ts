@@ -20,6 +20,8 @@ export interface Dialect {
   jsonText(columnSql: string, path: string): string;
   /** At most `length` characters of a text column. */
   prefix(columnSql: string, length: number): string;
+  /** The statement prefix that shows a query's plan instead of running it. */
+  explain: string;
 }
 
 const SAFE_JSON_PATH = /^\$\.[A-Za-z_][A-Za-z0-9_]*$/;
@@ -38,6 +40,7 @@ export const mysqlDialect: Dialect = {
   nowEpoch: 'UNIX_TIMESTAMP()',
   jsonText: (col, path) => `JSON_UNQUOTE(JSON_EXTRACT(${col}, '${checkedPath(path)}'))`,
   prefix: (col, length) => `LEFT(${col}, ${Math.trunc(length)})`,
+  explain: 'EXPLAIN',
 };
 
 export const sqliteDialect: Dialect = {
@@ -47,6 +50,8 @@ export const sqliteDialect: Dialect = {
   epochParam: (type) => (type === 'unix' ? '?' : "datetime(?, 'unixepoch')"),
   nowOf: (type) => (type === 'unix' ? "CAST(strftime('%s', 'now') AS INTEGER)" : "datetime('now')"),
   nowEpoch: "CAST(strftime('%s', 'now') AS INTEGER)",
-  jsonText: (col, path) => `CASE WHEN json_valid(${col}) THEN json_extract(${col}, '${checkedPath(path)}') END`,
+  jsonText: (col, path) =>
+    `CASE WHEN json_valid(${col}) THEN json_extract(${col}, '${checkedPath(path)}') END`,
   prefix: (col, length) => `substr(${col}, 1, ${Math.trunc(length)})`,
+  explain: 'EXPLAIN QUERY PLAN',
 };

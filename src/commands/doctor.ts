@@ -1,0 +1,41 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../base-command.js';
+import { ExitCode } from '../errors.js';
+import { runDoctor, type DoctorResult } from '../ops/doctor.js';
+import { renderDoctor } from '../render/doctor.js';
+
+export default class Doctor extends BaseCommand<typeof Doctor> {
+  static override summary =
+    'Check a task table and its server: columns, indexes, time zones, clocks, SKIP LOCKED, audit table.';
+  static override description =
+    'Reads only. Each check says ok, warn or fail, with a fix hint. The index check shows the EXPLAIN of the ' +
+    'real scan queries. Exits 1 when any check fails, 0 otherwise.';
+  static override examples = [
+    '<%= config.bin %> doctor --db mysql://app@127.0.0.1:3306/shop --profile async-task',
+    '<%= config.bin %> doctor --source failed --plans',
+    '<%= config.bin %> doctor --db sqlite:taskrecon-demo.sqlite --json',
+  ];
+
+  static override flags = {
+    plans: Flags.boolean({
+      summary: 'Show the plan of every scan query, not only the due and stuck counts.',
+    }),
+  };
+
+  async run(): Promise<DoctorResult> {
+    const choice = this.context.source();
+    const started = Date.now();
+    const db = await this.context.open(choice);
+    const connectMs = Date.now() - started;
+    const result = await runDoctor(db, {
+      sourceName: choice.name,
+      profile: choice.profile,
+      appTimeZone: process.env.TASKRECON_APP_TIME_ZONE ?? this.context.config.appTimeZone,
+      stuckAfterMs: choice.stuckAfterMs,
+      connectMs,
+    });
+    if (!this.jsonEnabled()) this.log(renderDoctor(result, { plans: this.flags.plans }));
+    if (result.status === 'fail') this.setExit(ExitCode.findings);
+    return result;
+  }
+}

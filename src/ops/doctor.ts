@@ -1,0 +1,104 @@
+import { inspectSource, type BoundSource } from '../db/bind-source.js';
+import { mysqlServerClock, sqliteServerClock, type ServerClock } from '../db/sql/doctor.js';
+import type { Profile } from '../db/profiles/types.js';
+import type { Db } from '../db/types.js';
+import { check, type CheckStatus, type DoctorCheck } from './doctor-check.js';
+import { auditTableCheck, columnChecks, lastErrorCheck, statusValuesCheck } from './doctor-schema.js';
+import { indexChecks } from './doctor-indexes.js';
+import { clockCheck, datetimeColumns, skipLockedCheck, versionCheck, zoneCheck } from './doctor-server.js';
+import type { SourceInfo } from './scan.js';
+
+export type { CheckStatus, DoctorCheck, ExplainedQuery } from './doctor-check.js';
+
+/** The JSON contract of `doctor`. */
+export interface DoctorResult {
+  source: SourceInfo;
+  server: ServerClock & { clientEpoch: number; skewSeconds: number; appTimeZone: string | null };
+  /** The worst status of any check. */
+  status: CheckStatus;
+  summary: Record<CheckStatus, number>;
+  checks: DoctorCheck[];
+}
+
+export interface DoctorOptions {
+  sourceName: string;
+  profile: Profile;
+  appTimeZone: string | undefined;
+  stuckAfterMs: number;
+  /** How long connecting took, for the connection check. */
+  connectMs: number;
+  /** The client's clock (epoch ms); injected so tests can skew it. */
+  clientNowMs?: () => number;
+}
+
+/** Runs every check on an open database. Reads only; the SKIP LOCKED probe locks no row. */
+export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorResult> {
+  const clientNow = options.clientNowMs ?? Date.now;
+  const before = clientNow();
+  const clock = db.dialect.name === 'mysql' ? await mysqlServerClock(db) : await sqliteServerClock(db);
+  const clientEpoch = Math.round((before + clientNow()) / 2000);
+  const checks: DoctorCheck[] = [
+    check('connection', 'ok', `connected to ${db.display} in ${options.connectMs} ms`),
+    versionCheck(clock),
+  ];
+
+  const source: BoundSource = await inspectSource(db, options.profile, options.sourceName);
+  const tableExists = !source.problems.some((p) => p.check === 'table');
+  checks.push(...columnChecks(source));
+  const skew = clockCheck(clock, clientEpoch);
+  checks.push(
+    ...zoneCheck({
+      clock,
+      appTimeZone: options.appTimeZone,
+      datetimeColumns: tableExists ? datetimeColumns(source) : [],
+      connectWarnings: db.warnings,
+    }),
+    { name: skew.name, status: skew.status, message: skew.message, hint: skew.hint },
+  );
+  checks.push(await skipLockedCheck(tableExists ? source : undefined, clock));
+  if (tableExists) {
+    const lastError = lastErrorCheck(source);
+    if (lastError) checks.push(lastError);
+    if (!source.problems.some((p) => p.severity === 'error')) {
+      const status = await statusValuesCheck(source);
+      if (status) checks.push(status);
+      checks.push(
+        ...(await indexChecks(source, {
+          nowEpoch: clock.nowEpoch,
+          stuckAfterMs: options.stuckAfterMs,
+          limit: 20,
+        })),
+      );
+    } else {
+      checks.push(
+        check(
+          'scan index',
+          'warn',
+          'not checked: fix the columns first, then the scan queries can be explained',
+          null,
+        ),
+      );
+    }
+  }
+  checks.push(await auditTableCheck(db));
+
+  const summary: Record<CheckStatus, number> = { ok: 0, warn: 0, fail: 0 };
+  for (const c of checks) summary[c.status]++;
+  return {
+    source: {
+      name: options.sourceName,
+      profile: options.profile.name,
+      table: options.profile.table,
+      db: db.display,
+    },
+    server: {
+      ...clock,
+      clientEpoch,
+      skewSeconds: skew.skewSeconds,
+      appTimeZone: options.appTimeZone ?? null,
+    },
+    status: summary.fail > 0 ? 'fail' : summary.warn > 0 ? 'warn' : 'ok',
+    summary,
+    checks,
+  };
+}
