@@ -22,6 +22,8 @@ export interface Dialect {
   prefix(columnSql: string, length: number): string;
   /** The statement prefix that shows a query's plan instead of running it. */
   explain: string;
+  /** Appended to a SELECT inside a transaction to lock the rows it reads ('' where the transaction already holds the database). */
+  forUpdate: string;
 }
 
 const SAFE_JSON_PATH = /^\$\.[A-Za-z_][A-Za-z0-9_]*$/;
@@ -41,6 +43,7 @@ export const mysqlDialect: Dialect = {
   jsonText: (col, path) => `JSON_UNQUOTE(JSON_EXTRACT(${col}, '${checkedPath(path)}'))`,
   prefix: (col, length) => `LEFT(${col}, ${Math.trunc(length)})`,
   explain: 'EXPLAIN',
+  forUpdate: ' FOR UPDATE',
 };
 
 export const sqliteDialect: Dialect = {
@@ -54,4 +57,6 @@ export const sqliteDialect: Dialect = {
     `CASE WHEN json_valid(${col}) THEN json_extract(${col}, '${checkedPath(path)}') END`,
   prefix: (col, length) => `substr(${col}, 1, ${Math.trunc(length)})`,
   explain: 'EXPLAIN QUERY PLAN',
+  // BEGIN IMMEDIATE already holds the write lock for the whole transaction.
+  forUpdate: '',
 };
