@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { displayDsn, maskDsnText, parseDsn } from '../../src/db/dsn.js';
+
+describe('DSN', () => {
+  it('parses a MySQL DSN and never shows its password', () => {
+    const dsn = parseDsn('mysql://app:s3cr%40t@127.0.0.1:3307/shop');
+    expect(dsn).toMatchObject({ kind: 'mysql', user: 'app', password: 's3cr@t', host: '127.0.0.1', port: 3307, database: 'shop' });
+    expect(displayDsn(dsn)).toBe('mysql://app:***@127.0.0.1:3307/shop');
+    expect(displayDsn(dsn)).not.toContain('s3cr');
+  });
+
+  it('masks passwords inside any message', () => {
+    expect(maskDsnText('cannot use mysql://root:hunter2@db:3306/x or mariadb://a:b@c/d')).toBe(
+      'cannot use mysql://root:***@db:3306/x or mariadb://a:***@c/d',
+    );
+  });
+
+  it('parses sqlite paths', () => {
+    expect(parseDsn('sqlite:/tmp/x.sqlite')).toEqual({ kind: 'sqlite', file: '/tmp/x.sqlite' });
+    expect(parseDsn('sqlite:rel.sqlite')).toEqual({ kind: 'sqlite', file: 'rel.sqlite' });
+  });
+
+  it('rejects what is not a DSN, naming the fix', () => {
+    expect(() => parseDsn('postgres://a@b/c')).toThrow(/unsupported DSN scheme 'postgres'/);
+    expect(() => parseDsn('mysql://a:pw@b:3306/')).toThrow(/names no database/);
+    expect(() => parseDsn('mysql://a:pw@b:3306/')).not.toThrow(/pw/);
+  });
+});
