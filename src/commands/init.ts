@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { auditDdl, taskTableDdl, type DdlProfile } from '../db/ddl.js';
+import { auditDdl, notifyDdl, taskTableDdl, type DdlProfile } from '../db/ddl.js';
 import { mysqlDialect, sqliteDialect } from '../db/dialect.js';
 import { parseDsn } from '../db/dsn.js';
 import { usageError } from '../errors.js';
@@ -44,13 +44,14 @@ export default class Init extends BaseCommand<typeof Init> {
     const statements = [
       ...(this.flags['audit-only'] ? [] : taskTableDdl(targetDialect, profile as DdlProfile, choice.profile.table)),
       ...auditDdl(targetDialect),
+      ...notifyDdl(targetDialect),
     ];
     if (this.flags.print) {
       this.log(statements.map((s) => `${s};`).join('\n\n'));
       return { db: null, printed: true, statements, created: [] };
     }
     const db = await this.context.open(choice, { create: true });
-    const tables = [...(this.flags['audit-only'] ? [] : [choice.profile.table]), 'taskrecon_audit'];
+    const tables = [...(this.flags['audit-only'] ? [] : [choice.profile.table]), 'taskrecon_audit', 'taskrecon_notify'];
     const existing = new Set<string>();
     for (const table of tables) if (await db.columns(table)) existing.add(table);
     for (const statement of statements) await db.execute(statement);

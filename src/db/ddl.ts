@@ -140,6 +140,39 @@ export function auditDdl(dialect: Dialect): string[] {
   ];
 }
 
+export const NOTIFY_TABLE = 'taskrecon_notify';
+
+/**
+ * What `report --notify` last sent to each webhook target, per source: the status, the breached
+ * metrics and when. It keeps a persisting breach from notifying on every run (the cooldown).
+ * Times are epoch seconds from the database clock. Targets are keyed by a hash, never by their URL.
+ */
+export function notifyDdl(dialect: Dialect): string[] {
+  const t = dialect.quoteId(NOTIFY_TABLE);
+  if (dialect.name === 'sqlite') {
+    return [
+      `CREATE TABLE IF NOT EXISTS ${t} (
+  source VARCHAR(64) NOT NULL,
+  target VARCHAR(64) NOT NULL,
+  status VARCHAR(16) NOT NULL,
+  fingerprint VARCHAR(512) NOT NULL,
+  notified_at BIGINT NOT NULL,
+  PRIMARY KEY (source, target)
+)`,
+    ];
+  }
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  source VARCHAR(64) NOT NULL,
+  target VARCHAR(64) NOT NULL COMMENT 'kind:sha256(url) prefix',
+  status VARCHAR(16) NOT NULL,
+  fingerprint VARCHAR(512) NOT NULL COMMENT 'breached metric:level, sorted',
+  notified_at BIGINT NOT NULL COMMENT 'epoch seconds, database clock',
+  PRIMARY KEY (source, target)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ];
+}
+
 export function taskTableDdl(dialect: Dialect, profile: DdlProfile, table?: string): string[] {
   return profile === 'async-task' ? asyncTaskDdl(dialect, table) : jobRetriesDdl(dialect, table);
 }
