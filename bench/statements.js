@@ -1,0 +1,60 @@
+/**
+ * The exact SQL taskrecon sends for a scan, captured by running the real statement builders of the
+ * built code (dist/) against a recording connection. The raw baselines run these same statements
+ * in the `mariadb` client, so a change to the queries changes both sides of a benchmark alike.
+ */
+import mysql from 'mysql2';
+import { mysqlDialect } from '../dist/db/dialect.js';
+import { asyncTask } from '../dist/db/profiles/builtin.js';
+import { TaskSql } from '../dist/db/task-sql.js';
+import { ALL_LISTS, scanSummary, streamList } from '../dist/ops/scan.js';
+
+const TEN_MINUTES_MS = 10 * 60_000;
+
+function recordingSource(table) {
+  const statements = [];
+  const record = (sql, params) => statements.push(mysql.format(sql, params ?? []));
+  const db = {
+    dialect: mysqlDialect,
+    display: 'bench',
+    async query(sql, params) {
+      record(sql, params);
+      return [];
+    },
+    stream(sql, params) {
+      record(sql, params);
+      return (async function* () {})();
+    },
+  };
+  const profile = { ...asyncTask, table };
+  const sql = new TaskSql(mysqlDialect, profile, {
+    nextRetryAt: 'datetime',
+    createdAt: 'datetime',
+    updatedAt: 'datetime',
+  });
+  return { source: { name: 'bench', profile, db, sql, columns: [], problems: [] }, statements };
+}
+
+function options(nowEpoch) {
+  return { nowEpoch, stuckAfterMs: TEN_MINUTES_MS, limit: 0, lists: ALL_LISTS };
+}
+
+/** The summary statements of `scan` (counts by biz type and status, due, stuck), parameters inlined. */
+export async function summaryStatements(table, nowEpoch) {
+  const { source, statements } = recordingSource(table);
+  await scanSummary(source, options(nowEpoch));
+  return statements;
+}
+
+/**
+ * The list statements of `scan --limit 0` (stuck, due, failed), parameters inlined, each the first
+ * page's statement with its LIMIT removed: the whole list in one query, in the same index order.
+ */
+export async function listStatements(table, nowEpoch) {
+  const { source, statements } = recordingSource(table);
+  for (const kind of ALL_LISTS) {
+    const rows = streamList(source, kind, options(nowEpoch));
+    if (rows) for await (const _row of rows) void _row;
+  }
+  return statements.map((s) => s.replace(/ LIMIT \d+$/, ''));
+}
