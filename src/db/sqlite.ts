@@ -22,8 +22,17 @@ export function openSqlite(dsn: SqliteDsn, options: SqliteOptions = {}): Db {
     });
   }
   const db = new Database(dsn.file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
+  try {
+    db.pragma('busy_timeout = 5000');
+    db.pragma('journal_mode = WAL');
+  } catch (error) {
+    db.close();
+    throw new TaskreconError(`${dsn.file} is not a SQLite database: ${(error as Error).message}`, {
+      code: 'CONNECTION',
+      hint: 'Check the path after sqlite:.',
+      cause: error,
+    });
+  }
   return new SqliteDb(db, displayDsn(dsn));
 }
 

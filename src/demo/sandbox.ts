@@ -45,9 +45,14 @@ const BUSINESS_DDL = [
 export async function buildSandbox(fileArg: string, count: number): Promise<Sandbox> {
   const file = resolve(fileArg);
   if (existsSync(file)) {
-    const probe = openSqlite({ kind: 'sqlite', file });
-    const isSandbox = (await probe.columns(MARKER_TABLE)) !== undefined;
-    await probe.close();
+    let isSandbox = false;
+    try {
+      const probe = openSqlite({ kind: 'sqlite', file });
+      isSandbox = (await probe.columns(MARKER_TABLE)) !== undefined;
+      await probe.close();
+    } catch {
+      // Not SQLite at all: certainly not ours.
+    }
     if (!isSandbox) {
       throw new TaskreconError(`${file} exists and is not a taskrecon sandbox; it was left as it is`, {
         code: 'USAGE',
