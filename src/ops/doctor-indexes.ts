@@ -45,7 +45,9 @@ class RecordingDb implements Db {
 
   stream(sql: string, params: readonly unknown[] = []): AsyncIterable<unknown> {
     this.statements.push({ name: this.label, sql, params: [...params] });
-    return { [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true as const, value: undefined }) }) };
+    return {
+      [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true as const, value: undefined }) }),
+    };
   }
 
   transaction<T>(): Promise<T> {
@@ -101,13 +103,14 @@ export function readPlan(engine: 'mysql' | 'sqlite', plan: Row[]): { indexes: st
   for (const row of plan) {
     if (engine === 'mysql') {
       if (row.key !== null && row.key !== undefined) indexes.add(String(row.key));
-      if (row.type === 'ALL') fullScan = true;
+      // ALL reads every row; index reads every entry of an index: both grow with the table.
+      if (row.type === 'ALL' || row.type === 'index') fullScan = true;
     } else {
       const detail = String(row.detail ?? '');
       const index =
         /USING (?:COVERING )?INDEX (\S+)/.exec(detail) ?? /USING (INTEGER PRIMARY KEY)/.exec(detail);
       if (index?.[1]) indexes.add(index[1]);
-      if (/^SCAN /.test(detail) && !index) fullScan = true;
+      if (/^SCAN /.test(detail)) fullScan = true; // SEARCH reads a range; SCAN reads it all
     }
   }
   return { indexes: [...indexes], fullScan };
