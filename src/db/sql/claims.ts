@@ -1,0 +1,261 @@
+import type { TaskId } from '../../core/task.js';
+import type { BoundSource } from '../bind-source.js';
+import { toId, toInt, toText, type Fragment } from '../task-sql.js';
+import type { Queryable } from '../types.js';
+import { probeSkipLocked } from './doctor.js';
+import { and } from './scan.js';
+import type { ClaimFence } from './transitions.js';
+
+/**
+ * Claims (SPEC §4): a worker takes a batch of due pending rows (`claim`) or processing rows whose
+ * lease has expired (`recover`) in one short READ COMMITTED transaction:
+ *
+ *   1. read the database clock (the lease starts now, whatever the run's fixed cutoff);
+ *   2. SELECT the next page of candidates by (next_retry_time, id) after the cursor, locking them —
+ *      FOR UPDATE SKIP LOCKED where the server has it, so workers spread over the backlog instead
+ *      of queueing on the same rows; plain FOR UPDATE elsewhere; nothing on SQLite, whose
+ *      BEGIN IMMEDIATE already admits one writer;
+ *   3. keep the rows that, read under the lock, are still claimable (a locking read sees the latest
+ *      committed row, so a row another worker claimed meanwhile drops out here);
+ *   4. one guarded UPDATE of those ids that re-states the expected status and writes the fence:
+ *      status processing, next_retry_time = now + lease, updated_at = now, and for a takeover
+ *      attempts + 1 (the abandoned attempt counts, so a crash loop still ends `failed`).
+ *
+ * The rows changed must be exactly the rows kept (all are locked by this transaction); anything else
+ * rolls the claim back. SKIP LOCKED is an optimisation only: correctness comes from the guard and the
+ * fence, so TiDB (which ignores it) and servers without it stay correct, just slower under contention.
+ */
+
+export type ClaimKind = 'due' | 'stuck';
+
+export interface ClaimCursor {
+  nextRetryEpoch: number;
+  id: TaskId;
+}
+
+export interface ClaimRequest {
+  kind: ClaimKind;
+  limit: number;
+  /** The run's fixed "now" (epoch seconds): due means next_retry_time ≤ this. */
+  cutoffEpoch: number;
+  /** Stuck means updated_at ≤ this (now − stuck-after), when the table has updated_at. */
+  stuckCutoffEpoch: number;
+  leaseSeconds: number;
+  bizTypes?: readonly string[];
+  cursor?: ClaimCursor;
+  skipLocked: boolean;
+}
+
+export interface ClaimedTask {
+  id: TaskId;
+  bizType: string | null;
+  bizId: string | null;
+  eventId: string | null;
+  payloadText: string | null;
+  /** The payload as the driver returned it (MySQL 8 parses JSON columns). */
+  payloadValue: unknown;
+  /** Failed attempts counted so far, after the claim (a takeover counted one more). */
+  attempts: number;
+  rowMaxAttempts: number | null;
+  recovered: boolean;
+  fence: ClaimFence;
+}
+
+export interface ClaimBatch {
+  tasks: ClaimedTask[];
+  /** Rows the page read (claimed or not): 0 means the backlog of this kind is exhausted. */
+  scanned: number;
+  /** Where the next page starts. */
+  cursor: ClaimCursor | undefined;
+  leaseUntilEpoch: number;
+}
+
+/**
+ * Whether the server takes FOR UPDATE SKIP LOCKED on this table (MariaDB 10.6+, MySQL 8). Proven
+ * by running it rather than by version, so a proxy that rejects it (Vitess) is detected too.
+ * In: the source. Out: true/false. Side effects: none (reads no row).
+ */
+export async function detectSkipLocked(source: BoundSource): Promise<boolean> {
+  if (source.db.dialect.name !== 'mysql') return false;
+  const id = source.sql.expr('id') as string;
+  try {
+    await source.db.transaction((tx) => probeSkipLocked(tx, source.sql.table, id));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The predicate of claimable rows of a kind, as of the run's fixed cutoffs. */
+export function claimableWhere(
+  source: BoundSource,
+  request: Pick<ClaimRequest, 'kind' | 'cutoffEpoch' | 'stuckCutoffEpoch' | 'bizTypes'>,
+): Fragment {
+  const { sql } = source;
+  const parts: Fragment[] = [];
+  if (request.kind === 'due') {
+    parts.push(sql.statusIn(['pending']), sql.timeCompare('nextRetryAt', '<=', request.cutoffEpoch));
+  } else {
+    // The lease a claim wrote has passed, and (where the table says) nobody touched the row since.
+    parts.push(sql.statusIn(['processing']), sql.timeCompare('nextRetryAt', '<=', request.cutoffEpoch));
+    if (sql.has('updatedAt')) parts.push(sql.timeCompare('updatedAt', '<=', request.stuckCutoffEpoch));
+  }
+  if (request.bizTypes?.length) {
+    parts.push({
+      sql: `${sql.expr('bizType')} IN (${request.bizTypes.map(() => '?').join(', ')})`,
+      params: [...request.bizTypes],
+    });
+  }
+  return and(parts);
+}
+
+interface CandidateRow {
+  id: unknown;
+  bizType: unknown;
+  bizId: unknown;
+  eventId: unknown;
+  payload: unknown;
+  rawStatus: unknown;
+  attempts: unknown;
+  maxAttempts: unknown;
+  nrt: unknown;
+  upd: unknown;
+}
+
+/**
+ * Claims the next page of one kind.
+ * In: the request (kind, cutoffs, lease, page size, cursor). Out: the claimed tasks with their fences,
+ * how many rows the page read, the next cursor.
+ * Side effects: one transaction — SELECT … FOR UPDATE [SKIP LOCKED] and one UPDATE of the claimed ids.
+ */
+export async function claimBatch(source: BoundSource, request: ClaimRequest): Promise<ClaimBatch> {
+  const { sql, db } = source;
+  const id = sql.expr('id') as string;
+  const nrt = sql.expr('nextRetryAt') as string;
+  const nrtParam = db.dialect.epochParam(sql.timeTypes.nextRetryAt ?? 'datetime');
+  const where = and([
+    claimableWhere(source, request),
+    request.cursor
+      ? {
+          sql: `${nrt} > ${nrtParam} OR (${nrt} = ${nrtParam} AND ${id} > ?)`,
+          params: [request.cursor.nextRetryEpoch, request.cursor.nextRetryEpoch, request.cursor.id],
+        }
+      : { sql: '1=1', params: [] },
+  ]);
+  const nul = 'NULL';
+  const select = [
+    `${id} AS id`,
+    `${sql.expr('bizType') ?? nul} AS bizType`,
+    `${sql.expr('bizId') ?? nul} AS bizId`,
+    `${sql.expr('eventId') ?? nul} AS eventId`,
+    `${sql.expr('payload') ?? nul} AS payload`,
+    `${sql.rawStatusExpr()} AS rawStatus`,
+    `${sql.expr('attempts') ?? nul} AS attempts`,
+    `${sql.expr('maxAttempts') ?? nul} AS maxAttempts`,
+    `${sql.epoch('nextRetryAt')} AS nrt`,
+    `${sql.epoch('updatedAt') ?? nul} AS upd`,
+  ].join(', ');
+  const lock = db.dialect.forUpdate
+    ? `${db.dialect.forUpdate}${request.skipLocked ? ' SKIP LOCKED' : ''}`
+    : '';
+  const recover = request.kind === 'stuck';
+
+  return db.transaction(async (tx) => {
+    const now = await txNow(tx, source);
+    const leaseUntilEpoch = now + request.leaseSeconds;
+    const rows = await tx.query<CandidateRow>(
+      `SELECT ${select} FROM ${sql.table} WHERE ${where.sql} ORDER BY ${nrt}, ${id} LIMIT ${Math.trunc(request.limit)}${lock}`,
+      where.params,
+    );
+    const last = rows[rows.length - 1];
+    const cursor = last ? { nextRetryEpoch: Number(last.nrt), id: toId(last.id) } : request.cursor;
+    const kept = rows.filter((r) => stillClaimable(source, request, r));
+    if (kept.length === 0) return { tasks: [], scanned: rows.length, cursor, leaseUntilEpoch };
+    const ids = kept.map((r) => toId(r.id));
+    const changed = await markClaimed(tx, source, request, ids, leaseUntilEpoch, recover);
+    if (changed !== ids.length) {
+      throw new Error(`claim changed ${changed} rows of the ${ids.length} it had locked; rolled back`);
+    }
+    const tasks = kept.map((r): ClaimedTask => {
+      const before = toInt(r.attempts) ?? 0;
+      const attempts = recover ? before + 1 : before;
+      const hasAttempts = sql.has('attempts');
+      return {
+        id: toId(r.id),
+        bizType: toText(r.bizType),
+        bizId: toText(r.bizId),
+        eventId: toText(r.eventId),
+        payloadText: payloadText(r.payload),
+        payloadValue: r.payload,
+        attempts,
+        rowMaxAttempts: toInt(r.maxAttempts),
+        recovered: recover,
+        fence: { leaseUntilEpoch, attempts: hasAttempts ? attempts : null },
+      };
+    });
+    return { tasks, scanned: rows.length, cursor, leaseUntilEpoch };
+  });
+}
+
+/** The database clock inside the claim's transaction, epoch seconds. */
+async function txNow(tx: Queryable, source: BoundSource): Promise<number> {
+  const rows = await tx.query<{ now: unknown }>(`SELECT ${source.db.dialect.nowEpoch} AS now`);
+  return Number(rows[0]?.now);
+}
+
+/** Re-checks a locked row against the claim's predicate, in JS, on the values read under the lock. */
+function stillClaimable(source: BoundSource, request: ClaimRequest, row: CandidateRow): boolean {
+  const status = source.sql.logicalStatus(row.rawStatus);
+  const nrt = Number(row.nrt);
+  if (request.kind === 'due') return status === 'pending' && nrt <= request.cutoffEpoch;
+  if (status !== 'processing' || !(nrt <= request.cutoffEpoch)) return false;
+  return row.upd === null || row.upd === undefined || Number(row.upd) <= request.stuckCutoffEpoch;
+}
+
+/**
+ * The claim's write.
+ * In: locked ids, the lease expiry, whether it is a takeover. Out: rows changed.
+ * Side effects: one guarded UPDATE: status processing, next_retry_time = lease expiry, updated_at = now,
+ * attempts + 1 on a takeover.
+ */
+async function markClaimed(
+  tx: Queryable,
+  source: BoundSource,
+  request: ClaimRequest,
+  ids: TaskId[],
+  leaseUntilEpoch: number,
+  recover: boolean,
+): Promise<number> {
+  const { sql } = source;
+  const model = sql.profile.status;
+  if (model.kind !== 'column') throw new Error(`profile ${sql.profile.name} has no status column`);
+  const nrt = sql.expr('nextRetryAt') as string;
+  const set: Fragment[] = [
+    { sql: `${sql.dialect.quoteId(model.column)} = ?`, params: [sql.rawStatus('processing')] },
+    {
+      sql: `${nrt} = ${sql.dialect.epochParam(sql.timeTypes.nextRetryAt ?? 'datetime')}`,
+      params: [leaseUntilEpoch],
+    },
+  ];
+  const updatedAt = sql.expr('updatedAt');
+  if (updatedAt) set.push({ sql: `${updatedAt} = ${sql.nowOf('updatedAt')}`, params: [] });
+  const attempts = sql.expr('attempts');
+  if (recover && attempts) set.push({ sql: `${attempts} = ${attempts} + 1`, params: [] });
+  const where = and([
+    { sql: `${sql.expr('id')} IN (${ids.map(() => '?').join(', ')})`, params: ids },
+    claimableWhere(source, request),
+  ]);
+  const result = await tx.execute(
+    `UPDATE ${sql.table} SET ${set.map((s) => s.sql).join(', ')} WHERE ${where.sql}`,
+    [...set.flatMap((s) => s.params), ...where.params],
+  );
+  return result.affectedRows;
+}
+
+/** The payload as text: a string column as is, a parsed JSON value (MySQL 8) re-serialised. */
+function payloadText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return JSON.stringify(value);
+}

@@ -1,0 +1,96 @@
+import { Agent, request } from 'undici';
+import { classifyError, classifyHttpStatus, describeFailure, parseRetryAfter } from '../core/classify.js';
+import type { Dispatcher, DispatchContext, DispatchResult, DispatchTask } from './types.js';
+
+export interface HttpDispatcherOptions {
+  url: string;
+  timeoutMs: number;
+  headers?: Record<string, string>;
+  /** Connections kept open per origin (keep-alive pool). */
+  connections?: number;
+}
+
+/** How much of an error response body goes into last_error. */
+const BODY_SNIPPET_CHARS = 200;
+
+/**
+ * `http`: POST `{eventId, bizType, bizId, payload, attempt}` as JSON with `Idempotency-Key: <eventId>`
+ * (SPEC §4) through an undici keep-alive pool. 2xx succeeds; the status and network classes of
+ * src/core/classify.ts decide the rest; `Retry-After` is passed on. The timeout covers the whole
+ * exchange (connect, headers and body).
+ */
+export class HttpDispatcher implements Dispatcher {
+  readonly kind = 'http';
+  private readonly agent: Agent;
+
+  constructor(private readonly options: HttpDispatcherOptions) {
+    this.agent = new Agent({
+      connections: options.connections ?? 64,
+      keepAliveTimeout: 30_000,
+      connectTimeout: options.timeoutMs,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  }
+
+  async dispatch(task: DispatchTask, context: DispatchContext): Promise<DispatchResult> {
+    let payload: unknown = null;
+    if (task.payloadText !== null) {
+      try {
+        payload = JSON.parse(task.payloadText);
+      } catch (error) {
+        return { outcome: 'permanent', error: `bad payload: not valid JSON (${(error as Error).message})` };
+      }
+    }
+    const body = JSON.stringify({
+      eventId: task.eventId,
+      bizType: task.bizType,
+      bizId: task.bizId,
+      payload,
+      attempt: task.attempt,
+    });
+    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs)]);
+    try {
+      const response = await request(this.options.url, {
+        method: 'POST',
+        dispatcher: this.agent,
+        signal,
+        headers: {
+          'content-type': 'application/json',
+          ...(task.eventId !== null ? { 'idempotency-key': task.eventId } : {}),
+          ...this.options.headers,
+        },
+        body,
+      });
+      const outcome = classifyHttpStatus(response.statusCode);
+      if (outcome === 'success') {
+        await response.body.dump();
+        return { outcome };
+      }
+      const text = await response.body.text().catch(() => '');
+      const retryAfterMs = parseRetryAfter(response.headers['retry-after'], Date.now());
+      const snippet = text.replace(/\s+/g, ' ').trim().slice(0, BODY_SNIPPET_CHARS);
+      return {
+        outcome,
+        error: `HTTP ${response.statusCode} from ${this.options.url}${snippet ? `: ${snippet}` : ''}`,
+        ...(retryAfterMs !== undefined && outcome === 'retryable' ? { retryAfterMs } : {}),
+      };
+    } catch (error) {
+      if (context.signal.aborted)
+        return { outcome: 'retryable', error: 'stopped before the handler answered' };
+      const timedOut =
+        (error as { name?: string }).name === 'TimeoutError' ||
+        (error as { name?: string }).name === 'AbortError';
+      return {
+        outcome: classifyError(error),
+        error: timedOut
+          ? `timeout after ${this.options.timeoutMs} ms from ${this.options.url}`
+          : `${describeFailure(error)} (${this.options.url})`,
+      };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
