@@ -1,0 +1,78 @@
+import type { Dialect } from '../dialect.js';
+import type { Db, Queryable } from '../types.js';
+
+/**
+ * The business side of the drills' reference handler: a coupon is granted per order (the effect),
+ * and the handler remembers each event id it has processed in the same transaction (seed 000 §2.3:
+ * a unique key on the event id, checked in the transaction of the business write). The effect
+ * table itself has no unique key, so a handler that skips the check leaves visible duplicates.
+ */
+export const EFFECT_TABLE = 'user_coupon';
+export const EFFECT_KEY = 'order_id';
+export const PROCESSED_TABLE = 'handler_processed_event';
+
+/** DDL of the effect table and the processed-event table, per dialect. */
+export function referenceEffectDdl(dialect: Dialect): string[] {
+  if (dialect.name === 'sqlite') {
+    return [
+      `CREATE TABLE IF NOT EXISTS ${EFFECT_TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL,
+         coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
+      `CREATE INDEX IF NOT EXISTS idx_${EFFECT_TABLE}_order ON ${EFFECT_TABLE} (order_id)`,
+      `CREATE TABLE IF NOT EXISTS ${PROCESSED_TABLE} (event_id VARCHAR(64) PRIMARY KEY, processed_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
+    ];
+  }
+  return [
+    `CREATE TABLE IF NOT EXISTS ${EFFECT_TABLE} (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id VARCHAR(64) NOT NULL,
+       coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64) NULL, created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+       KEY idx_order (order_id)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+    `CREATE TABLE IF NOT EXISTS ${PROCESSED_TABLE} (event_id VARCHAR(64) NOT NULL PRIMARY KEY,
+       processed_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ];
+}
+
+export interface EffectDelivery {
+  eventId: string;
+  bizId: string;
+  templateId: string;
+}
+
+/**
+ * Records the event as processed, unless it already was.
+ * In: event id. Out: true when this call recorded it (first delivery), false for a repeat.
+ * Side effect: INSERT OR IGNORE / INSERT IGNORE of one row; a concurrent repeat waits on the key's lock.
+ */
+async function markProcessed(tx: Queryable, dialect: Dialect, eventId: string): Promise<boolean> {
+  const verb = dialect.name === 'sqlite' ? 'INSERT OR IGNORE' : 'INSERT IGNORE';
+  const result = await tx.execute(`${verb} INTO ${PROCESSED_TABLE} (event_id) VALUES (?)`, [eventId]);
+  return result.affectedRows === 1;
+}
+
+/**
+ * Grants the coupon of one delivery.
+ * In: the delivery. Out: nothing. Side effect: one INSERT into the effect table.
+ */
+async function grantCoupon(tx: Queryable, delivery: EffectDelivery): Promise<void> {
+  await tx.execute(`INSERT INTO ${EFFECT_TABLE} (order_id, coupon_template_id, event_id) VALUES (?, ?, ?)`, [
+    delivery.bizId,
+    delivery.templateId,
+    delivery.eventId,
+  ]);
+}
+
+/**
+ * Applies a delivery's effect at most once per event id: the processed mark and the grant commit together.
+ * Out: 'applied', or 'duplicate' when the event was processed before.
+ */
+export async function applyEffectOnce(db: Db, delivery: EffectDelivery): Promise<'applied' | 'duplicate'> {
+  return db.transaction(async (tx) => {
+    if (!(await markProcessed(tx, db.dialect, delivery.eventId))) return 'duplicate';
+    await grantCoupon(tx, delivery);
+    return 'applied';
+  });
+}
+
+/** The deliberately broken variant: grants on every delivery, never checking the event id. */
+export async function applyEffectEveryTime(db: Db, delivery: EffectDelivery): Promise<'applied'> {
+  await db.transaction((tx) => grantCoupon(tx, delivery));
+  return 'applied';
+}
