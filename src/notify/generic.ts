@@ -1,0 +1,32 @@
+import { plainText } from './alert.js';
+import { fitBody } from './fit.js';
+import type { NotifyKindSpec } from './types.js';
+
+/** Generic JSON: the alert as data plus a text rendering, for any receiver; kept within 64 KiB. */
+export const GENERIC_BODY_MAX_BYTES = 65_536;
+
+export const generic: NotifyKindSpec = {
+  kind: 'generic',
+  limit: { bytes: GENERIC_BODY_MAX_BYTES, of: 'body' },
+  build(alert, target) {
+    const data = {
+      tool: 'taskrecon',
+      status: alert.status,
+      recovered: alert.recovered,
+      source: alert.source,
+      now: alert.now,
+      windowSeconds: alert.windowSeconds,
+      title: alert.title,
+      summary: alert.summary,
+      breaches: alert.breaches,
+      failing: alert.failing,
+    };
+    const body = fitBody(plainText(alert), GENERIC_BODY_MAX_BYTES, (text) =>
+      JSON.stringify({ ...data, text }),
+    );
+    return { url: target.url, headers: { 'content-type': 'application/json' }, body };
+  },
+  accepted(httpStatus) {
+    return httpStatus >= 200 && httpStatus < 300 ? { ok: true } : { ok: false, error: `HTTP ${httpStatus}` };
+  },
+};

@@ -1,0 +1,149 @@
+import type { ReportMetrics, ReportResult } from '../core/report.js';
+import { STATUS_EXIT } from '../core/thresholds.js';
+
+/**
+ * The report in the Prometheus text exposition format (0.0.4), for node_exporter's textfile
+ * collector: every family has HELP and TYPE lines; all are gauges. The series without a
+ * `biz_type` label is the total; a metric the profile cannot compute is left out (absent means
+ * unknown in Prometheus), never written as 0.
+ */
+interface Family {
+  name: string;
+  help: string;
+  samples: Array<{ labels: Record<string, string>; value: number }>;
+}
+
+const METRIC_FAMILIES: Array<[keyof ReportMetrics, string, string]> = [
+  ['created', 'taskrecon_report_created', 'Tasks created in the window.'],
+  ['succeeded', 'taskrecon_report_succeeded', 'Tasks created in the window that reached success.'],
+  [
+    'failed',
+    'taskrecon_report_failed',
+    'Tasks created in the window that are failed (failed-jobs tables: jobs that failed in the window).',
+  ],
+  ['failureRate', 'taskrecon_report_failure_ratio', 'Failed over created, for tasks created in the window.'],
+  [
+    'latencyAvgSeconds',
+    'taskrecon_report_latency_avg_seconds',
+    'Mean of updated_at - created_at of the window tasks that reached success.',
+  ],
+  [
+    'latencyP95Seconds',
+    'taskrecon_report_latency_p95_seconds',
+    'p95 (nearest rank) of updated_at - created_at of the window tasks that reached success.',
+  ],
+  ['due', 'taskrecon_report_due', 'Pending tasks whose next retry time has passed, now.'],
+  ['stuck', 'taskrecon_report_stuck', 'Processing tasks whose lease expired, now.'],
+  ['failedOpen', 'taskrecon_report_failed_open', 'Failed tasks awaiting manual action, now.'],
+  [
+    'oldestDueSeconds',
+    'taskrecon_report_oldest_due_seconds',
+    'How long the oldest due task has been waiting, now.',
+  ],
+];
+
+/** Label values escaped as the format requires: backslash, double quote and newline. */
+export function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function formatValue(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (value === Number.POSITIVE_INFINITY) return '+Inf';
+  if (value === Number.NEGATIVE_INFINITY) return '-Inf';
+  return String(value);
+}
+
+function renderFamily(family: Family): string {
+  if (family.samples.length === 0) return '';
+  const lines = [
+    `# HELP ${family.name} ${family.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`,
+    `# TYPE ${family.name} gauge`,
+  ];
+  for (const sample of family.samples) {
+    const labels = Object.entries(sample.labels)
+      .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+      .join(',');
+    lines.push(`${family.name}{${labels}} ${formatValue(sample.value)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export function renderPrometheus(report: Omit<ReportResult, 'notifications'>): string {
+  const base = { source: report.source.name };
+  const families: Family[] = [
+    {
+      name: 'taskrecon_report_status',
+      help: 'Report status: 0 OK, 1 WARNING, 2 CRITICAL.',
+      samples: [{ labels: base, value: STATUS_EXIT[report.status] }],
+    },
+    {
+      name: 'taskrecon_report_window_seconds',
+      help: 'Length of the report window.',
+      samples: [{ labels: base, value: report.window.seconds }],
+    },
+    {
+      name: 'taskrecon_report_timestamp_seconds',
+      help: 'The database clock when the report ran, as a unix time.',
+      samples: [{ labels: base, value: Math.round(Date.parse(report.now) / 1000) }],
+    },
+  ];
+  for (const [field, name, help] of METRIC_FAMILIES) {
+    const samples: Family['samples'] = [];
+    const total = report.metrics[field];
+    if (total !== null) samples.push({ labels: base, value: total });
+    for (const biz of report.byBizType) {
+      const value = biz[field];
+      if (value !== null) samples.push({ labels: { ...base, biz_type: biz.bizType ?? '' }, value });
+    }
+    families.push({ name, help, samples });
+  }
+  families.push({
+    name: 'taskrecon_report_breach',
+    help: 'A metric at or above its threshold: 1 per breached metric, labelled with the level.',
+    samples: report.breaches.map((b) => ({
+      labels: { ...base, metric: b.metric, level: b.level },
+      value: 1,
+    })),
+  });
+  families.push({
+    name: 'taskrecon_report_threshold',
+    help: 'The thresholds in force (rates as fractions, ages in seconds).',
+    samples: Object.entries(report.thresholds).flatMap(([metric, limits]) =>
+      Object.entries(limits).map(([level, value]) => ({
+        labels: { ...base, metric, level },
+        value: value as number,
+      })),
+    ),
+  });
+  if (report.byQueue) {
+    const queue = (
+      name: string,
+      help: string,
+      pick: (q: NonNullable<typeof report.byQueue>[number]) => number | null,
+    ): Family => ({
+      name,
+      help,
+      samples: (report.byQueue ?? []).flatMap((q) => {
+        const value = pick(q);
+        return value === null ? [] : [{ labels: { ...base, queue: q.queue }, value }];
+      }),
+    });
+    families.push(
+      queue('taskrecon_queue_backlog', 'Jobs waiting in the queue (not reserved).', (q) => q.backlog),
+      queue('taskrecon_queue_due', 'Waiting jobs whose available_at has passed.', (q) => q.due),
+      queue('taskrecon_queue_reserved', 'Jobs reserved by a worker.', (q) => q.reserved),
+      queue(
+        'taskrecon_queue_stale_reservations',
+        'Reservations older than retry_after.',
+        (q) => q.staleReservations,
+      ),
+      queue(
+        'taskrecon_queue_oldest_job_seconds',
+        'Age of the oldest waiting job.',
+        (q) => q.oldestJobSeconds,
+      ),
+    );
+  }
+  return families.map(renderFamily).join('');
+}
