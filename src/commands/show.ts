@@ -1,0 +1,32 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand } from '../base-command.js';
+import { showTask, type ShowResult } from '../ops/show.js';
+import { renderShow } from '../render/show.js';
+
+export default class Show extends BaseCommand<typeof Show> {
+  static override summary =
+    'Show one task: every field, the payload pretty-printed, the whole last error and its audit history.';
+  static override description =
+    'Reads only. A payload that is not JSON is shown as text; control characters in any value are shown as escapes, ' +
+    'and on a terminal a very long payload or error is cut (--full, a pipe or --json shows all). Exit 3 when no task has the id.';
+  static override examples = [
+    '<%= config.bin %> show 42 --db mysql://app@127.0.0.1:3306/shop --profile async-task',
+    '<%= config.bin %> show 7 --source failed --full',
+    '<%= config.bin %> show 42 --json',
+  ];
+
+  static override args = {
+    id: Args.string({ description: 'The task id (the id column, as scan lists it).', required: true }),
+  };
+
+  static override flags = {
+    full: Flags.boolean({ summary: 'On a terminal too, print the payload and last error whole.' }),
+  };
+
+  async run(): Promise<ShowResult> {
+    const source = await this.openSource();
+    const result = await showTask(source, this.args.id);
+    if (!this.jsonEnabled()) this.log(renderShow(result, { full: this.flags.full }));
+    return result;
+  }
+}
