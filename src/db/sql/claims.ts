@@ -197,6 +197,91 @@ export async function claimBatch(source: BoundSource, request: ClaimRequest): Pr
   });
 }
 
+/**
+ * Which claimed rows still carry their claim, read and locked inside the outcome's transaction.
+ * In: the tasks (with their fences). Out: the database now and the ids (as strings) still held.
+ * Side effects: locks those rows (FOR UPDATE; SQLite's write transaction already excludes others).
+ */
+export async function heldClaims(
+  tx: Queryable,
+  source: BoundSource,
+  tasks: readonly ClaimedTask[],
+): Promise<{ nowEpoch: number; ids: Set<string> }> {
+  const { sql } = source;
+  const nowEpoch = await txNow(tx, source);
+  const ids = new Set<string>();
+  if (tasks.length === 0) return { nowEpoch, ids };
+  const where = and([
+    { sql: `${sql.expr('id')} IN (${tasks.map(() => '?').join(', ')})`, params: tasks.map((t) => t.id) },
+    sql.statusIn(['processing']),
+  ]);
+  const rows = await tx.query<{ id: unknown; nrt: unknown; attempts: unknown }>(
+    `SELECT ${sql.expr('id')} AS id, ${sql.epoch('nextRetryAt')} AS nrt, ${sql.expr('attempts') ?? 'NULL'} AS attempts
+       FROM ${sql.table} WHERE ${where.sql}${source.db.dialect.forUpdate}`,
+    where.params,
+  );
+  const byId = new Map(rows.map((r) => [String(toId(r.id)), r]));
+  for (const task of tasks) {
+    const row = byId.get(String(task.id));
+    if (!row || Number(row.nrt) !== task.fence.leaseUntilEpoch) continue;
+    if (task.fence.attempts !== null && toInt(row.attempts) !== task.fence.attempts) continue;
+    ids.add(String(task.id));
+  }
+  return { nowEpoch, ids };
+}
+
+/**
+ * How many rows a claim of this kind would take, for a dry run (capped at `cap`).
+ * In: the kind, cutoffs and biz types. Out: the count. Side effects: none (one read).
+ */
+export async function countClaimable(
+  source: BoundSource,
+  request: Pick<ClaimRequest, 'kind' | 'cutoffEpoch' | 'stuckCutoffEpoch' | 'bizTypes'>,
+  cap: number,
+): Promise<number> {
+  const where = claimableWhere(source, request);
+  const limit = Number.isFinite(cap) ? ` LIMIT ${Math.trunc(cap)}` : '';
+  const rows = await source.db.query<{ n: unknown }>(
+    `SELECT COUNT(*) AS n FROM (SELECT 1 AS x FROM ${source.sql.table} WHERE ${where.sql}${limit}) AS claimable`,
+    where.params,
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * Due or stuck rows whose biz type has no handler (none of `handled`), per biz type.
+ * In: cutoffs, the handled biz types, an optional --biz-type filter. Out: counts per biz type.
+ * Side effects: none (one read).
+ */
+export async function countUnhandled(
+  source: BoundSource,
+  cutoffs: Pick<ClaimRequest, 'cutoffEpoch' | 'stuckCutoffEpoch'>,
+  handled: readonly string[],
+  only: readonly string[] | undefined,
+): Promise<Array<{ bizType: string | null; count: number }>> {
+  const { sql } = source;
+  const due = claimableWhere(source, { kind: 'due', ...cutoffs });
+  const stuck = claimableWhere(source, { kind: 'stuck', ...cutoffs });
+  const bizType = sql.expr('bizType');
+  const parts: Fragment[] = [
+    { sql: `(${due.sql}) OR (${stuck.sql})`, params: [...due.params, ...stuck.params] },
+  ];
+  if (bizType && handled.length > 0) {
+    parts.push({
+      sql: `${bizType} IS NULL OR ${bizType} NOT IN (${handled.map(() => '?').join(', ')})`,
+      params: [...handled],
+    });
+  }
+  if (bizType && only?.length)
+    parts.push({ sql: `${bizType} IN (${only.map(() => '?').join(', ')})`, params: [...only] });
+  const where = and(parts);
+  const rows = await source.db.query<{ bizType: unknown; n: unknown }>(
+    `SELECT ${bizType ?? 'NULL'} AS bizType, COUNT(*) AS n FROM ${sql.table} WHERE ${where.sql} GROUP BY ${bizType ?? '1'}`,
+    where.params,
+  );
+  return rows.map((r) => ({ bizType: toText(r.bizType), count: Number(r.n) })).filter((r) => r.count > 0);
+}
+
 /** The database clock inside the claim's transaction, epoch seconds. */
 async function txNow(tx: Queryable, source: BoundSource): Promise<number> {
   const rows = await tx.query<{ now: unknown }>(`SELECT ${source.db.dialect.nowEpoch} AS now`);

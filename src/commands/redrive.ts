@@ -1,0 +1,134 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../base-command.js';
+import { RetryPolicies } from '../core/backoff.js';
+import { registryFromConfig } from '../dispatch/registry.js';
+import { usageError } from '../errors.js';
+import { countFlag, durationFlag } from '../flags.js';
+import {
+  DEFAULT_BATCH,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_LEASE_SECONDS,
+  DEFAULT_PAUSE_MS,
+  assertRedrivable,
+  runRedrive,
+  type RedriveResult,
+} from '../ops/redrive.js';
+import { startProgress } from '../render/progress.js';
+import { eventLine, renderRedrive } from '../render/redrive.js';
+import { writeErr } from '../render/terminal.js';
+
+export default class Redrive extends BaseCommand<typeof Redrive> {
+  static override summary =
+    'The reconciliation job: claim due and stuck tasks, run their handlers, record each outcome.';
+  static override description =
+    'Claims stuck processing rows whose lease expired, then due pending rows, in batches (FOR UPDATE SKIP LOCKED where the ' +
+    'server has it), runs each through the handler of its biz type (config `handlers:`), and writes success, a retry ' +
+    'with backoff (config `retry:`, default 1s 4s 16s 64s 5m 30m 2h) or failed through guarded, fenced updates. Safe to ' +
+    'run from many hosts at once, e.g. from cron every minute. SIGINT/SIGTERM stop claiming and settle what is in flight.';
+  static override examples = [
+    '<%= config.bin %> redrive --db mysql://app@127.0.0.1:3306/shop --batch 500 --pause 100ms',
+    '<%= config.bin %> redrive --biz-type coupon --max-tasks 1000 --lease 2m --log-format json',
+    '<%= config.bin %> redrive --dry-run',
+  ];
+
+  static override flags = {
+    batch: countFlag(1)({ summary: 'Rows claimed per transaction.', default: DEFAULT_BATCH }),
+    pause: durationFlag({ summary: 'Rest between batches (e.g. 100ms).', default: DEFAULT_PAUSE_MS }),
+    concurrency: countFlag(1)({
+      summary: 'Tasks dispatched at once by this process.',
+      default: DEFAULT_CONCURRENCY,
+    }),
+    'max-tasks': countFlag(1)({ summary: 'Stop after claiming this many tasks.' }),
+    lease: durationFlag({
+      summary:
+        'How long a claim is held before another worker may take it over (≥ 1s; longer than the slowest handler).',
+    }),
+    'stuck-after': durationFlag({
+      summary:
+        "A processing task untouched this long (and past its lease) is recovered (default: the source's, 10m).",
+    }),
+    'biz-type': Flags.string({ summary: 'Only these biz types.', multiple: true }),
+    'dry-run': Flags.boolean({ summary: 'Count what would be claimed; claim, dispatch and write nothing.' }),
+    'log-format': Flags.string({
+      summary: 'Per-attempt log lines on stderr: none for text, one JSON object per line for json.',
+      options: ['text', 'json'],
+      default: 'text',
+    }),
+  };
+
+  async run(): Promise<RedriveResult> {
+    const leaseMs = this.flags.lease ?? DEFAULT_LEASE_SECONDS * 1000;
+    if (leaseMs < 1000)
+      throw usageError(
+        `--lease: ${leaseMs}ms is shorter than 1s`,
+        'Claims are fenced by a lease expiry in whole seconds; give at least 1s.',
+      );
+    const config = this.context.config;
+    const dispatchers = registryFromConfig(config.handlers);
+    const policies = RetryPolicies.fromConfig(config.retry);
+    const source = await this.openSource();
+    assertRedrivable(source);
+    if (!dispatchers.hasDefault && dispatchers.bizTypes.length === 0) {
+      await dispatchers.close();
+      throw usageError(
+        'no handlers are configured, so redrive has nothing to run tasks with',
+        'Add `handlers:` to taskrecon.config.yaml, per biz type or as `default:` — e.g. `default: { type: http, url: "http://127.0.0.1:8080/tasks" }`, or `{ type: mark-only }` to only record success.',
+      );
+    }
+    for (const [bizType, type] of dispatchers.unsupported) {
+      this.warnLine(
+        `handlers.${bizType} is ${type}, which re-pushes failed jobs: redrive leaves biz type ${bizType} alone (see compensate)`,
+      );
+    }
+    const stop = new AbortController();
+    const abort = new AbortController();
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (!stop.signal.aborted) {
+        writeErr(`${signal}: no more claims; settling tasks in flight (again to give up on them)`);
+        stop.abort();
+      } else abort.abort();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const json = this.flags['log-format'] === 'json';
+    const progress = startProgress(
+      this.flags['dry-run'] ? 'counting' : 'redriving',
+      !this.jsonEnabled() && !json,
+    );
+    try {
+      const result = await runRedrive(source, {
+        batch: this.flags.batch,
+        pauseMs: this.flags.pause,
+        concurrency: this.flags.concurrency,
+        maxTasks: this.flags['max-tasks'],
+        leaseSeconds: Math.ceil(leaseMs / 1000),
+        stuckAfterMs: this.flags['stuck-after'] ?? this.context.source().stuckAfterMs,
+        bizTypes: this.flags['biz-type'],
+        dryRun: this.flags['dry-run'] ?? false,
+        dispatchers,
+        policies,
+        stop: stop.signal,
+        abort: abort.signal,
+        log: json ? (event) => writeErr(eventLine(event)) : undefined,
+        onProgress: (c) =>
+          progress.update(
+            `${c.claimed.toLocaleString('en-US')} claimed, ${c.succeeded.toLocaleString('en-US')} succeeded`,
+          ),
+      });
+      progress.stop();
+      if (!this.jsonEnabled()) this.log(renderRedrive(result));
+      for (const u of result.unhandled) {
+        if (this.jsonEnabled())
+          writeErr(
+            `warning: ${u.count} due or stuck tasks of biz type ${u.bizType ?? '(none)'} have no handler`,
+          );
+      }
+      return result;
+    } finally {
+      progress.stop();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await dispatchers.close();
+    }
+  }
+}

@@ -1,0 +1,278 @@
+import { classifyError, describeFailure } from '../core/classify.js';
+import type { BoundSource } from '../db/bind-source.js';
+import {
+  claimBatch,
+  countClaimable,
+  countUnhandled,
+  detectSkipLocked,
+  type ClaimCursor,
+  type ClaimedTask,
+  type ClaimKind,
+} from '../db/sql/claims.js';
+import { toIso } from '../db/task-sql.js';
+import type { DispatchResult, DispatchTask } from '../dispatch/types.js';
+import { TaskreconError } from '../errors.js';
+import { Settler } from './redrive-settle.js';
+import type { RedriveCounts, RedriveEvent, RedriveOptions, RedriveResult } from './redrive-types.js';
+
+export type { RedriveEvent, RedriveOptions, RedriveResult } from './redrive-types.js';
+
+/** Seed 000 §2.4: claim 500 at a time, rest 100 ms between batches. */
+export const DEFAULT_BATCH = 500;
+export const DEFAULT_PAUSE_MS = 100;
+/** Tasks in flight per process: enough to keep a keep-alive pool busy without flooding a handler. */
+export const DEFAULT_CONCURRENCY = 16;
+/** A claim is held this long; it must outlast the slowest handler (the HTTP timeout defaults to 10 s). */
+export const DEFAULT_LEASE_SECONDS = 300;
+/** A deadlock or lock-wait timeout in a claim or outcome transaction is retried this many times. */
+const LOCK_RETRIES = 3;
+
+/**
+ * Refuses, with exit 3 and a pointer to the right tool, a source redrive cannot work on: failed-job
+ * tables (nothing is pending; retry them with compensate), Laravel's jobs table (Laravel's own
+ * worker runs it), and any profile without a status column, pending/processing values or a
+ * next-retry column to claim and fence with.
+ */
+export function assertRedrivable(source: BoundSource): void {
+  const { profile, sql } = source;
+  if (profile.kind === 'failed-jobs') {
+    throw new TaskreconError(
+      `${profile.name} holds failed jobs only: nothing there is pending or due, so there is nothing to redrive`,
+      {
+        code: 'PROFILE_CAPABILITY',
+        hint: `Retry failed jobs with \`taskrecon compensate --profile ${profile.name} --action retry\` (it re-pushes them onto their queue).`,
+      },
+    );
+  }
+  if (profile.kind === 'queue-jobs') {
+    throw new TaskreconError(
+      `${profile.name} is a queue that Laravel's own worker runs: redrive would race \`php artisan queue:work\``,
+      {
+        code: 'PROFILE_CAPABILITY',
+        hint: 'Use `taskrecon scan` to see its backlog and stuck reservations, and `taskrecon compensate` for jobs that failed.',
+      },
+    );
+  }
+  const missing: string[] = [];
+  if (profile.status.kind !== 'column') missing.push('a status column');
+  for (const status of ['pending', 'processing'] as const)
+    if (sql.rawStatus(status) === undefined) missing.push(`a '${status}' status value`);
+  if (!sql.has('nextRetryAt')) missing.push('a next-retry column (claims write their lease into it)');
+  if (!sql.has('id')) missing.push('an id column');
+  if (missing.length > 0) {
+    throw new TaskreconError(`redrive needs ${missing.join(', ')}, and profile ${profile.name} has none`, {
+      code: 'PROFILE_CAPABILITY',
+      hint: 'Map them under `columns:`/`statuses:` in the source, or act on rows by hand with `taskrecon compensate`.',
+    });
+  }
+}
+
+/**
+ * The reconciliation job (SPEC §3–4, seed 000 §2.4): claims stuck processing rows (lease expired),
+ * then due pending rows, a page at a time by (next_retry_time, id) with the cutoff fixed once,
+ * dispatches each through its biz type's handler with bounded concurrency, and writes each outcome
+ * through the state machine with the claim's fence. Safe to run from many hosts at once.
+ *
+ * Used by the `redrive` command, the demo and the drills; the dispatchers and policies are injected.
+ */
+export async function runRedrive(source: BoundSource, options: RedriveOptions): Promise<RedriveResult> {
+  assertRedrivable(source);
+  const started = Date.now();
+  const log = options.log ?? (() => undefined);
+  const stuckAfterSeconds = Math.floor(options.stuckAfterMs / 1000);
+  const cutoffEpoch = await source.db.nowEpoch();
+  const cutoffs = { cutoffEpoch, stuckCutoffEpoch: cutoffEpoch - stuckAfterSeconds };
+  const registry = options.dispatchers;
+  const counts: RedriveCounts = {
+    claimed: 0,
+    succeeded: 0,
+    retried: 0,
+    failed: 0,
+    lostRace: 0,
+    recoveredStuck: 0,
+    released: 0,
+  };
+
+  // Which biz types to claim: the ones asked for, and of those only the ones with a handler (unless a default exists).
+  const hasBizType = source.sql.has('bizType');
+  let bizTypes = options.bizTypes?.length ? [...options.bizTypes] : undefined;
+  let nothingHandled = false;
+  if (!registry.hasDefault) {
+    bizTypes = bizTypes ? bizTypes.filter((b) => registry.bizTypes.includes(b)) : [...registry.bizTypes];
+    nothingHandled = bizTypes.length === 0 || !hasBizType;
+  }
+  const unhandled = registry.hasDefault
+    ? []
+    : await countUnhandled(source, cutoffs, hasBizType ? registry.bizTypes : [], options.bizTypes);
+  const skipLocked = options.skipLocked ?? (await detectSkipLocked(source));
+  const result = (interrupted: boolean): RedriveResult => ({
+    ...counts,
+    dryRun: Boolean(options.dryRun),
+    durationMs: Date.now() - started,
+    interrupted,
+    unhandled,
+    source: source.name,
+    now: toIso(cutoffEpoch) as string,
+    leaseSeconds: options.leaseSeconds,
+    stuckAfterSeconds,
+    skipLocked,
+  });
+
+  if (nothingHandled) return result(false);
+  if (options.dryRun) {
+    const cap = options.maxTasks ?? Number.POSITIVE_INFINITY;
+    counts.recoveredStuck = await countClaimable(source, { kind: 'stuck', ...cutoffs, bizTypes }, cap);
+    counts.claimed =
+      counts.recoveredStuck +
+      (await countClaimable(source, { kind: 'due', ...cutoffs, bizTypes }, cap - counts.recoveredStuck));
+    return result(false);
+  }
+
+  // A database failure stops every dispatch at once; the user's abort does too.
+  const fatal = new AbortController();
+  const abort = options.abort ? AbortSignal.any([options.abort, fatal.signal]) : fatal.signal;
+  const stopped = () => Boolean(options.stop?.aborted) || abort.aborted;
+  const settler = new Settler(source, options.policies, counts, log, options.random);
+  let remaining = options.maxTasks ?? Number.POSITIVE_INFINITY;
+
+  try {
+    for (const kind of ['stuck', 'due'] as ClaimKind[]) {
+      let cursor: ClaimCursor | undefined;
+      while (!stopped() && remaining > 0) {
+        const limit = Math.min(options.batch, remaining);
+        const batch = await withLockRetry(() =>
+          claimBatch(source, {
+            kind,
+            limit,
+            ...cutoffs,
+            leaseSeconds: options.leaseSeconds,
+            bizTypes,
+            cursor,
+            skipLocked,
+          }),
+        );
+        cursor = batch.cursor;
+        if (batch.tasks.length > 0) {
+          counts.claimed += batch.tasks.length;
+          if (kind === 'stuck') counts.recoveredStuck += batch.tasks.length;
+          remaining -= batch.tasks.length;
+          log({ event: 'batch_claimed', kind, count: batch.tasks.length });
+          await dispatchAll(batch.tasks, options, settler, abort, stopped, fatal);
+          await settler.flush();
+          options.onProgress?.({ ...counts });
+        }
+        if (batch.scanned < limit) break; // a short page is the last one of this kind
+        if (options.pauseMs > 0 && !stopped()) await sleep(options.pauseMs, options.stop);
+      }
+    }
+    await settler.close();
+  } catch (error) {
+    fatal.abort();
+    settler.abandon();
+    throw asRunError(error, source);
+  }
+  return result(Boolean(options.stop?.aborted || options.abort?.aborted));
+}
+
+/** Dispatches one claimed batch with at most `concurrency` in flight; outcomes go to the settler. */
+async function dispatchAll(
+  tasks: ClaimedTask[],
+  options: RedriveOptions,
+  settler: Settler,
+  abort: AbortSignal,
+  stopped: () => boolean,
+  fatal: AbortController,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const task = tasks[next++] as ClaimedTask;
+      if (stopped()) {
+        await settler.add({ task, release: 'stopped before dispatch' });
+        continue;
+      }
+      const dispatcher = options.dispatchers.forBizType(task.bizType);
+      if (!dispatcher) {
+        await settler.add({ task, release: `no handler for biz type ${task.bizType ?? '(none)'}` });
+        continue;
+      }
+      let outcome: DispatchResult;
+      try {
+        outcome = await dispatcher.dispatch(toDispatchTask(task), { signal: abort });
+      } catch (error) {
+        outcome = { outcome: classifyError(error), error: describeFailure(error) };
+      }
+      if (abort.aborted) await settler.add({ task, release: 'stopped while in flight' });
+      else await settler.add({ task, result: outcome });
+    }
+  };
+  const workers = Array.from({ length: Math.max(1, Math.min(options.concurrency, tasks.length)) }, () =>
+    worker().catch((error: unknown) => {
+      fatal.abort();
+      throw error;
+    }),
+  );
+  const settled = await Promise.allSettled(workers);
+  const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failure) throw failure.reason;
+}
+
+/** The task as a handler sees it; the payload parsed when it is JSON. */
+export function toDispatchTask(task: ClaimedTask): DispatchTask {
+  let payload: unknown = task.payloadValue ?? null;
+  if (typeof task.payloadValue === 'string' || Buffer.isBuffer(task.payloadValue)) {
+    try {
+      payload = JSON.parse(task.payloadText as string);
+    } catch {
+      payload = task.payloadText;
+    }
+  }
+  return {
+    id: task.id,
+    bizType: task.bizType,
+    bizId: task.bizId,
+    eventId: task.eventId,
+    payload,
+    payloadText: task.payloadText,
+    attempt: task.attempts + 1,
+  };
+}
+
+async function withLockRetry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (attempt > LOCK_RETRIES || (code !== 'ER_LOCK_DEADLOCK' && code !== 'ER_LOCK_WAIT_TIMEOUT'))
+        throw error;
+      await sleep(20 * attempt);
+    }
+  }
+}
+
+/** A failure mid-run becomes exit 3 with what happened to the claims. */
+function asRunError(error: unknown, source: BoundSource): TaskreconError {
+  const hint =
+    'Every claim and every outcome is its own transaction, so nothing was half-written. Tasks this run had claimed stay ' +
+    'processing until their lease (--lease) passes; the next run recovers them.';
+  if (error instanceof TaskreconError)
+    return new TaskreconError(error.message, { code: error.code, hint, cause: error });
+  return new TaskreconError(`redrive stopped on ${source.db.display}: ${describeFailure(error)}`, {
+    code: 'CONNECTION',
+    hint,
+    cause: error,
+  });
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
