@@ -13,7 +13,7 @@ import { toIso } from '../db/task-sql.js';
 import type { DispatchResult, DispatchTask } from '../dispatch/types.js';
 import { TaskreconError } from '../errors.js';
 import { Settler } from './redrive-settle.js';
-import type { RedriveCounts, RedriveEvent, RedriveOptions, RedriveResult } from './redrive-types.js';
+import type { RedriveCounts, RedriveOptions, RedriveResult } from './redrive-types.js';
 
 export type { RedriveEvent, RedriveOptions, RedriveResult } from './redrive-types.js';
 
