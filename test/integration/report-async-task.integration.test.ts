@@ -1,0 +1,305 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { runCli, runJson } from '../support/cli.js';
+import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { assertMatchesSchema } from '../support/schemas.js';
+
+// The app writes DATETIMEs in +08:00 while the CLI runs in New York: no metric may move.
+const APP_ZONE = '+08:00';
+const CLIENT = { TZ: 'America/New_York' };
+let schema: TestSchema;
+let cwd: string;
+
+interface Metrics {
+  created: number | null;
+  succeeded: number | null;
+  failed: number | null;
+  failureRate: number | null;
+  latencyAvgSeconds: number | null;
+  latencyP95Seconds: number | null;
+  due: number | null;
+  stuck: number | null;
+  failedOpen: number | null;
+  oldestDueSeconds: number | null;
+}
+interface ReportJson {
+  status: string;
+  metrics: Metrics;
+  breaches: Array<{ metric: string; level: string; value: number; threshold: number }>;
+  byBizType: Array<
+    Metrics & { bizType: string; sample: { bizId: string; eventId: string; error: string } | null }
+  >;
+  notes: string[];
+}
+
+/** Every threshold off but the ones a test names, so that one metric decides the status. */
+const ONLY = ['failureRate', 'stuck', 'oldestDue'].flatMap((m) => [
+  '--threshold',
+  `${m}.warn=off`,
+  '--threshold',
+  `${m}.crit=off`,
+]);
+
+beforeAll(async () => {
+  schema = await createTestSchema('report_async', { timeZone: APP_ZONE });
+  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-report-'));
+  writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${schema.dsn}\nappTimeZone: "${APP_ZONE}"\n`);
+  const init = await runCli(['init'], { cwd });
+  expect(init.code, init.stderr).toBe(0);
+  // coupon: 200 successes created 30 min ago with latencies 1..200 s, 6 failed, 4 still pending (not due).
+  // sms: 37 successes with latencies 10, 20, … 370 s; 1 due (2 h overdue), 1 stuck, 1 in flight.
+  // legacy: only rows created 3 h ago, outside the window, one of them failed awaiting action.
+  const values: string[] = [];
+  for (let i = 1; i <= 200; i++) {
+    values.push(
+      `('coupon','c${i}','ec${i}',2,0,NOW(),NULL,NOW() - INTERVAL 1800 SECOND, NOW() - INTERVAL ${1800 - i} SECOND)`,
+    );
+  }
+  for (let i = 1; i <= 6; i++) {
+    values.push(
+      `('coupon','cf${i}','ecf${i}',3,7,NOW(),'HTTP 500 from coupon-svc\\n  at send()',NOW() - INTERVAL 1700 SECOND, NOW() - INTERVAL ${60 * i} SECOND)`,
+    );
+  }
+  for (let i = 1; i <= 4; i++)
+    values.push(
+      `('coupon','cp${i}','ecp${i}',0,1,NOW() + INTERVAL 1 HOUR,NULL,NOW() - INTERVAL 600 SECOND, NOW())`,
+    );
+  for (let i = 1; i <= 37; i++) {
+    values.push(
+      `('sms','s${i}','es${i}',2,0,NOW(),NULL,NOW() - INTERVAL 3000 SECOND, NOW() - INTERVAL ${3000 - 10 * i} SECOND)`,
+    );
+  }
+  values.push(
+    `('sms','s-due','es-due',0,3,NOW() - INTERVAL 2 HOUR,'timeout',NOW() - INTERVAL 3000 SECOND, NOW() - INTERVAL 2 HOUR)`,
+  );
+  values.push(
+    `('sms','s-stuck','es-stuck',1,0,NOW(),NULL,NOW() - INTERVAL 3000 SECOND, NOW() - INTERVAL 1200 SECOND)`,
+  );
+  values.push(
+    `('sms','s-flight','es-flight',1,0,NOW(),NULL,NOW() - INTERVAL 3000 SECOND, NOW() - INTERVAL 60 SECOND)`,
+  );
+  values.push(`('legacy','l1','el1',2,0,NOW(),NULL,NOW() - INTERVAL 3 HOUR, NOW() - INTERVAL 3 HOUR)`);
+  values.push(
+    `('legacy','l2','el2',3,7,NOW(),'HTTP 404 no such user',NOW() - INTERVAL 3 HOUR, NOW() - INTERVAL 170 MINUTE)`,
+  );
+  await schema.sql.query(
+    `INSERT INTO async_task (biz_type, biz_id, event_id, status, retry_count, next_retry_time, last_error, created_at, updated_at) VALUES ${values.join(',\n')}`,
+  );
+});
+
+afterAll(async () => {
+  await schema?.drop();
+});
+
+/** The SQL ground truth, written plainly (no window functions): the report must agree with it. */
+async function groundTruth(bizType?: string): Promise<Metrics> {
+  const biz = bizType ? 'AND biz_type = ?' : '';
+  const params = bizType ? [bizType] : [];
+  const [[w]] = (await schema.sql.query(
+    `SELECT COUNT(*) AS created, COALESCE(SUM(status = 2), 0) AS succeeded, COALESCE(SUM(status = 3), 0) AS failed,
+            AVG(CASE WHEN status = 2 THEN TIMESTAMPDIFF(SECOND, created_at, updated_at) END) AS avgLat
+       FROM async_task WHERE created_at >= NOW() - INTERVAL 3600 SECOND ${biz}`,
+    params,
+  )) as unknown as [[Record<string, string | number | null>]];
+  const [lats] = (await schema.sql.query(
+    `SELECT TIMESTAMPDIFF(SECOND, created_at, updated_at) AS lat FROM async_task
+      WHERE status = 2 AND created_at >= NOW() - INTERVAL 3600 SECOND ${biz} ORDER BY lat`,
+    params,
+  )) as unknown as [Array<{ lat: number }>];
+  const [[now]] = (await schema.sql.query(
+    `SELECT COALESCE(SUM(status = 0 AND next_retry_time <= NOW()), 0) AS due,
+            COALESCE(SUM(status = 1 AND updated_at <= NOW() - INTERVAL 600 SECOND), 0) AS stuck,
+            COALESCE(SUM(status = 3), 0) AS failedOpen,
+            TIMESTAMPDIFF(SECOND, MIN(CASE WHEN status = 0 AND next_retry_time <= NOW() THEN next_retry_time END), NOW()) AS oldestDue
+       FROM async_task WHERE 1=1 ${biz}`,
+    params,
+  )) as unknown as [[Record<string, string | number | null>]];
+  const created = Number(w?.created);
+  const failed = Number(w?.failed);
+  const p95Rank = Math.ceil(0.95 * lats.length);
+  return {
+    created,
+    succeeded: Number(w?.succeeded),
+    failed,
+    failureRate: created ? failed / created : null,
+    latencyAvgSeconds: w?.avgLat === null ? null : Number(w?.avgLat),
+    latencyP95Seconds: lats.length ? Number(lats[p95Rank - 1]?.lat) : null,
+    due: Number(now?.due),
+    stuck: Number(now?.stuck),
+    failedOpen: Number(now?.failedOpen),
+    oldestDueSeconds: now?.oldestDue === null ? null : Number(now?.oldestDue),
+  };
+}
+
+function expectMetrics(actual: Metrics, truth: Metrics): void {
+  const { oldestDueSeconds, latencyAvgSeconds, ...exact } = truth;
+  const { oldestDueSeconds: gotOldest, latencyAvgSeconds: gotAvg } = actual;
+  const gotExact = Object.fromEntries(Object.keys(exact).map((k) => [k, actual[k as keyof Metrics]]));
+  expect(gotExact).toEqual(exact);
+  if (latencyAvgSeconds === null) expect(gotAvg).toBeNull();
+  else expect(gotAvg).toBeCloseTo(latencyAvgSeconds, 3);
+  if (oldestDueSeconds === null) expect(gotOldest).toBeNull();
+  else expect(Math.abs((gotOldest ?? -1e9) - oldestDueSeconds)).toBeLessThanOrEqual(3); // the runs are a few seconds apart
+}
+
+describe('report on the async-task profile', () => {
+  it('computes every metric, overall and per biz type, as the SQL ground truth says, across zones', async () => {
+    const { code, json } = await runJson<ReportJson>(['report'], { cwd, env: CLIENT });
+    assertMatchesSchema('report', json);
+    expectMetrics(json.metrics, await groundTruth());
+    for (const biz of ['coupon', 'sms', 'legacy']) {
+      const row = json.byBizType.find((b) => b.bizType === biz);
+      expect(row, biz).toBeDefined();
+      expectMetrics(row as Metrics, await groundTruth(biz));
+    }
+    // The fixture's known answers, so that the ground truth itself is checked.
+    expect(json.metrics).toMatchObject({
+      created: 250,
+      succeeded: 237,
+      failed: 6,
+      due: 1,
+      stuck: 1,
+      failedOpen: 7,
+    });
+    expect(json.byBizType.find((b) => b.bizType === 'coupon')?.latencyP95Seconds).toBe(190);
+    expect(json.byBizType.find((b) => b.bizType === 'sms')?.latencyP95Seconds).toBe(360);
+    // 6/250 = 2.4% ≥ 1% warn, < 5% crit; stuck 1 ≥ 1; oldest due 2 h ≥ 10 min.
+    expect(json.status).toBe('WARNING');
+    expect(code).toBe(1);
+    expect(json.breaches.map((b) => `${b.metric}:${b.level}`).sort()).toEqual([
+      'failureRate:warn',
+      'oldestDue:warn',
+      'stuck:warn',
+    ]);
+  });
+
+  it('names a sample biz_id, event_id and error summary for each failing biz type', async () => {
+    const { json } = await runJson<ReportJson>(['report'], { cwd });
+    const coupon = json.byBizType.find((b) => b.bizType === 'coupon');
+    expect(coupon?.sample).toMatchObject({ bizId: 'cf6', eventId: 'ecf6' });
+    expect(coupon?.sample?.error).toContain('HTTP 500 from coupon-svc');
+    expect(json.byBizType.find((b) => b.bizType === 'legacy')?.sample?.bizId).toBe('l2');
+    expect(json.byBizType.find((b) => b.bizType === 'sms')?.sample).toBeNull();
+  });
+
+  it('reports an empty window as null rates and latencies, never 0', async () => {
+    const { code, json } = await runJson<ReportJson>(['report', '--biz-type', 'legacy'], { cwd });
+    expect(code).toBe(0);
+    expectMetrics(json.metrics, await groundTruth('legacy'));
+    expect(json.metrics).toMatchObject({
+      created: 0,
+      failureRate: null,
+      latencyAvgSeconds: null,
+      latencyP95Seconds: null,
+      failedOpen: 1,
+    });
+  });
+
+  it('exits 0, 1 and 2 at each threshold level, just inside and just outside', async () => {
+    const cases: Array<[string[], number, string]> = [
+      [['failureRate.warn=2.41%'], 0, 'OK'], // 2.4% is just under
+      [['failureRate.warn=2.4%'], 1, 'WARNING'], // at the limit
+      [['failureRate.warn=1%', 'failureRate.crit=2.4%'], 2, 'CRITICAL'],
+      [['stuck.warn=2'], 0, 'OK'],
+      [['stuck.warn=1'], 1, 'WARNING'],
+      [['stuck.crit=1'], 2, 'CRITICAL'],
+    ];
+    const runs = await Promise.all(
+      cases.map(([thresholds]) =>
+        runJson<ReportJson>(['report', ...ONLY, ...thresholds.flatMap((t) => ['--threshold', t])], { cwd }),
+      ),
+    );
+    cases.forEach(([thresholds, exit, status], i) => {
+      expect({ thresholds, code: runs[i]?.code, status: runs[i]?.json.status }).toEqual({
+        thresholds,
+        code: exit,
+        status,
+      });
+    });
+  });
+
+  it('prints a Nagios status line with perfdata, and UNKNOWN with exit 3 when the database is down', async () => {
+    const ok = await runCli(['report', '--format', 'nagios', ...ONLY], { cwd });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout.split('\n')[0]).toMatch(
+      /^TASKRECON OK - .+ \| created=250;;;0 succeeded=237;;;0 failed=6;;;0 failure_rate=0\.024;;;0;1 /,
+    );
+    expect(ok.stdout).toContain(
+      'coupon: 6 failed in window, 6 awaiting action; e.g. biz_id=cf6 event_id=ecf6: HTTP 500 from coupon-svc',
+    );
+    const down = await runCli(
+      ['report', '--format', 'nagios', '--db', 'mysql://root:secret@127.0.0.1:1/none'],
+      { cwd },
+    );
+    expect(down.code).toBe(3);
+    expect(down.stdout).toMatch(
+      /^TASKRECON UNKNOWN - cannot connect to mysql:\/\/root:\*\*\*@127\.0\.0\.1:1\/none/,
+    );
+    expect(down.stdout + down.stderr).not.toContain('secret');
+    const downJson = await runJson<{ error: { exit: number } }>(
+      ['report', '--db', 'mysql://root@127.0.0.1:1/none'],
+      { cwd },
+    );
+    expect(downJson.code).toBe(3);
+    expect(downJson.json.error.exit).toBe(3);
+  });
+
+  it('writes Prometheus text that a real parser reads back, atomically replacing the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'taskrecon-prom-'));
+    const file = join(dir, 'taskrecon.prom');
+    writeFileSync(file, 'old\n');
+    const before = statSync(file).ino;
+    const run = await runCli(['report', '--format', 'prometheus', '--output', file], { cwd });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(statSync(file).ino).not.toBe(before); // renamed over, not rewritten in place
+    expect(readdirSync(dir)).toEqual(['taskrecon.prom']); // no temporary file left behind
+    const text = readFileSync(file, 'utf8');
+    const families = parsePrometheusTextFormat(text);
+    const value = (name: string, labels: Record<string, string>) =>
+      families
+        .find((f) => f.name === name)
+        ?.metrics.find((m) => JSON.stringify(m.labels ?? {}) === JSON.stringify(labels))?.value;
+    expect(families.every((f) => f.help && f.type === 'GAUGE')).toBe(true);
+    expect(value('taskrecon_report_created', { source: 'async-task' })).toBe('250');
+    expect(value('taskrecon_report_failed', { source: 'async-task', biz_type: 'coupon' })).toBe('6');
+    expect(value('taskrecon_report_latency_p95_seconds', { source: 'async-task', biz_type: 'sms' })).toBe(
+      '360',
+    );
+    expect(value('taskrecon_report_status', { source: 'async-task' })).toBe('1');
+    expect(value('taskrecon_report_breach', { source: 'async-task', metric: 'stuck', level: 'warn' })).toBe(
+      '1',
+    );
+    // legacy created nothing in the window: its failure ratio is unknown, so the series is absent, not 0.
+    expect(
+      value('taskrecon_report_failure_ratio', { source: 'async-task', biz_type: 'legacy' }),
+    ).toBeUndefined();
+    expect(text.match(/^# TYPE /gm)?.length).toBe(text.match(/^# HELP /gm)?.length);
+  });
+
+  it('refuses bad input with exit 3 and writes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'taskrecon-prom-'));
+    mkdirSync(join(dir, 'sub'));
+    const bad = [
+      ['--threshold', 'failureRate.warn=150%'],
+      ['--threshold', 'nope.warn=1'],
+      ['--window', '5x'],
+      ['--webhook', 'teams=http://127.0.0.1:1/'],
+      ['--output', join(dir, 'missing', 'x.prom')],
+    ];
+    const results = await Promise.all(
+      bad.map((args) => {
+        const output = args[0] === '--output' ? [] : ['--output', join(dir, 'sub', 'x.prom')];
+        return runCli(['report', '--format', 'prometheus', ...output, ...args], { cwd });
+      }),
+    );
+    bad.forEach((args, i) => {
+      expect(results[i]?.code, args.join(' ')).toBe(3);
+      expect(results[i]?.stderr).toContain(args[0] as string);
+    });
+    expect(readdirSync(join(dir, 'sub'))).toEqual([]);
+  });
+});
