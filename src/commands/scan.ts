@@ -5,12 +5,21 @@ import type { ListKind } from '../db/sql/scan.js';
 import { windowField } from '../db/sql/scan.js';
 import { usageError } from '../errors.js';
 import { countFlag, durationFlag, FORMATS, resolveTime, statusFlag, timeFlag } from '../flags.js';
-import { ALL_LISTS, scan, sourceInfo, streamList, type ScanOptions, type ScanResult } from '../ops/scan.js';
+import {
+  ALL_LISTS,
+  scan,
+  sourceInfo,
+  streamListBatches,
+  type ScanOptions,
+  type ScanResult,
+} from '../ops/scan.js';
 import { startProgress } from '../render/progress.js';
 import { renderScan } from '../render/scan.js';
 import { CSV_HEADER, rowSerializer } from '../render/task-rows.js';
 import { writeOut } from '../render/terminal.js';
 import { toIso } from '../db/task-sql.js';
+
+const PROGRESS_EVERY_ROWS = 65_536;
 
 const LISTS_OF_STATUS: Record<LogicalStatus, ListKind[]> = {
   processing: ['stuck'],
@@ -34,10 +43,17 @@ export default class Scan extends BaseCommand<typeof Scan> {
   static override flags = {
     'biz-type': Flags.string({ summary: 'Only these biz types.', multiple: true }),
     status: statusFlag,
-    since: timeFlag({ summary: 'Only tasks created at or after this time (ISO date-time, or a duration ago like 2h).' }),
+    since: timeFlag({
+      summary: 'Only tasks created at or after this time (ISO date-time, or a duration ago like 2h).',
+    }),
     until: timeFlag({ summary: 'Only tasks created before this time.' }),
-    'stuck-after': durationFlag({ summary: "A processing task untouched this long is stuck (default: the profile's lease, 10m)." }),
-    limit: countFlag(0)({ summary: 'Rows per list; 0 lists every row (stream it with --format ndjson).', default: 20 }),
+    'stuck-after': durationFlag({
+      summary: "A processing task untouched this long is stuck (default: the profile's lease, 10m).",
+    }),
+    limit: countFlag(0)({
+      summary: 'Rows per list; 0 lists every row (stream it with --format ndjson).',
+      default: 20,
+    }),
     format: Flags.string({ summary: 'Output format.', options: [...FORMATS] }),
   };
 
@@ -47,7 +63,9 @@ export default class Scan extends BaseCommand<typeof Scan> {
     const choice = this.context.source();
     const nowEpoch = await source.db.nowEpoch();
     if ((this.flags.since || this.flags.until) && !windowField(source.sql)) {
-      throw usageError(`--since/--until need a created or updated time, and profile ${source.profile.name} has neither`);
+      throw usageError(
+        `--since/--until need a created or updated time, and profile ${source.profile.name} has neither`,
+      );
     }
     const statuses = this.flags.status as LogicalStatus[] | undefined;
     const options: ScanOptions = {
@@ -57,7 +75,9 @@ export default class Scan extends BaseCommand<typeof Scan> {
       bizTypes: this.flags['biz-type'],
       sinceEpoch: resolveTime(this.flags.since, nowEpoch),
       untilEpoch: resolveTime(this.flags.until, nowEpoch),
-      lists: statuses ? ALL_LISTS.filter((k) => statuses.some((s) => LISTS_OF_STATUS[s].includes(k))) : ALL_LISTS,
+      lists: statuses
+        ? ALL_LISTS.filter((k) => statuses.some((s) => LISTS_OF_STATUS[s].includes(k)))
+        : ALL_LISTS,
     };
     if ((options.bizTypes?.length ?? 0) > 0 && !source.sql.has('bizType')) {
       throw usageError(`--biz-type needs a biz type, and profile ${source.profile.name} has none`);
@@ -73,28 +93,36 @@ export default class Scan extends BaseCommand<typeof Scan> {
   }
 
   /** NDJSON or CSV: one line per listed task, streamed in constant memory; the summary goes to stderr. */
-  private async streamRows(source: Awaited<ReturnType<BaseCommand<typeof Scan>['openSource']>>, options: ScanOptions, format: 'ndjson' | 'csv'): Promise<void> {
+  private async streamRows(
+    source: Awaited<ReturnType<BaseCommand<typeof Scan>['openSource']>>,
+    options: ScanOptions,
+    format: 'ndjson' | 'csv',
+  ): Promise<void> {
     const serializer = rowSerializer(source.sql);
     const progress = startProgress('streaming');
     let count = 0;
-    let buffer = format === 'csv' ? CSV_HEADER : '';
+    let nextProgress = PROGRESS_EVERY_ROWS;
     try {
+      if (format === 'csv') await writeOut(CSV_HEADER);
       for (const kind of options.lists ?? ALL_LISTS) {
-        const rows = streamList(source, kind, options);
-        if (!rows) continue;
-        for await (const row of rows) {
-          buffer += format === 'ndjson' ? serializer.ndjson(kind, row) : serializer.csv(kind, row);
-          if (++count % 256 === 0) {
-            await writeOut(buffer);
-            buffer = '';
-            if (count % 65_536 === 0) progress.update(`${count.toLocaleString('en-US')} rows`);
+        const batches = streamListBatches(source, kind, options);
+        if (!batches) continue;
+        for await (const rows of batches) {
+          const text =
+            format === 'ndjson' ? serializer.ndjsonBatch(kind, rows) : serializer.csvBatch(kind, rows);
+          count += rows.length;
+          await writeOut(text);
+          if (count >= nextProgress) {
+            nextProgress += PROGRESS_EVERY_ROWS;
+            progress.update(`${count.toLocaleString('en-US')} rows`);
           }
         }
       }
-      await writeOut(buffer);
     } finally {
       progress.stop();
     }
-    this.note(`${count.toLocaleString('en-US')} rows from ${sourceInfo(source).name} as of ${toIso(options.nowEpoch)}`);
+    this.note(
+      `${count.toLocaleString('en-US')} rows from ${sourceInfo(source).name} as of ${toIso(options.nowEpoch)}`,
+    );
   }
 }

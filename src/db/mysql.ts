@@ -15,6 +15,10 @@ export interface MysqlOptions {
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+/** Rows per batch of streamBatches(): big enough that per-batch costs vanish, small enough to stay flat in memory. */
+const STREAM_BATCH_ROWS = 1000;
+/** Batches read ahead of the consumer before the socket is paused (≈ a few MB of rows). */
+const STREAM_MAX_QUEUED = 8;
 
 /** Opens a pool whose every connection is pinned to one session time zone and READ COMMITTED. */
 export async function openMysql(dsn: MysqlDsn, options: MysqlOptions = {}): Promise<Db> {
@@ -45,7 +49,11 @@ export async function openMysql(dsn: MysqlDsn, options: MysqlOptions = {}): Prom
   } catch (error) {
     throw connectionError(error, display);
   }
-  const pool = mysql.createPool({ ...base, connectionLimit: options.poolSize ?? 4, waitForConnections: true });
+  const pool = mysql.createPool({
+    ...base,
+    connectionLimit: options.poolSize ?? 4,
+    waitForConnections: true,
+  });
   pool.on('connection', (connection) => {
     connection.query('SET time_zone = ?', [zone]);
     connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
@@ -54,7 +62,11 @@ export async function openMysql(dsn: MysqlDsn, options: MysqlOptions = {}): Prom
 }
 
 /** The zone to pin: the app's zone if the server knows it (else its current offset), or the server's global zone. */
-async function chooseZone(probe: mysql.Connection, appTimeZone: string | undefined, warnings: string[]): Promise<string> {
+async function chooseZone(
+  probe: mysql.Connection,
+  appTimeZone: string | undefined,
+  warnings: string[],
+): Promise<string> {
   if (!appTimeZone) {
     const [rows] = await probe.query('SELECT @@global.time_zone AS zone');
     return String((rows as Row[])[0]?.zone ?? 'SYSTEM');
@@ -102,12 +114,20 @@ export function connectionError(error: unknown, display: string): TaskreconError
 function statementError(error: unknown, display: string): unknown {
   const e = error as { code?: string; fatal?: boolean; message?: string };
   if (error instanceof TaskreconError) return error;
-  if (e.fatal || e.code === 'PROTOCOL_CONNECTION_LOST' || e.code === 'ECONNRESET' || e.code === 'ECONNREFUSED') {
-    return new TaskreconError(`lost the connection to ${display}: ${maskDsnText(e.message ?? String(error))}`, {
-      code: 'CONNECTION',
-      hint: 'Nothing half-done was committed; run the command again once the server is back.',
-      cause: error,
-    });
+  if (
+    e.fatal ||
+    e.code === 'PROTOCOL_CONNECTION_LOST' ||
+    e.code === 'ECONNRESET' ||
+    e.code === 'ECONNREFUSED'
+  ) {
+    return new TaskreconError(
+      `lost the connection to ${display}: ${maskDsnText(e.message ?? String(error))}`,
+      {
+        code: 'CONNECTION',
+        hint: 'Nothing half-done was committed; run the command again once the server is back.',
+        cause: error,
+      },
+    );
   }
   if (e.code === 'ER_TABLEACCESS_DENIED_ERROR' || e.code === 'ER_COLUMNACCESS_DENIED_ERROR') {
     return new TaskreconError(maskDsnText(e.message ?? String(error)), {
@@ -157,19 +177,79 @@ class MysqlDb extends MysqlQueryable implements Db {
     super(pool, display);
   }
 
-  async *stream(sql: string, params: readonly unknown[] = [], options: StreamOptions = {}): AsyncIterable<unknown> {
+  async *stream(
+    sql: string,
+    params: readonly unknown[] = [],
+    options: StreamOptions = {},
+  ): AsyncIterable<unknown> {
+    for await (const batch of this.streamBatches(sql, params, options)) yield* batch;
+  }
+
+  /**
+   * Rows straight from the driver's row events, gathered into batches of STREAM_BATCH_ROWS: no
+   * stream object and no promise per row. When STREAM_MAX_QUEUED batches wait unread, the socket
+   * is paused until the reader catches up, so memory stays flat however many rows come.
+   */
+  async *streamBatches(
+    sql: string,
+    params: readonly unknown[] = [],
+    options: StreamOptions = {},
+  ): AsyncIterable<unknown[]> {
     const connection = await this.pool.getConnection().catch((error: unknown) => {
       throw statementError(error, this.display);
     });
+    const raw = connection.connection as unknown as CallbackConnection;
+    const queue: unknown[][] = [];
+    let batch: unknown[] = [];
+    let ended = false;
+    let failure: unknown;
+    let paused = false;
+    let wake: (() => void) | undefined;
+    const signal = () => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
     let finished = false;
     try {
-      const rows = (connection.connection as unknown as CallbackConnection)
+      raw
         .query({ sql, rowsAsArray: options.rowsAsArray ?? false }, params as unknown[])
-        .stream({ highWaterMark: 1000 });
-      try {
-        for await (const row of rows) yield row;
-      } catch (error) {
-        throw statementError(error, this.display);
+        .on('result', (row: unknown) => {
+          batch.push(row);
+          if (batch.length < STREAM_BATCH_ROWS) return;
+          queue.push(batch);
+          batch = [];
+          if (queue.length >= STREAM_MAX_QUEUED && !paused) {
+            paused = true;
+            raw.pause();
+          }
+          signal();
+        })
+        .on('error', (error: unknown) => {
+          failure = error;
+          signal();
+        })
+        .on('end', () => {
+          if (batch.length > 0) queue.push(batch);
+          batch = [];
+          ended = true;
+          signal();
+        });
+      for (;;) {
+        const next = queue.shift();
+        if (next) {
+          if (paused && queue.length <= STREAM_MAX_QUEUED / 2) {
+            paused = false;
+            raw.resume();
+          }
+          yield next;
+        } else if (failure !== undefined) {
+          throw statementError(failure, this.display);
+        } else if (ended) {
+          break;
+        } else {
+          await new Promise<void>((resolve) => (wake = resolve));
+        }
       }
       finished = true;
     } finally {

@@ -45,6 +45,11 @@ export interface Db extends Queryable {
   readonly warnings: string[];
   /** Streams a query's rows with backpressure; stopping early releases the connection. */
   stream(sql: string, params?: readonly unknown[], options?: StreamOptions): AsyncIterable<unknown>;
+  /**
+   * The same rows in batches (arrays of rows, in order), for hot paths that handle millions of rows:
+   * one await per batch instead of per row. Optional: callers fall back to `stream`.
+   */
+  streamBatches?(sql: string, params?: readonly unknown[], options?: StreamOptions): AsyncIterable<unknown[]>;
   /** Runs `fn` in one short READ COMMITTED transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   columns(table: string): Promise<ColumnInfo[] | undefined>;

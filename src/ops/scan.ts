@@ -8,6 +8,7 @@ import {
   dueWhere,
   filterWhere,
   LIST_STATUS,
+  listBatches,
   listRows,
   stuckWhere,
   type CountRow,
@@ -70,7 +71,12 @@ export const ALL_LISTS: ListKind[] = ['stuck', 'due', 'failed'];
 export const DEFAULT_PAGE_SIZE = 10_000;
 
 export function sourceInfo(source: BoundSource): SourceInfo {
-  return { name: source.name, profile: source.profile.name, table: source.profile.table, db: source.db.display };
+  return {
+    name: source.name,
+    profile: source.profile.name,
+    table: source.profile.table,
+    db: source.db.display,
+  };
 }
 
 function emptyCounts(): StatusCounts {
@@ -82,9 +88,11 @@ export function capabilityNotes(source: BoundSource): { stuck?: string; due?: st
   const { sql, profile } = source;
   const statuses = sql.statuses();
   const notes: { stuck?: string; due?: string } = {};
-  if (!statuses.includes('processing')) notes.stuck = `${profile.name} rows are never processing: stuck is n/a`;
+  if (!statuses.includes('processing'))
+    notes.stuck = `${profile.name} rows are never processing: stuck is n/a`;
   else if (!sql.has('updatedAt')) notes.stuck = `${profile.name} has no updated_at column: stuck is n/a`;
-  if (!statuses.includes('pending')) notes.due = `${profile.name} rows are never pending: due is n/a (retry them with \`taskrecon compensate\`)`;
+  if (!statuses.includes('pending'))
+    notes.due = `${profile.name} rows are never pending: due is n/a (retry them with \`taskrecon compensate\`)`;
   else if (!sql.has('nextRetryAt')) notes.due = `${profile.name} has no next-retry column: due is n/a`;
   return notes;
 }
@@ -108,12 +116,25 @@ export async function scanSummary(
   const entry = (bizType: string | null): BizTypeSummary => {
     let e = byBiz.get(bizType);
     if (!e) {
-      e = { bizType, total: 0, byStatus: emptyCounts(), stuck: stuck ? 0 : null, due: due ? 0 : null, oldestDueSeconds: null };
+      e = {
+        bizType,
+        total: 0,
+        byStatus: emptyCounts(),
+        stuck: stuck ? 0 : null,
+        due: due ? 0 : null,
+        oldestDueSeconds: null,
+      };
       byBiz.set(bizType, e);
     }
     return e;
   };
-  const summary: ScanSummary = { total: 0, byStatus: emptyCounts(), stuck: stuck ? 0 : null, due: due ? 0 : null, oldestDueSeconds: null };
+  const summary: ScanSummary = {
+    total: 0,
+    byStatus: emptyCounts(),
+    stuck: stuck ? 0 : null,
+    due: due ? 0 : null,
+    oldestDueSeconds: null,
+  };
   for (const row of counts) {
     const status = source.sql.logicalStatus(row.rawStatus);
     const e = entry(row.bizType);
@@ -122,7 +143,8 @@ export async function scanSummary(
     summary.total += row.count;
     summary.byStatus[status] += row.count;
   }
-  const age = (r: CountRow) => (r.oldestEpoch === null ? null : Math.max(0, options.nowEpoch - r.oldestEpoch));
+  const age = (r: CountRow) =>
+    r.oldestEpoch === null ? null : Math.max(0, options.nowEpoch - r.oldestEpoch);
   for (const row of due ?? []) {
     const e = entry(row.bizType);
     e.due = row.count;
@@ -139,7 +161,9 @@ export async function scanSummary(
   if (summary.byStatus.unknown > 0) {
     notes.push(`${summary.byStatus.unknown} rows have a status value the profile does not map (see doctor)`);
   }
-  const byBizType = [...byBiz.values()].sort((a, b) => b.total - a.total || String(a.bizType).localeCompare(String(b.bizType)));
+  const byBizType = [...byBiz.values()].sort(
+    (a, b) => b.total - a.total || String(a.bizType).localeCompare(String(b.bizType)),
+  );
   return { summary, byBizType, notes };
 }
 
@@ -147,18 +171,40 @@ export async function scanSummary(
 export function listWhere(source: BoundSource, kind: ListKind, options: ScanOptions) {
   const capability = capabilityNotes(source);
   const filter = filterWhere(source.sql, options);
-  if (kind === 'due') return capability.due ? undefined : and([dueWhere(source.sql, options.nowEpoch), filter]);
+  if (kind === 'due')
+    return capability.due ? undefined : and([dueWhere(source.sql, options.nowEpoch), filter]);
   if (kind === 'stuck') {
-    return capability.stuck ? undefined : and([stuckWhere(source.sql, options.nowEpoch - Math.floor(options.stuckAfterMs / 1000)), filter]);
+    return capability.stuck
+      ? undefined
+      : and([stuckWhere(source.sql, options.nowEpoch - Math.floor(options.stuckAfterMs / 1000)), filter]);
   }
   return and([source.sql.statusIn([LIST_STATUS[kind]]), filter]);
 }
 
 /** Streams one list's rows (arrays in taskSelect order). */
-export function streamList(source: BoundSource, kind: ListKind, options: ScanOptions): AsyncGenerator<unknown[]> | undefined {
+export function streamList(
+  source: BoundSource,
+  kind: ListKind,
+  options: ScanOptions,
+): AsyncGenerator<unknown[]> | undefined {
   const where = listWhere(source, kind, options);
   if (!where) return undefined;
-  return listRows(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, { nullNextRetry: kind !== 'due' });
+  return listRows(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
+    nullNextRetry: kind !== 'due',
+  });
+}
+
+/** Streams one list's rows in batches (the fast path of `scan --format ndjson|csv`). */
+export function streamListBatches(
+  source: BoundSource,
+  kind: ListKind,
+  options: ScanOptions,
+): AsyncGenerator<unknown[][]> | undefined {
+  const where = listWhere(source, kind, options);
+  if (!where) return undefined;
+  return listBatches(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
+    nullNextRetry: kind !== 'due',
+  });
 }
 
 /** A whole scan, lists collected (use streamList for unbounded output). */

@@ -1,6 +1,7 @@
 import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import type { Fragment, TaskSql } from '../task-sql.js';
+import type { Db } from '../types.js';
 
 /** Which rows a scan looks at: biz types and a created-at window (epoch seconds). */
 export interface ScanFilter {
@@ -45,7 +46,10 @@ export interface StatusCountRow {
  * Counts rows by biz type and stored status in one pass.
  * In: filter. Out: one row per (biz type, status). Reads only; a full index or table scan.
  */
-export async function countByBizTypeAndStatus(source: BoundSource, filter: ScanFilter): Promise<StatusCountRow[]> {
+export async function countByBizTypeAndStatus(
+  source: BoundSource,
+  filter: ScanFilter,
+): Promise<StatusCountRow[]> {
   const { sql } = source;
   const where = filterWhere(sql, filter);
   const status = sql.rawStatusExpr();
@@ -54,7 +58,11 @@ export async function countByBizTypeAndStatus(source: BoundSource, filter: ScanF
     `SELECT ${bizType} AS bizType, ${status} AS rawStatus, COUNT(*) AS n FROM ${sql.table} WHERE ${where.sql} GROUP BY ${bizType}, ${status}`,
     where.params,
   );
-  return rows.map((r) => ({ bizType: r.bizType === null ? null : String(r.bizType), rawStatus: r.rawStatus, count: Number(r.n) }));
+  return rows.map((r) => ({
+    bizType: r.bizType === null ? null : String(r.bizType),
+    rawStatus: r.rawStatus,
+    count: Number(r.n),
+  }));
 }
 
 export interface CountRow {
@@ -68,16 +76,32 @@ export interface CountRow {
  * Due rows: pending with next_retry_time ≤ now, counted per biz type with the oldest due time.
  * In: filter, now (epoch, fixed once per run). Reads the (status, next_retry_time) index range.
  */
-export async function countDue(source: BoundSource, filter: ScanFilter, nowEpoch: number): Promise<CountRow[]> {
-  return countPerBizType(source, [dueWhere(source.sql, nowEpoch), filterWhere(source.sql, filter)], 'nextRetryAt');
+export async function countDue(
+  source: BoundSource,
+  filter: ScanFilter,
+  nowEpoch: number,
+): Promise<CountRow[]> {
+  return countPerBizType(
+    source,
+    [dueWhere(source.sql, nowEpoch), filterWhere(source.sql, filter)],
+    'nextRetryAt',
+  );
 }
 
 /**
  * Stuck rows: processing whose lease has expired, i.e. updated_at ≤ now − stuckAfter.
  * In: filter, the stuck cutoff (epoch). Reads the processing rows of the status index.
  */
-export async function countStuck(source: BoundSource, filter: ScanFilter, cutoffEpoch: number): Promise<CountRow[]> {
-  return countPerBizType(source, [stuckWhere(source.sql, cutoffEpoch), filterWhere(source.sql, filter)], 'updatedAt');
+export async function countStuck(
+  source: BoundSource,
+  filter: ScanFilter,
+  cutoffEpoch: number,
+): Promise<CountRow[]> {
+  return countPerBizType(
+    source,
+    [stuckWhere(source.sql, cutoffEpoch), filterWhere(source.sql, filter)],
+    'updatedAt',
+  );
 }
 
 export function dueWhere(sql: TaskSql, nowEpoch: number): Fragment {
@@ -88,7 +112,11 @@ export function stuckWhere(sql: TaskSql, cutoffEpoch: number): Fragment {
   return and([sql.statusIn(['processing']), sql.timeCompare('updatedAt', '<=', cutoffEpoch)]);
 }
 
-async function countPerBizType(source: BoundSource, where: Fragment[], oldestOf: 'nextRetryAt' | 'updatedAt'): Promise<CountRow[]> {
+async function countPerBizType(
+  source: BoundSource,
+  where: Fragment[],
+  oldestOf: 'nextRetryAt' | 'updatedAt',
+): Promise<CountRow[]> {
   const { sql } = source;
   const w = and(where);
   const bizType = sql.expr('bizType') ?? 'NULL';
@@ -106,20 +134,25 @@ async function countPerBizType(source: BoundSource, where: Fragment[], oldestOf:
 
 export type ListKind = 'stuck' | 'due' | 'failed';
 
-export const LIST_STATUS: Record<ListKind, LogicalStatus> = { stuck: 'processing', due: 'pending', failed: 'failed' };
+export const LIST_STATUS: Record<ListKind, LogicalStatus> = {
+  stuck: 'processing',
+  due: 'pending',
+  failed: 'failed',
+};
 
 /**
  * Streams the rows of one list in index order (next_retry_time, id), a page at a time, with the
  * cutoff fixed once: each page starts where the last one ended, so the backlog is never re-read.
- * Rows come as arrays in TaskSql.taskSelect() order. `limit` 0 means every row.
+ * Rows come as arrays in TaskSql.taskSelect() order, in batches (one page is many batches).
+ * `limit` 0 means every row.
  */
-export async function* listRows(
+export async function* listBatches(
   source: BoundSource,
   base: Fragment,
   limit: number,
   pageSize: number,
   options: { nullNextRetry?: boolean } = {},
-): AsyncGenerator<unknown[]> {
+): AsyncGenerator<unknown[][]> {
   const { sql } = source;
   const id = sql.expr('id') as string;
   const nrt = sql.expr('nextRetryAt');
@@ -127,20 +160,26 @@ export async function* listRows(
   const none: Fragment = { sql: '1=1', params: [] };
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
 
-  async function* pages(where: (after: unknown[] | undefined) => Fragment, order: string): AsyncGenerator<unknown[]> {
+  async function* pages(
+    where: (after: unknown[] | undefined) => Fragment,
+    order: string,
+  ): AsyncGenerator<unknown[][]> {
     let after: unknown[] | undefined;
     while (remaining > 0) {
       const n = Math.min(pageSize, remaining);
       const w = where(after);
       let got = 0;
-      const rows = source.db.stream(`SELECT ${select} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${order} LIMIT ${n}`, w.params, {
-        rowsAsArray: true,
-      });
-      for await (const row of rows) {
-        got++;
-        remaining--;
-        after = row as unknown[];
-        yield after;
+      const batches = batchesOf(
+        source.db,
+        `SELECT ${select} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${order} LIMIT ${n}`,
+        w.params,
+      );
+      for await (const batch of batches) {
+        if (batch.length === 0) continue;
+        got += batch.length;
+        remaining -= batch.length;
+        after = batch[batch.length - 1] as unknown[];
+        yield batch as unknown[][];
       }
       if (got < n) return; // a short page is the last one
     }
@@ -152,7 +191,15 @@ export async function* listRows(
   }
   if (options.nullNextRetry !== false) {
     // Rows with no next_retry_time come first, by id.
-    yield* pages((after) => and([base, { sql: `${nrt} IS NULL`, params: [] }, after ? { sql: `${id} > ?`, params: [after[0]] } : none]), id);
+    yield* pages(
+      (after) =>
+        and([
+          base,
+          { sql: `${nrt} IS NULL`, params: [] },
+          after ? { sql: `${id} > ?`, params: [after[0]] } : none,
+        ]),
+      id,
+    );
   }
   const param = source.db.dialect.epochParam(sql.timeTypes.nextRetryAt ?? 'datetime');
   yield* pages(
@@ -160,8 +207,42 @@ export async function* listRows(
       and([
         base,
         { sql: `${nrt} IS NOT NULL`, params: [] },
-        after ? { sql: `${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?)`, params: [after[6], after[6], after[0]] } : none,
+        after
+          ? {
+              sql: `${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?)`,
+              params: [after[6], after[6], after[0]],
+            }
+          : none,
       ]),
     `${nrt}, ${id}`,
   );
+}
+
+/** listBatches() one row at a time. */
+export async function* listRows(
+  source: BoundSource,
+  base: Fragment,
+  limit: number,
+  pageSize: number,
+  options: { nullNextRetry?: boolean } = {},
+): AsyncGenerator<unknown[]> {
+  for await (const batch of listBatches(source, base, limit, pageSize, options)) yield* batch;
+}
+
+const FALLBACK_BATCH_ROWS = 1000;
+
+/** A query's rows as arrays, in batches: the connection's own batching when it has one. */
+function batchesOf(db: Db, statement: string, params: unknown[]): AsyncIterable<unknown[]> {
+  if (db.streamBatches) return db.streamBatches(statement, params, { rowsAsArray: true });
+  return (async function* () {
+    let batch: unknown[] = [];
+    for await (const row of db.stream(statement, params, { rowsAsArray: true })) {
+      batch.push(row);
+      if (batch.length >= FALLBACK_BATCH_ROWS) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  })();
 }

@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import { mysqlDialect } from '../../src/db/dialect.js';
+import { asyncTask } from '../../src/db/profiles/builtin.js';
+import { TaskSql } from '../../src/db/task-sql.js';
+import { CSV_HEADER, isoWriter, jsonId, rowSerializer } from '../../src/render/task-rows.js';
+
+const sql = new TaskSql(mysqlDialect, asyncTask, {
+  nextRetryAt: 'datetime',
+  createdAt: 'datetime',
+  updatedAt: 'datetime',
+});
+const FIELDS = [
+  'id',
+  'bizType',
+  'bizId',
+  'eventId',
+  'status',
+  'attempts',
+  'nextRetryAt',
+  'lastError',
+  'createdAt',
+  'updatedAt',
+] as const;
+
+/** What a line must mean: the task object of the JSON output, cut to the NDJSON fields. */
+function expected(list: string, row: unknown[]): Record<string, unknown> {
+  const task = sql.toTask(row) as unknown as Record<string, unknown>;
+  return { list, ...Object.fromEntries(FIELDS.map((f) => [f, task[f]])) };
+}
+
+function row(overrides: Record<number, unknown> = {}): unknown[] {
+  const r: unknown[] = [
+    42,
+    'coupon',
+    'ORD1',
+    'evt-1',
+    0,
+    3,
+    1764403200,
+    'HTTP 503',
+    1764399600,
+    1764403199,
+    null,
+    null,
+  ];
+  for (const [i, v] of Object.entries(overrides)) r[Number(i)] = v;
+  return r;
+}
+
+// Strings that need escaping, or that tempt a fast path to skip it.
+const NASTY = [
+  'say "hi"',
+  'back\\slash',
+  'line\nbreak\tand tab\r',
+  'nul \u0000 bell \u0007 esc \u001b del \u007f',
+  '积分余额不足 — emoji 🎉',
+  'lone surrogate \ud800 here',
+  '\u2028 and \u2029 separators',
+  '',
+  '</script>',
+];
+
+describe('the NDJSON row serializer', () => {
+  const s = rowSerializer(sql);
+
+  it('writes exactly the fields and values of the task object, in order', () => {
+    const line = s.ndjson('due', row());
+    expect(line.endsWith('\n')).toBe(true);
+    expect(line.split('\n')).toHaveLength(2);
+    expect(Object.keys(JSON.parse(line))).toEqual(['list', ...FIELDS]);
+    expect(JSON.parse(line)).toEqual(expected('due', row()));
+    expect(JSON.parse(line)).toMatchObject({
+      status: 'pending',
+      nextRetryAt: '2025-11-29T08:00:00Z',
+      createdAt: '2025-11-29T07:00:00Z',
+      updatedAt: '2025-11-29T07:59:59Z',
+    });
+  });
+
+  it.each(NASTY)('escapes %j so the line stays one valid JSON line', (text) => {
+    const r = row({ 1: text, 2: text, 3: text, 7: text });
+    const line = s.ndjson('failed', r);
+    expect(line.indexOf('\n')).toBe(line.length - 1);
+    expect(JSON.parse(line)).toEqual(expected('failed', r));
+    expect(JSON.parse(line).lastError).toBe(text);
+  });
+
+  it('writes SQL NULLs as null, not as "null" or 0', () => {
+    const r = row({ 1: null, 2: null, 3: null, 5: null, 6: null, 7: null, 8: null, 9: null });
+    const parsed = JSON.parse(s.ndjson('stuck', r));
+    expect(parsed).toEqual(expected('stuck', r));
+    for (const f of [
+      'bizType',
+      'bizId',
+      'eventId',
+      'attempts',
+      'nextRetryAt',
+      'lastError',
+      'createdAt',
+      'updatedAt',
+    ])
+      expect(parsed[f]).toBeNull();
+  });
+
+  it('decodes binary values as UTF-8 with U+FFFD for invalid bytes, never a crash', () => {
+    const binary = Buffer.from([0x48, 0x69, 0xff, 0xfe, 0x00, 0x22, 0xe4, 0xb8]);
+    const r = row({ 7: binary, 2: Buffer.from('ORD-9', 'utf8') });
+    const parsed = JSON.parse(s.ndjson('failed', r));
+    expect(parsed).toEqual(expected('failed', r));
+    expect(parsed.lastError).toBe('Hi\ufffd\ufffd\u0000"\ufffd');
+    expect(parsed.bizId).toBe('ORD-9');
+  });
+
+  it('keeps ids as toId() does: safe integers as numbers, big or non-numeric ids as strings', () => {
+    expect(jsonId(7)).toBe('7');
+    expect(jsonId('123456789012345')).toBe('123456789012345');
+    expect(jsonId('18446744073709551615')).toBe('"18446744073709551615"');
+    expect(jsonId('007')).toBe('7');
+    expect(jsonId('a"b')).toBe('"a\\"b"');
+    expect(jsonId(18446744073709551615n)).toBe('"18446744073709551615"');
+    for (const id of [7, '18446744073709551615', '007', 'uuid-1'])
+      expect(JSON.parse(s.ndjson('due', row({ 0: id })))).toEqual(expected('due', row({ 0: id })));
+  });
+
+  it('maps stored statuses to logical ones, whether the driver gives numbers or strings', () => {
+    expect(JSON.parse(s.ndjson('due', row({ 4: '1' }))).status).toBe('processing');
+    expect(JSON.parse(s.ndjson('due', row({ 4: 3 }))).status).toBe('failed');
+    expect(JSON.parse(s.ndjson('due', row({ 4: 9 }))).status).toBe('unknown');
+  });
+
+  it('writes integers from strings and garbage as null, as toInt() does', () => {
+    expect(JSON.parse(s.ndjson('due', row({ 5: '4' }))).attempts).toBe(4);
+    expect(JSON.parse(s.ndjson('due', row({ 5: 'n/a' }))).attempts).toBeNull();
+    expect(JSON.parse(s.ndjson('due', row({ 5: 2.7 }))).attempts).toBe(2);
+  });
+
+  it('serialises a batch as the concatenation of its lines', () => {
+    const rows = [row(), row({ 0: 43, 7: 'x"y' }), row({ 0: 44, 6: null })];
+    expect(s.ndjsonBatch('due', rows)).toBe(rows.map((r) => s.ndjson('due', r)).join(''));
+    expect(s.csvBatch('due', rows)).toBe(rows.map((r) => s.csv('due', r)).join(''));
+    expect(s.ndjsonBatch('due', [])).toBe('');
+  });
+});
+
+describe('epoch seconds to ISO-8601', () => {
+  it('agrees with Date.toISOString for whole seconds across days, leap days and far dates', () => {
+    const iso = isoWriter();
+    const samples = [
+      0, 1, 59, 60, 3599, 3600, 86_399, 86_400, 951_782_400, 1_709_164_799, 1_709_164_800, 4_102_444_799,
+      253_402_300_799, -1, -86_401,
+    ];
+    for (let i = 0; i < 2000; i++) samples.push(Math.floor(Math.sin(i) * 4e9));
+    for (const seconds of samples) {
+      const want = new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+      expect(iso(seconds), String(seconds)).toBe(JSON.stringify(want));
+      expect(iso(String(seconds)), String(seconds)).toBe(JSON.stringify(want));
+    }
+  });
+
+  it('keeps milliseconds of fractional seconds and turns garbage into null', () => {
+    const iso = isoWriter();
+    expect(iso(1764403200.25)).toBe('"2025-11-29T08:00:00.250Z"');
+    expect(iso('1764403200.5')).toBe('"2025-11-29T08:00:00.500Z"');
+    expect(iso(null)).toBe('null');
+    expect(iso('not a time')).toBe('null');
+    expect(iso(Number.NaN)).toBe('null');
+    expect(iso(Number.POSITIVE_INFINITY)).toBe('null');
+  });
+
+  it('does not return a stale value after the same-value cache', () => {
+    const iso = isoWriter();
+    expect(iso(0)).toBe('"1970-01-01T00:00:00Z"');
+    expect(iso(0)).toBe('"1970-01-01T00:00:00Z"');
+    expect(iso(1)).toBe('"1970-01-01T00:00:01Z"');
+    expect(iso(86_400 * 365)).toBe('"1971-01-01T00:00:00Z"');
+    expect(iso(2)).toBe('"1970-01-01T00:00:02Z"');
+  });
+});
+
+describe('the CSV row serializer', () => {
+  const s = rowSerializer(sql);
+
+  it('quotes text cells, doubles quotes, leaves numbers bare and NULLs empty', () => {
+    expect(CSV_HEADER.trim().split(',')).toEqual(['list', ...FIELDS]);
+    const line = s.csv('failed', row({ 7: 'say "hi", then\nleave', 6: null }));
+    expect(line).toBe(
+      'failed,42,"coupon","ORD1","evt-1","pending",3,,"say ""hi"", then\nleave","2025-11-29T07:00:00Z","2025-11-29T07:59:59Z"\n',
+    );
+  });
+});
