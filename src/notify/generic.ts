@@ -1,9 +1,24 @@
 import { plainText } from './alert.js';
 import { fitBody } from './fit.js';
-import type { NotifyKindSpec } from './types.js';
+import type { AlertFailing, NotifyKindSpec } from './types.js';
 
 /** Generic JSON: the alert as data plus a text rendering, for any receiver; kept within 64 KiB. */
 export const GENERIC_BODY_MAX_BYTES = 65_536;
+/** Each string of a failing biz type in the data part is capped, so that the data cannot crowd out the text. */
+const FIELD_MAX_CHARS = 500;
+
+const cap = (s: string | null): string | null =>
+  s !== null && s.length > FIELD_MAX_CHARS ? `${s.slice(0, FIELD_MAX_CHARS - 1)}…` : s;
+
+function capped(f: AlertFailing): AlertFailing {
+  const sample = f.sample && {
+    ...f.sample,
+    bizId: cap(f.sample.bizId),
+    eventId: cap(f.sample.eventId),
+    error: cap(f.sample.error),
+  };
+  return { ...f, bizType: cap(f.bizType), sample };
+}
 
 export const generic: NotifyKindSpec = {
   kind: 'generic',
@@ -19,7 +34,7 @@ export const generic: NotifyKindSpec = {
       title: alert.title,
       summary: alert.summary,
       breaches: alert.breaches,
-      failing: alert.failing,
+      failing: alert.failing.map(capped),
     };
     const body = fitBody(plainText(alert), GENERIC_BODY_MAX_BYTES, (text) =>
       JSON.stringify({ ...data, text }),

@@ -44,5 +44,6 @@ export async function sendWebhook(
 function describe(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return signal.reason instanceof Error ? signal.reason.message : 'timed out';
   const e = error as Error & { cause?: { code?: string; message?: string } };
-  return e.cause?.code ? `${e.cause.code}: ${e.cause.message ?? e.message}` : e.message;
+  if (e.cause?.code) return `${e.cause.code}: ${e.cause.message ?? e.message}`;
+  return e.cause?.message ? `${e.message}: ${e.cause.message}` : e.message;
 }
