@@ -7,4 +7,7 @@ const remapUsageExit = (error) => {
   return handle(error);
 };
 
-await run(process.argv.slice(2), import.meta.url).then(flush).catch(remapUsageExit);
+// flush() takes a timeout in ms: never hand it the command's result (a NaN timeout cuts large output short).
+await run(process.argv.slice(2), import.meta.url)
+  .then(() => flush())
+  .catch(remapUsageExit);
