@@ -1,0 +1,215 @@
+import type { KeySemantics } from '../../core/diff-keys.js';
+import type { Dialect } from '../dialect.js';
+import type { Fragment } from '../task-sql.js';
+import type { Db, Queryable } from '../types.js';
+import { castText } from './diff-keys.js';
+
+/**
+ * The statements of a cross-server diff, where the two tables cannot be joined. Each side is
+ * reduced to digests of segments of the key hash space — CRC32 of the key in its normal form
+ * (src/core/diff-keys.ts), computed by MariaDB — and only mismatching segments are split further
+ * or read row by row. SQLite has no CRC32(): its side streams keys and hashes them in the client
+ * (an embedded file is read without a network hop). Every statement reads only.
+ */
+
+/** Hash-space width that covers every CRC32 value: one segment, the whole table. */
+export const WHOLE = 2 ** 32;
+const SUM_MOD = '281474976710656'; // 2^48: the hash sum stays an exact double
+
+export interface CrossTaskSide {
+  dialect: Dialect;
+  table: string;
+  id: string;
+  key: string;
+  keyIsInt: boolean;
+  eventId: string | null;
+  bizType: string;
+  bizTypeValue: string;
+  rawStatus: string;
+  /** CASE expression: 1 done, 2 open, 0 other (see sql/diff.ts). */
+  role: Fragment;
+  /** 1 when the task is inside the --since/--until window. */
+  inWindow: Fragment;
+}
+
+export interface CrossBusinessSide {
+  dialect: Dialect;
+  table: string;
+  key: string;
+  keyIsInt: boolean;
+  where?: string;
+}
+
+/** The normal form of a key column as SQL (MariaDB/MySQL), matching normalizeKey(). */
+export function normalizedKeySql(
+  dialect: Dialect,
+  key: string,
+  isInt: boolean,
+  semantics: KeySemantics,
+): string {
+  let sql = isInt ? castText(dialect, key) : key;
+  if (semantics.padSpace) sql = `TRIM(TRAILING ' ' FROM ${sql})`;
+  if (semantics.caseInsensitive) sql = `LOWER(${sql})`;
+  return sql;
+}
+
+export function hashSql(dialect: Dialect, key: string, isInt: boolean, semantics: KeySemantics): string {
+  return `CRC32(CONVERT(${normalizedKeySql(dialect, key, isInt, semantics)} USING utf8mb4))`;
+}
+
+/** The hash of a key in SQL, or 0 on SQLite (no CRC32(): the client hashes). */
+function hashOrZero(dialect: Dialect, key: string, isInt: boolean, semantics: KeySemantics): string {
+  return dialect.name === 'mysql' ? hashSql(dialect, key, isInt, semantics) : '0';
+}
+
+function taskRowsSql(t: CrossTaskSide, semantics: KeySemantics): Fragment {
+  return {
+    sql:
+      `SELECT ${hashOrZero(t.dialect, t.key, t.keyIsInt, semantics)} AS h, ${t.role.sql} AS r, ${t.inWindow.sql} AS w, ${t.id} AS id, ` +
+      `${t.key} AS k, ${t.eventId ?? 'NULL'} AS e, ${t.rawStatus} AS s FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL`,
+    params: [...t.role.params, ...t.inWindow.params, t.bizTypeValue],
+  };
+}
+
+function businessRowsSql(b: CrossBusinessSide, semantics: KeySemantics): string {
+  return `SELECT ${hashOrZero(b.dialect, b.key, b.keyIsInt, semantics)} AS h, ${b.key} AS k FROM ${b.table} WHERE ${b.key} IS NOT NULL${b.where ? ` AND (${b.where})` : ''}`;
+}
+
+/** Which segments a level asks for: width `width`, restricted to the children of `parents` at `parentWidth`. */
+export interface LevelQuery {
+  width: number;
+  parentWidth?: number;
+  parents?: readonly number[];
+}
+
+export interface DigestRow {
+  g: unknown;
+  n: unknown;
+  s: unknown;
+  nd: unknown;
+  w: unknown;
+}
+
+function levelSql(inner: Fragment, level: LevelQuery, withTasks: boolean): Fragment {
+  const filter = level.parents
+    ? {
+        sql: ` WHERE FLOOR(h / ?) IN (${level.parents.map(() => '?').join(', ')})`,
+        params: [level.parentWidth, ...level.parents],
+      }
+    : { sql: '', params: [] };
+  const whole = level.width >= WHOLE && !level.parents;
+  const extra = withTasks
+    ? `, SUM(CASE WHEN r <> 1 THEN 1 ELSE 0 END) AS nd, SUM(w) AS w`
+    : ', 0 AS nd, 0 AS w';
+  const seg = whole ? '0' : 'FLOOR(h / ?)';
+  return {
+    sql: `SELECT ${seg} AS g, COUNT(*) AS n, MOD(SUM(h), ${SUM_MOD}) AS s${extra} FROM (${inner.sql}) x${filter.sql}${whole ? '' : ' GROUP BY g'}`,
+    params: [...(whole ? [] : [level.width]), ...inner.params, ...filter.params],
+  };
+}
+
+/**
+ * Digests of the task side's segments at one level (MariaDB/MySQL).
+ * In: task side, key semantics, level. Out: one row per non-empty segment (segment, rows, hash
+ * sum mod 2^48, tasks not done, tasks in the window). Reads the rule's tasks once.
+ */
+export async function taskDigests(
+  q: Queryable,
+  t: CrossTaskSide,
+  semantics: KeySemantics,
+  level: LevelQuery,
+): Promise<DigestRow[]> {
+  const s = levelSql(taskRowsSql(t, semantics), level, true);
+  return q.query<DigestRow>(s.sql, s.params);
+}
+
+/**
+ * Digests of the business side's segments at one level (MariaDB/MySQL).
+ * In: business side, key semantics, level. Out: as taskDigests (nd, w = 0). Reads the business table once.
+ */
+export async function businessDigests(
+  q: Queryable,
+  b: CrossBusinessSide,
+  semantics: KeySemantics,
+  level: LevelQuery,
+): Promise<DigestRow[]> {
+  const s = levelSql({ sql: businessRowsSql(b, semantics), params: [] }, level, false);
+  return q.query<DigestRow>(s.sql, s.params);
+}
+
+export interface CrossTaskRow {
+  h: unknown;
+  r: unknown;
+  w: unknown;
+  id: unknown;
+  k: unknown;
+  e: unknown;
+  s: unknown;
+}
+
+/**
+ * The tasks of some segments, row by row, from MariaDB/MySQL (which hashes), or every task with
+ * a key from SQLite (`segments` ignored; the client hashes and filters).
+ * In: task side, semantics, segments. Out: rows (hash, role, in window, id, key, event id, raw
+ * status); an array on `q` for segments (bounded by the caller's batch), else a stream.
+ * Reads the rule's tasks once.
+ */
+export async function taskRows(
+  db: Db,
+  q: Queryable,
+  t: CrossTaskSide,
+  semantics: KeySemantics,
+  segments?: { width: number; ids: readonly number[] },
+): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
+  const inner = taskRowsSql(t, semantics);
+  if (!segments || t.dialect.name !== 'mysql') return db.stream(inner.sql, inner.params);
+  return q.query(
+    `SELECT * FROM (${inner.sql}) x WHERE FLOOR(h / ?) IN (${segments.ids.map(() => '?').join(', ')})`,
+    [...inner.params, segments.width, ...segments.ids],
+  );
+}
+
+export interface CrossBusinessRow {
+  h: unknown;
+  k: unknown;
+}
+
+/**
+ * The business keys of some segments (MariaDB/MySQL), or every non-NULL key (SQLite: the client
+ * hashes). In: business side, semantics, segments. Out: rows (hash, key), as taskRows.
+ * Reads the business table once.
+ */
+export async function businessRows(
+  db: Db,
+  q: Queryable,
+  b: CrossBusinessSide,
+  semantics: KeySemantics,
+  segments?: { width: number; ids: readonly number[] },
+): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
+  const inner = businessRowsSql(b, semantics);
+  if (!segments || b.dialect.name !== 'mysql') return db.stream(inner);
+  return q.query(
+    `SELECT * FROM (${inner}) x WHERE FLOOR(h / ?) IN (${segments.ids.map(() => '?').join(', ')})`,
+    [segments.width, ...segments.ids],
+  );
+}
+
+export interface NullKeyTaskRow {
+  id: unknown;
+  e: unknown;
+  s: unknown;
+  r: unknown;
+  w: unknown;
+}
+
+/**
+ * The rule's tasks whose key is NULL (a done one is missing: no row can match NULL).
+ * In: task side. Out: rows (id, event id, raw status, role, in window). Reads the (biz type, key) index.
+ */
+export async function nullKeyTasks(q: Queryable, t: CrossTaskSide): Promise<NullKeyTaskRow[]> {
+  return q.query<NullKeyTaskRow>(
+    `SELECT ${t.id} AS id, ${t.eventId ?? 'NULL'} AS e, ${t.rawStatus} AS s, ${t.role.sql} AS r, ${t.inWindow.sql} AS w
+       FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NULL`,
+    [...t.role.params, ...t.inWindow.params, t.bizTypeValue],
+  );
+}

@@ -1,0 +1,81 @@
+import type { Db, Queryable } from '../types.js';
+
+/**
+ * What diff reads from the catalogue about a business table, and the probes that check a rule
+ * before any chunk is walked. All read only.
+ */
+
+export interface KeyColumn {
+  name: string;
+  dataType: string;
+  nullable: boolean;
+  /** The column's collation (MariaDB/MySQL), or SQLite's declared COLLATE, or null (binary / not text). */
+  collation: string | null;
+}
+
+/**
+ * The collation of a column.
+ * In: table, column. Out: the collation name, or null. Reads the catalogue.
+ */
+export async function columnCollation(db: Db, table: string, column: string): Promise<string | null> {
+  if (db.dialect.name === 'mysql') {
+    const rows = await db.query<{ c: unknown }>(
+      `SELECT COLLATION_NAME AS c FROM information_schema.COLUMNS
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?`,
+      [table, column],
+    );
+    const c = rows[0]?.c;
+    return c === null || c === undefined ? null : String(c);
+  }
+  const rows = await db.query<{ sql: unknown }>(
+    `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`,
+    [table],
+  );
+  const ddl = String(rows[0]?.sql ?? '');
+  const escaped = column.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const match = new RegExp(`["\`\\[]?${escaped}["\`\\]]?\\s+[^,]*?\\bCOLLATE\\s+(\\w+)`, 'i').exec(ddl);
+  return match?.[1] ? match[1].toLowerCase() : null;
+}
+
+/**
+ * The single integer primary-key column of a table, if it has one (chunkable by ranges).
+ * In: table. Out: column name or undefined. Reads the catalogue.
+ */
+export async function integerPrimaryKey(db: Db, table: string): Promise<string | undefined> {
+  const indexes = await db.indexes(table);
+  const primary = indexes.find((i) => i.name === 'PRIMARY' || /^sqlite_autoindex_.*_1$/.test(i.name));
+  const columns = await db.columns(table);
+  if (db.dialect.name === 'sqlite') {
+    const info = await db.query<{ name: string; pk: number; type: string }>(
+      `SELECT name, pk, type FROM pragma_table_info(?)`,
+      [table],
+    );
+    const pk = info.filter((c) => c.pk > 0);
+    return pk.length === 1 && /int/i.test(pk[0]?.type ?? '') ? pk[0]?.name : undefined;
+  }
+  if (!primary || primary.columns.length !== 1) return undefined;
+  const col = columns?.find((c) => c.name === primary.columns[0]);
+  return col && /int/.test(col.dataType) ? col.name : undefined;
+}
+
+/**
+ * Checks that a `where` fragment compiles against the business table, without reading a row.
+ * In: the quoted table, the fragment. Out: nothing; throws the database's error. Reads nothing.
+ */
+export async function probeWhere(q: Queryable, tableSql: string, where: string): Promise<void> {
+  await q.query(`SELECT 1 FROM ${tableSql} WHERE (${where}) LIMIT 0`);
+}
+
+/**
+ * Whether any task of a biz type exists.
+ * In: the task table, the biz type column expression, the biz type. Out: true/false. One index probe.
+ */
+export async function bizTypeHasTasks(
+  q: Queryable,
+  tableSql: string,
+  bizTypeSql: string,
+  bizType: string,
+): Promise<boolean> {
+  const rows = await q.query(`SELECT 1 AS one FROM ${tableSql} WHERE ${bizTypeSql} = ? LIMIT 1`, [bizType]);
+  return rows.length > 0;
+}

@@ -1,0 +1,192 @@
+import { closest } from '../config/suggest.js';
+import { statusesOfRole, type DiffRule, type TaskKey } from '../core/diff.js';
+import { BINARY_KEYS, semanticsOfCollation, type KeySemantics } from '../core/diff-keys.js';
+import type { BoundSource } from '../db/bind-source.js';
+import { isIntegerType } from '../db/sql/diff-keys.js';
+import { bizTypeHasTasks, columnCollation, probeWhere } from '../db/sql/diff-schema.js';
+import type { CrossBusinessSide, CrossTaskSide } from '../db/sql/diff-checksum.js';
+import type { BusinessSide, TaskSide } from '../db/sql/diff.js';
+import { filterWhere } from '../db/sql/scan.js';
+import type { Fragment } from '../db/task-sql.js';
+import type { Db } from '../db/types.js';
+import { configError, TaskreconError } from '../errors.js';
+import { withReadOnly } from '../db/sql/diff-readonly.js';
+
+/**
+ * A rule checked against the live schemas of both tables, with the SQL expressions of each side.
+ * Everything that can be wrong with a rule is found here, before a chunk is read: a missing table
+ * or column, a `where` that does not compile, a profile without the key field (exit 3); a biz
+ * type without tasks is a warning.
+ */
+export interface PreparedRule {
+  rule: DiffRule;
+  source: BoundSource;
+  businessDb: Db;
+  mode: 'same-server' | 'cross-server';
+  task: TaskSide;
+  crossTask: CrossTaskSide;
+  business: BusinessSide & CrossBusinessSide;
+  /** How keys compare across servers (the business key column's collation). */
+  crossSemantics: KeySemantics;
+  /** How task keys compare among themselves (the task key column's collation). */
+  taskSemantics: KeySemantics;
+  businessKeyIndexed: boolean;
+  warnings: string[];
+}
+
+export interface PrepareOptions {
+  sinceEpoch?: number;
+  untilEpoch?: number;
+  /** The DSN the task source was opened with: a business.db equal to it is the same server. */
+  sourceDsn: string;
+}
+
+const TASK_KEY_FIELD: Record<TaskKey, 'bizId' | 'eventId' | 'id'> = {
+  bizId: 'bizId',
+  eventId: 'eventId',
+  id: 'id',
+};
+
+function ruleError(rule: DiffRule, message: string, hint: string): TaskreconError {
+  return configError(`rule '${rule.name}': ${message}`, hint);
+}
+
+/** The role CASE of a task's status: 1 done, 2 open (failed/pending), 0 other. */
+function roleCase(source: BoundSource, rule: DiffRule): Fragment {
+  const done = source.sql.statusIn(statusesOfRole('done', rule.taskStatus));
+  const open = source.sql.statusIn(statusesOfRole('open', rule.taskStatus));
+  return {
+    sql: `CASE WHEN ${done.sql} THEN 1 WHEN ${open.sql} THEN 2 ELSE 0 END`,
+    params: [...done.params, ...open.params],
+  };
+}
+
+export async function prepareRule(
+  rule: DiffRule,
+  source: BoundSource,
+  businessDb: Db,
+  options: PrepareOptions,
+): Promise<PreparedRule> {
+  const { sql, profile } = source;
+  const warnings: string[] = [];
+  const keyField = TASK_KEY_FIELD[rule.taskKey];
+  const keyExpr = sql.expr(keyField);
+  if (!keyExpr) {
+    throw ruleError(
+      rule,
+      `profile ${profile.name} has no ${keyField} to match business rows by`,
+      'Set `taskKey:` in the rule to a field the profile has (bizId, eventId or id).',
+    );
+  }
+  const bizTypeExpr = sql.expr('bizType');
+  if (!bizTypeExpr) {
+    throw ruleError(
+      rule,
+      `profile ${profile.name} has no biz type column`,
+      'Map bizType to a column under `columns:` in the source.',
+    );
+  }
+  const ref = profile.fields[keyField];
+  const keyColumn =
+    ref && 'column' in ref
+      ? source.columns.find((c) => c.name.toLowerCase() === ref.column.toLowerCase())
+      : undefined;
+  const taskKeyIsInt = keyColumn ? isIntegerType(keyColumn.dataType) : false;
+
+  const bColumns = await businessDb.columns(rule.business.table);
+  if (!bColumns) {
+    throw ruleError(
+      rule,
+      `business table '${rule.business.table}' does not exist in ${businessDb.display}`,
+      'Fix `business.table`, or point `business.db` at the server that holds it.',
+    );
+  }
+  const bKey = bColumns.find((c) => c.name.toLowerCase() === rule.business.key.toLowerCase());
+  if (!bKey) {
+    const guess = closest(
+      rule.business.key,
+      bColumns.map((c) => c.name),
+    );
+    throw ruleError(
+      rule,
+      `business table '${rule.business.table}' has no column '${rule.business.key}'`,
+      `${guess ? `Did you mean '${guess}'? ` : ''}Columns: ${bColumns.map((c) => c.name).join(', ')}.`,
+    );
+  }
+  const bq = businessDb.dialect.quoteId;
+  const businessTable = bq(rule.business.table);
+  if (rule.business.where) {
+    try {
+      await withReadOnly(businessDb, (q) => probeWhere(q, businessTable, rule.business.where as string));
+    } catch (error) {
+      if (error instanceof TaskreconError) throw error;
+      throw ruleError(
+        rule,
+        `business.where does not run on '${rule.business.table}': ${(error as Error).message}`,
+        "Write one SQL condition on the business table's own columns.",
+      );
+    }
+  }
+  const businessKeyIsInt = isIntegerType(bKey.dataType);
+  const businessCollation = businessKeyIsInt
+    ? null
+    : await columnCollation(businessDb, rule.business.table, bKey.name);
+  const taskCollation =
+    keyColumn && !taskKeyIsInt ? await columnCollation(source.db, profile.table, keyColumn.name) : null;
+  const taskSemantics = taskKeyIsInt ? BINARY_KEYS : semanticsOfCollation(taskCollation);
+  // Across servers the business key's collation decides; an integer business key takes the task key's.
+  const crossSemantics = businessKeyIsInt ? taskSemantics : semanticsOfCollation(businessCollation);
+
+  const sameServer = !rule.business.db || rule.business.db === options.sourceDsn;
+  const indexes = await businessDb.indexes(rule.business.table);
+  const businessKeyIndexed = indexes.some((i) => i.columns[0]?.toLowerCase() === bKey.name.toLowerCase());
+  if (!businessKeyIndexed) {
+    warnings.push(
+      `business table '${rule.business.table}' has no index starting with '${bKey.name}': every lookup scans it (see doctor)`,
+    );
+  }
+  if (!(await withReadOnly(source.db, (q) => bizTypeHasTasks(q, sql.table, bizTypeExpr, rule.bizType)))) {
+    warnings.push(
+      `rule '${rule.name}': no task of biz type '${rule.bizType}' in ${profile.table}; every business row will be an orphan`,
+    );
+  }
+  const window = filterWhere(sql, { sinceEpoch: options.sinceEpoch, untilEpoch: options.untilEpoch });
+  const task: TaskSide = {
+    dialect: source.db.dialect,
+    table: sql.table,
+    id: sql.expr('id') as string,
+    key: { sql: keyExpr, isInt: taskKeyIsInt },
+    eventId: sql.expr('eventId') ?? null,
+    bizType: bizTypeExpr,
+    bizTypeValue: rule.bizType,
+    rawStatus: sql.rawStatusExpr(),
+    role: roleCase(source, rule),
+    window,
+  };
+  const crossTask: CrossTaskSide = {
+    ...task,
+    key: keyExpr,
+    keyIsInt: taskKeyIsInt,
+    inWindow: { sql: `CASE WHEN ${window.sql} THEN 1 ELSE 0 END`, params: window.params },
+  };
+  const business = {
+    dialect: businessDb.dialect,
+    table: businessTable,
+    key: bq(bKey.name),
+    keyIsInt: businessKeyIsInt,
+    ...(rule.business.where ? { where: rule.business.where } : {}),
+  };
+  return {
+    rule,
+    source,
+    businessDb,
+    mode: sameServer ? 'same-server' : 'cross-server',
+    task,
+    crossTask,
+    business,
+    crossSemantics,
+    taskSemantics,
+    businessKeyIndexed,
+    warnings,
+  };
+}

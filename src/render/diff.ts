@@ -1,0 +1,114 @@
+import type { Finding } from '../core/diff.js';
+import type { DiffResult } from '../ops/diff.js';
+import { heading, renderTable } from './table.js';
+import { chalk } from './terminal.js';
+
+const KIND_COLOR: Record<Finding['kind'], (s: string) => string> = {
+  missing: chalk.red,
+  duplicate: chalk.magenta,
+  orphan: chalk.yellow,
+  unsettled: chalk.cyan,
+};
+
+const n = (value: number): string => value.toLocaleString('en-US');
+const cell = (value: number): string => (value === 0 ? chalk.dim('0') : chalk.bold(n(value)));
+
+/** The human view of a diff: one line per rule, the samples, and what --enqueue did. */
+export function renderDiff(result: DiffResult): string {
+  const out: string[] = [];
+  out.push(
+    renderTable(
+      [
+        'rule',
+        'biz type',
+        'business table',
+        'expect',
+        'mode',
+        'tasks checked',
+        'missing',
+        'duplicate',
+        'orphan',
+        'unsettled',
+      ],
+      [
+        ...result.rules.map((r) => [
+          r.name,
+          r.bizType,
+          `${r.business.table}.${r.business.key}`,
+          r.business.expect,
+          r.mode,
+          n(r.tasksChecked),
+          cell(r.findings.missing),
+          cell(r.findings.duplicate),
+          cell(r.findings.orphan),
+          cell(r.findings.unsettled),
+        ]),
+        [
+          chalk.bold('total'),
+          '',
+          '',
+          '',
+          '',
+          '',
+          cell(result.total.missing),
+          cell(result.total.duplicate),
+          cell(result.total.orphan),
+          cell(result.total.unsettled),
+        ],
+      ],
+    ),
+  );
+  for (const rule of result.rules) {
+    if (rule.samples.length === 0) continue;
+    out.push('');
+    out.push(heading(`${rule.name}: samples`));
+    out.push(
+      renderTable(
+        ['finding', 'task id', 'key', 'event id', 'task status', 'business rows'],
+        rule.samples.map((s) => [
+          KIND_COLOR[s.kind](s.kind),
+          s.taskId === null ? '' : String(s.taskId),
+          s.key ?? 'NULL',
+          s.eventId ?? '',
+          s.status ?? '',
+          s.businessRows,
+        ]),
+      ),
+    );
+  }
+  if (result.enqueue) {
+    out.push('');
+    const verb = result.enqueue.dryRun ? 'would requeue' : 'requeued';
+    out.push(
+      `${chalk.bold('enqueue')} ${verb} ${n(result.enqueue.applied)} missing task(s) for redrive (success → pending, due now); ${n(result.enqueue.skipped)} skipped`,
+    );
+    for (const r of result.enqueue.results.filter((x) => x.detail).slice(0, 10))
+      out.push(chalk.dim(`  ${r.id}: ${r.outcome}: ${r.detail}`));
+  } else if (result.total.missing > 0) {
+    out.push('');
+    out.push(
+      chalk.dim(
+        'Missing effects can be re-driven: run again with --enqueue (audited), then `taskrecon redrive`.',
+      ),
+    );
+  }
+  return out.join('\n');
+}
+
+export const FINDING_CSV_HEADER = 'rule,kind,taskId,key,bizId,eventId,status,businessRows\n';
+
+/** One finding as an NDJSON line. */
+export function findingNdjson(f: Finding): string {
+  return `${JSON.stringify(f)}\n`;
+}
+
+function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** One finding as a CSV line, in FINDING_CSV_HEADER order. */
+export function findingCsv(f: Finding): string {
+  return `${[f.rule, f.kind, f.taskId, f.key, f.bizId, f.eventId, f.status, f.businessRows].map(csvCell).join(',')}\n`;
+}
