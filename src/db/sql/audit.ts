@@ -204,3 +204,60 @@ export async function auditTableExists(db: {
 }): Promise<boolean> {
   return (await db.columns(AUDIT_TABLE)) !== undefined;
 }
+
+/**
+ * Appends many audit rows in one statement (a batch of changes committed together).
+ * In: entries. Out: nothing. Side effect: one multi-row INSERT; created_at from the database clock.
+ */
+export async function insertAuditBatch(
+  tx: Queryable,
+  dialect: Dialect,
+  entries: readonly AuditInsert[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  const row = `(${COLUMNS.map(() => '?').join(', ')})`;
+  const values = entries.flatMap((e) => [
+    e.operator,
+    e.host,
+    e.action,
+    e.source,
+    e.taskTable,
+    e.taskId,
+    e.eventId,
+    e.fromStatus,
+    e.toStatus,
+    e.beforeJson,
+    e.afterJson,
+    e.reason,
+    e.runId,
+  ]);
+  await tx.execute(
+    `INSERT INTO ${dialect.quoteId(AUDIT_TABLE)} (${COLUMNS.map((c) => dialect.quoteId(c)).join(', ')}) VALUES ${entries.map(() => row).join(', ')}`,
+    values,
+  );
+}
+
+/**
+ * The latest audit row of each given task whose action removed its row: forget (to `deleted`),
+ * or a failed job re-pushed onto its queue (retry). Explains why an id is no longer in the table.
+ * In: source, task ids. Out: at most one row per task. Reads only (task index).
+ */
+export async function selectRemovals(
+  db: Queryable,
+  dialect: Dialect,
+  source: string,
+  taskIds: readonly string[],
+): Promise<AuditRecord[]> {
+  if (taskIds.length === 0) return [];
+  const q = (c: string) => dialect.quoteId(c);
+  const rows = await db.query<Row>(
+    `SELECT ${selectList(dialect)} FROM ${q(AUDIT_TABLE)}
+      WHERE ${q('source')} = ? AND ${q('task_id')} IN (${taskIds.map(() => '?').join(', ')})
+        AND (${q('to_status')} = 'deleted' OR ${q('action')} = 'retry')
+      ORDER BY ${q('id')}`,
+    [source, ...taskIds],
+  );
+  const latest = new Map<string, AuditRecord>();
+  for (const record of rows.map(toRecord)) latest.set(record.taskId, record);
+  return [...latest.values()];
+}

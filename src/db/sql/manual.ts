@@ -1,0 +1,186 @@
+import type { LogicalStatus, TaskId } from '../../core/task.js';
+import type { BoundSource } from '../bind-source.js';
+import type { Dialect } from '../dialect.js';
+import type { Fragment, TaskSql } from '../task-sql.js';
+import type { Queryable, Row } from '../types.js';
+import { and } from './scan.js';
+
+/**
+ * Statements of manual compensation (`compensate`): selecting candidates a page at a time by id,
+ * locking whole rows for the audit's before-image, deleting failed rows (forget, re-push), and
+ * inserting re-pushed jobs into a database queue table. Status changes themselves go through the
+ * guarded transitions of transitions.ts; every call here runs on the caller's transaction.
+ */
+
+function idIn(sql: TaskSql, ids: readonly TaskId[]): Fragment {
+  const id = sql.expr('id') as string;
+  return ids.length === 1
+    ? { sql: `${id} = ?`, params: [...ids] }
+    : { sql: `${id} IN (${ids.map(() => '?').join(', ')})`, params: [...ids] };
+}
+
+/**
+ * The next page of candidate ids, in id order, after `afterId`.
+ * In: the selection predicate, afterId (undefined for the first page), limit. Out: ids. Reads only (primary key range).
+ */
+export async function selectCandidateIds(
+  q: Queryable,
+  source: BoundSource,
+  where: Fragment,
+  afterId: TaskId | undefined,
+  limit: number,
+): Promise<TaskId[]> {
+  const { sql } = source;
+  const id = sql.expr('id') as string;
+  const w = and([
+    where,
+    afterId === undefined ? { sql: '1=1', params: [] } : { sql: `${id} > ?`, params: [afterId] },
+  ]);
+  const rows = await q.query<{ id: TaskId }>(
+    `SELECT ${id} AS id FROM ${sql.table} WHERE ${w.sql} ORDER BY ${id} LIMIT ${Math.trunc(limit)}`,
+    w.params,
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * How many rows the selection matches (for progress and `matched`).
+ * In: the selection predicate. Out: a count. Reads only.
+ */
+export async function countCandidates(q: Queryable, source: BoundSource, where: Fragment): Promise<number> {
+  const rows = await q.query<{ n: unknown }>(
+    `SELECT COUNT(*) AS n FROM ${source.sql.table} WHERE ${where.sql}`,
+    where.params,
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * Reads whole rows (every column) by id; with `lock`, inside a transaction, locks them until it ends
+ * so no other run or worker can move them between this read and the guarded write.
+ * In: ids. Out: the rows found (vanished ids are absent). Side effect: row locks when `lock`.
+ */
+export async function selectWholeRows(
+  q: Queryable,
+  source: BoundSource,
+  ids: readonly TaskId[],
+  lock: boolean,
+): Promise<Row[]> {
+  if (ids.length === 0) return [];
+  const { sql } = source;
+  const w = idIn(sql, ids);
+  return q.query<Row>(
+    `SELECT * FROM ${sql.table} WHERE ${w.sql} ORDER BY ${sql.expr('id')}${lock ? sql.dialect.forUpdate : ''}`,
+    w.params,
+  );
+}
+
+/**
+ * Deletes rows that are still in one of the expected statuses (forget, or a failed job re-pushed).
+ * In: ids, expected statuses. Out: rows deleted (fewer = rows that moved on). Side effect: DELETE.
+ */
+export async function deleteGuarded(
+  q: Queryable,
+  source: BoundSource,
+  ids: readonly TaskId[],
+  expect: readonly LogicalStatus[],
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const { sql } = source;
+  const w = and([idIn(sql, ids), sql.statusIn(expect)]);
+  const result = await q.execute(`DELETE FROM ${sql.table} WHERE ${w.sql}`, w.params);
+  return result.affectedRows;
+}
+
+/** One job row for a database queue table; time columns are written from the database clock. */
+export interface QueueJobInsert {
+  /** Column names, already checked against the live table. */
+  columns: {
+    queue: string;
+    payload: string;
+    attempts: string;
+    reservedAt: string;
+    availableAt: string;
+    createdAt: string;
+    reservedFlag?: string;
+  };
+  queue: string;
+  payload: string;
+}
+
+/**
+ * Inserts one job into a database queue table the way the framework's `pushRaw` does: attempts 0,
+ * not reserved, available now, created now (unix seconds from the database clock).
+ * In: table, the job. Out: the new row's id. Side effect: one INSERT.
+ */
+export async function insertQueueJob(
+  q: Queryable,
+  dialect: Dialect,
+  table: string,
+  job: QueueJobInsert,
+): Promise<number | string> {
+  const c = job.columns;
+  const names = [
+    c.queue,
+    c.payload,
+    c.attempts,
+    c.reservedAt,
+    c.availableAt,
+    c.createdAt,
+    ...(c.reservedFlag ? [c.reservedFlag] : []),
+  ];
+  const now = dialect.nowOf('unix');
+  const values = ['?', '?', '0', 'NULL', now, now, ...(c.reservedFlag ? ['0'] : [])];
+  const result = await q.execute(
+    `INSERT INTO ${dialect.quoteId(table)} (${names.map((n) => dialect.quoteId(n)).join(', ')}) VALUES (${values.join(', ')})`,
+    [job.queue, job.payload],
+  );
+  return result.insertId;
+}
+
+/** What a compensate selection may filter on, besides status (the scan filter plus error text and queue). */
+export interface ManualFilter {
+  bizTypes?: string[];
+  sinceEpoch?: number;
+  untilEpoch?: number;
+  /** A LIKE pattern on last_error; without `%` it matches anywhere in the text. */
+  errorLike?: string;
+  queues?: string[];
+}
+
+/** The filter's predicates on last_error and queue (pure). */
+export function errorAndQueueWhere(sql: TaskSql, filter: ManualFilter): Fragment {
+  const parts: Fragment[] = [];
+  const lastError = sql.expr('lastError');
+  if (filter.errorLike !== undefined && lastError) {
+    const pattern = filter.errorLike.includes('%') ? filter.errorLike : `%${filter.errorLike}%`;
+    parts.push({ sql: `${lastError} LIKE ?`, params: [pattern] });
+  }
+  const queue = sql.expr('queue');
+  if (filter.queues?.length && queue) {
+    parts.push({ sql: `${queue} IN (${filter.queues.map(() => '?').join(', ')})`, params: filter.queues });
+  }
+  return and(parts);
+}
+
+/**
+ * The first `limit` matching tasks as task objects (for the interactive picker's table).
+ * In: the selection predicate, limit. Out: rows as arrays in TaskSql.taskSelect() order. Reads only.
+ */
+export async function selectCandidateTasks(
+  source: BoundSource,
+  where: Fragment,
+  limit: number,
+): Promise<unknown[][]> {
+  const { sql } = source;
+  const rows: unknown[][] = [];
+  for await (const row of source.db.stream(
+    `SELECT ${sql.taskSelect()} FROM ${sql.table} WHERE ${where.sql} ORDER BY ${sql.expr('id')} LIMIT ${Math.trunc(limit)}`,
+    where.params,
+    {
+      rowsAsArray: true,
+    },
+  ))
+    rows.push(row as unknown[]);
+  return rows;
+}

@@ -1,0 +1,219 @@
+import type { SourceConfig } from '../config/schema.js';
+import type { TaskId } from '../core/task.js';
+import { connect } from '../db/connect.js';
+import { insertQueueJob, type QueueJobInsert } from '../db/sql/manual.js';
+import type { ColumnInfo, Db, Queryable, Row } from '../db/types.js';
+import { TaskreconError } from '../errors.js';
+import { PhpJsonError } from './php-json.js';
+import { RedisLists, type RedisListOp } from './redis-list.js';
+
+/**
+ * Re-pushing failed jobs (Laravel's and think-queue's `queue:retry`): each failed row goes back onto
+ * the queue of its `connection` — a database `jobs` table or a Redis list — with its attempts reset,
+ * in the framework's exact format; the caller deletes the failed row in the same transaction.
+ * What differs per framework is a QueueFlavor (laravel-queue.ts, thinkphp-queue.ts).
+ */
+export interface QueueFlavor {
+  framework: 'laravel' | 'thinkphp';
+  /** The Redis writes of `pushRaw` for one payload; `prefix` is the client's key prefix. */
+  redisOps(prefix: string, queue: string, payload: string): RedisListOp[];
+  /** The list key `pushRaw` writes to (for the audit), with the prefix. */
+  redisKey(prefix: string, queue: string): string;
+  /** The columns `pushRaw` writes in a database queue table, found in the live table, or why not. */
+  jobColumns(columns: ColumnInfo[]): QueueJobInsert['columns'] | string;
+  /** The payload `queue:retry` pushes for a stored one, or throws PhpJsonError / returns a refusal. */
+  retryPayload(stored: string, nowEpoch: number): { payload: string } | { refused: string };
+}
+
+export type QueueConnectionConfig = NonNullable<SourceConfig['queue']>['connections'][string];
+
+/** Where one connection's jobs go. */
+type Target =
+  | { driver: 'database'; connection: string; table: string; defaultQueue: string; dsn?: string }
+  | { driver: 'redis'; connection: string; url: string; prefix: string; defaultQueue: string };
+
+/** What a retried row became, for the audit's after-image. */
+export type Requeued =
+  | {
+      driver: 'database';
+      connection: string;
+      table: string;
+      queue: string;
+      jobId: number | string;
+      payload: string;
+    }
+  | { driver: 'redis'; connection: string; key: string; queue: string; payload: string };
+
+export interface RequeuePlan {
+  id: TaskId;
+  target: Target;
+  queue: string;
+  payload: string;
+}
+
+/** The framework's default: a connection named `database` pushes to the `jobs` table of the same database. */
+const DEFAULT_DATABASE_TARGET: QueueConnectionConfig = { driver: 'database', table: 'jobs' };
+
+export class FailedJobRequeuer {
+  private readonly redis = new Map<string, RedisLists>();
+  private readonly otherDbs = new Map<string, Db>();
+  private readonly columns = new Map<string, QueueJobInsert['columns']>();
+
+  constructor(
+    private readonly flavor: QueueFlavor,
+    private readonly sourceName: string,
+    private readonly db: Db,
+    private readonly connections: Record<string, QueueConnectionConfig>,
+  ) {}
+
+  private target(connection: string): Target | string {
+    const config =
+      this.connections[connection] ?? (connection === 'database' ? DEFAULT_DATABASE_TARGET : undefined);
+    const where = `sources.${this.sourceName}.queue.connections.${connection || '(empty)'}`;
+    if (!config) {
+      return `no queue target for connection '${connection}': add ${where} {driver: database, table: jobs} or {driver: redis, url: redis://…, prefix: …}`;
+    }
+    const defaultQueue = config.queue ?? 'default';
+    if (config.driver === 'redis') {
+      if (!config.url) return `${where} is a redis connection without url`;
+      return { driver: 'redis', connection, url: config.url, prefix: config.prefix ?? '', defaultQueue };
+    }
+    return { driver: 'database', connection, table: config.table ?? 'jobs', defaultQueue, dsn: config.db };
+  }
+
+  /** What `queue:retry` would push for one locked failed row, or why it cannot. Pure apart from config. */
+  plan(row: Row, nowEpoch: number): RequeuePlan | { refused: string } {
+    const connection = text(row.connection ?? row.connector) ?? '';
+    const target = this.target(connection);
+    if (typeof target === 'string') return { refused: target };
+    const stored = text(row.payload);
+    if (stored === null) return { refused: 'the failed row has no payload' };
+    let retried: { payload: string } | { refused: string };
+    try {
+      retried = this.flavor.retryPayload(stored, nowEpoch);
+    } catch (error) {
+      if (error instanceof PhpJsonError)
+        return { refused: `the payload is not JSON PHP can decode (${error.message})` };
+      throw error;
+    }
+    if ('refused' in retried) return retried;
+    return {
+      id: row.id as TaskId,
+      target,
+      queue: text(row.queue) || target.defaultQueue,
+      payload: retried.payload,
+    };
+  }
+
+  /**
+   * Pushes the planned jobs. Database targets in the source's database are written on `tx` (so the
+   * insert and the caller's delete commit together); a target in another database commits its own
+   * transaction first; Redis pushes go in one MULTI/EXEC. Any failure throws so the caller rolls back.
+   */
+  async push(tx: Queryable, plans: readonly RequeuePlan[]): Promise<Map<TaskId, Requeued>> {
+    const out = new Map<TaskId, Requeued>();
+    const byTarget = new Map<string, RequeuePlan[]>();
+    for (const plan of plans) {
+      const key = JSON.stringify(plan.target);
+      byTarget.set(key, [...(byTarget.get(key) ?? []), plan]);
+    }
+    const redisBatches: Array<[RedisLists, RedisListOp[]]> = [];
+    for (const group of byTarget.values()) {
+      const target = (group[0] as RequeuePlan).target;
+      if (target.driver === 'database') {
+        const db = target.dsn ? await this.otherDb(target.dsn) : this.db;
+        const columns = await this.jobColumns(db, target.table);
+        const insertAll = async (q: Queryable) => {
+          for (const plan of group) {
+            const jobId = await insertQueueJob(q, db.dialect, target.table, {
+              columns,
+              queue: plan.queue,
+              payload: plan.payload,
+            });
+            out.set(plan.id, {
+              driver: 'database',
+              connection: target.connection,
+              table: target.table,
+              queue: plan.queue,
+              jobId,
+              payload: plan.payload,
+            });
+          }
+        };
+        if (db === this.db) await insertAll(tx);
+        else await db.transaction(insertAll);
+      } else {
+        const client = this.redisClient(target.url);
+        const ops = group.flatMap((plan) => {
+          out.set(plan.id, {
+            driver: 'redis',
+            connection: target.connection,
+            key: this.flavor.redisKey(target.prefix, plan.queue),
+            queue: plan.queue,
+            payload: plan.payload,
+          });
+          return this.flavor.redisOps(target.prefix, plan.queue, plan.payload);
+        });
+        redisBatches.push([client, ops]);
+      }
+    }
+    // Redis last: it cannot be rolled back, so it goes only when every database write has succeeded.
+    for (const [client, ops] of redisBatches) await client.pushAll(ops);
+    return out;
+  }
+
+  private redisClient(url: string): RedisLists {
+    let client = this.redis.get(url);
+    if (!client) {
+      client = new RedisLists(url);
+      this.redis.set(url, client);
+    }
+    return client;
+  }
+
+  private async otherDb(dsn: string): Promise<Db> {
+    let db = this.otherDbs.get(dsn);
+    if (!db) {
+      db = await connect(dsn);
+      this.otherDbs.set(dsn, db);
+    }
+    return db;
+  }
+
+  private async jobColumns(db: Db, table: string): Promise<QueueJobInsert['columns']> {
+    const key = `${db.display}/${table}`;
+    const known = this.columns.get(key);
+    if (known) return known;
+    const live = await db.columns(table);
+    if (!live) {
+      throw new TaskreconError(`the queue table '${table}' does not exist in ${db.display}`, {
+        code: 'SCHEMA',
+        hint: `Create it with the framework's migration, or name the right one under sources.${this.sourceName}.queue.connections.<name>.table.`,
+      });
+    }
+    const columns = this.flavor.jobColumns(live);
+    if (typeof columns === 'string')
+      throw new TaskreconError(`the queue table '${table}' ${columns}`, { code: 'SCHEMA' });
+    this.columns.set(key, columns);
+    return columns;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.redis.values()].map((r) => r.close()));
+    await Promise.allSettled([...this.otherDbs.values()].map((d) => d.close()));
+  }
+}
+
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+}
+
+/** Finds the first of `candidates` among the live columns (case-insensitive), by its real name. */
+export function pickColumn(columns: ColumnInfo[], candidates: readonly string[]): string | undefined {
+  for (const candidate of candidates) {
+    const found = columns.find((c) => c.name.toLowerCase() === candidate);
+    if (found) return found.name;
+  }
+  return undefined;
+}

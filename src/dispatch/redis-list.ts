@@ -1,0 +1,76 @@
+import { Redis } from 'ioredis';
+import { TaskreconError } from '../errors.js';
+import { maskDsnText } from '../db/dsn.js';
+
+/** One write onto a Redis list: a plain RPUSH, or a Lua script the framework itself runs (EVAL). */
+export type RedisListOp =
+  | { kind: 'rpush'; key: string; value: string }
+  | { kind: 'eval'; script: string; keys: string[]; args: string[] };
+
+const CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * A small client for pushing onto Redis lists, all the pushes of a batch in one MULTI/EXEC so they
+ * land together or not at all. Fails fast (no endless reconnects) with a message that says what to check.
+ */
+export class RedisLists {
+  private readonly client: Redis;
+  readonly display: string;
+
+  constructor(url: string) {
+    this.display = maskDsnText(url);
+    this.client = new Redis(url, {
+      lazyConnect: true,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: true,
+      retryStrategy: () => null,
+    });
+    // Errors surface through the commands; without a listener ioredis would print them itself.
+    this.client.on('error', () => undefined);
+  }
+
+  private async ready(): Promise<void> {
+    if (this.client.status === 'ready') return;
+    try {
+      if (this.client.status === 'wait') await this.client.connect();
+    } catch (error) {
+      throw this.unreachable(error);
+    }
+  }
+
+  private unreachable(error: unknown): TaskreconError {
+    return new TaskreconError(`cannot reach Redis at ${this.display}: ${(error as Error).message}`, {
+      code: 'CONNECTION',
+      hint: 'Check `url:` of the queue connection in the source config; nothing was pushed and no row was changed.',
+      cause: error,
+    });
+  }
+
+  /** Runs every op in one MULTI/EXEC; throws (so the caller rolls its transaction back) when any fails. */
+  async pushAll(ops: readonly RedisListOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    await this.ready();
+    const multi = this.client.multi();
+    for (const op of ops) {
+      if (op.kind === 'rpush') multi.rpush(op.key, op.value);
+      else multi.eval(op.script, op.keys.length, ...op.keys, ...op.args);
+    }
+    let replies: Array<[Error | null, unknown]> | null;
+    try {
+      replies = await multi.exec();
+    } catch (error) {
+      throw this.unreachable(error);
+    }
+    const failed = replies?.find(([error]) => error);
+    if (!replies || failed)
+      throw new TaskreconError(`Redis refused the push: ${failed?.[0]?.message ?? 'transaction aborted'}`, {
+        code: 'REDIS',
+      });
+  }
+
+  async close(): Promise<void> {
+    if (this.client.status === 'ready') await this.client.quit().catch(() => this.client.disconnect());
+    else this.client.disconnect();
+  }
+}
