@@ -22,4 +22,11 @@ export const TOUR_STEPS: TourStep[] = [
     why: 'Counts by status and biz type, then the three lists an on-call engineer starts from: stuck processing rows (their worker died), overdue pending rows, and failed rows waiting for a human.',
     args: () => ['scan', '--limit', '5'],
   },
+  {
+    command: 'report',
+    title: 'Is the system healthy? report',
+    why: 'What cron runs every few minutes: failure rate and latency over the last hour, backlog, stuck and failed tasks, each checked against its threshold. The exit code is the Nagios status (0 OK, 1 WARNING, 2 CRITICAL); --format prometheus and --notify feed dashboards and chat alerts.',
+    args: () => ['report', '--window', '1h'],
+    okExits: [0, 1, 2],
+  },
 ];
