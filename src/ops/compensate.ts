@@ -32,6 +32,7 @@ import {
   actionUnsupported,
   decide,
   DELETED,
+  pacing,
   selectableStatuses,
   type CompensateAction,
 } from './compensate-plan.js';
@@ -317,9 +318,7 @@ function afterImage(row: Row | undefined, requeued: Requeued | undefined): strin
 
 /** How many rows go in one batch: the rate's share of a fifth of a second, capped. */
 function batchSize(request: CompensateRequest): number {
-  const max = request.batchSize ?? DEFAULT_BATCH;
-  if (!request.rate) return max;
-  return Math.max(1, Math.min(max, Math.floor(request.rate / 5)));
+  return pacing(request.rate, request.batchSize ?? DEFAULT_BATCH).batch;
 }
 
 /** Checks the action against the table before anything is read or written. */
