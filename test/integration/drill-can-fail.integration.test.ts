@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY, policyFromConfig } from '../../src/core/backoff.js';
+import type { Dispatcher } from '../../src/dispatch/types.js';
+import { runDrill, type DrillOptions, type DrillResult } from '../../src/ops/drill.js';
+
+/**
+ * Every drill can fail: each scenario runs in-process on the sandbox against a deliberately broken
+ * system — a non-idempotent handler, a redrive policy without backoff or without a maximum, a
+ * dispatcher that retries permanent errors — and must fail at a clearly named step.
+ */
+const TIMEOUT_MS = 250;
+
+async function drill(scenario: string, broken: Partial<DrillOptions>): Promise<DrillResult> {
+  return runDrill({ timeoutMs: TIMEOUT_MS, policy: DEFAULT_POLICY, scenarios: [scenario], ...broken });
+}
+
+function firstFailure(result: DrillResult): { step: string; detail: string } | undefined {
+  const step = result.scenarios[0]?.steps.find((s) => s.status === 'failed');
+  return step && { step: step.name, detail: step.detail };
+}
+
+/** A dispatcher that reports a permanent error (a 4xx) as retryable. */
+function retriesPermanentErrors(inner: Dispatcher): Dispatcher {
+  return {
+    kind: inner.kind,
+    async dispatch(task, context) {
+      const result = await inner.dispatch(task, context);
+      return result.outcome === 'permanent' ? { ...result, outcome: 'retryable' } : result;
+    },
+    close: () => inner.close?.() ?? Promise.resolve(),
+  };
+}
+
+describe('each drill fails against a broken system', () => {
+  it('passes each scenario against the correct system (the baseline of the cases below)', async () => {
+    const result = await runDrill({ timeoutMs: TIMEOUT_MS, policy: DEFAULT_POLICY });
+    expect(result.scenarios.map((s) => [s.name, s.status])).toEqual([
+      ['unreachable-target', 'passed'],
+      ['duplicate-delivery', 'passed'],
+      ['permanent-error', 'passed'],
+      ['worker-crash', 'passed'],
+      ['slow-target', 'passed'],
+    ]);
+  });
+
+  it('unreachable-target fails when redrive does not back off', async () => {
+    const result = await drill('unreachable-target', {
+      redrivePolicy: policyFromConfig({ policy: 'fixed', interval: 0 }, 'retry.broken'),
+    });
+    expect(result.failed).toBe(1);
+    expect(firstFailure(result)).toEqual({
+      step: 'refused: attempt 2 fails and retry 2 is scheduled per the policy',
+      detail: 'retry 2 is due 0s after the failure; the policy says 4s–5s',
+    });
+  });
+
+  it('unreachable-target fails when redrive never gives up', async () => {
+    const result = await drill('unreachable-target', {
+      redrivePolicy: policyFromConfig({ policy: 'schedule', maxAttempts: 500 }, 'retry.broken'),
+    });
+    expect(firstFailure(result)?.step).toBe(
+      'refused: attempt 8 fails and the task is failed after 7 retries',
+    );
+    expect(firstFailure(result)?.detail).toContain('no maximum of attempts is enforced');
+  });
+
+  it('unreachable-target fails when redrive gives up too early', async () => {
+    const result = await drill('unreachable-target', {
+      redrivePolicy: policyFromConfig({ policy: 'schedule', maxAttempts: 3 }, 'retry.broken'),
+    });
+    expect(firstFailure(result)).toMatchObject({
+      step: 'refused: attempt 3 fails and retry 3 is scheduled per the policy',
+    });
+    expect(firstFailure(result)?.detail).toContain('is failed');
+  });
+
+  it('duplicate-delivery fails against the non-idempotent handler', async () => {
+    const result = await drill('duplicate-delivery', { handlerVariant: 'non-idempotent' });
+    expect(firstFailure(result)).toMatchObject({
+      step: 'deliver the same event again, after the first: the effect is still once',
+    });
+    expect(result.scenarios[0]?.steps.slice(-1)[0]?.status).toBe('skipped');
+  });
+
+  it('permanent-error fails when a 4xx is retried', async () => {
+    const result = await drill('permanent-error', { wrapDispatcher: retriesPermanentErrors });
+    expect(firstFailure(result)).toMatchObject({ step: 'redrive: the task is failed on its first attempt' });
+    expect(firstFailure(result)?.detail).toContain('a permanent error is being retried');
+  });
+
+  it('worker-crash fails against the non-idempotent handler', async () => {
+    const result = await drill('worker-crash', { handlerVariant: 'non-idempotent' });
+    expect(firstFailure(result)).toEqual({
+      step: 'the effect exists once',
+      detail: expect.stringMatching(
+        /user_coupon has 2 rows for drill-[0-9a-f]{8}-worker-crash after the re-drive/,
+      ),
+    });
+  });
+
+  it('slow-target fails against the non-idempotent handler', async () => {
+    const result = await drill('slow-target', { handlerVariant: 'non-idempotent' });
+    expect(firstFailure(result)?.step).toBe('the effect exists once');
+  });
+});
