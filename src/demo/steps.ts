@@ -29,4 +29,10 @@ export const TOUR_STEPS: TourStep[] = [
     args: () => ['report', '--window', '1h'],
     okExits: [0, 1, 2],
   },
+  {
+    command: 'drill',
+    title: 'Would it hold up? drill',
+    why: 'The fault drill of seed 000 §4.5, scripted: a dead target retried per the policy until failed and then compensated, a duplicate delivery, a 4xx, a worker that dies mid-task and a handler slower than its timeout — each checked step by step on a sandbox of its own, waits fast-forwarded. CI runs it before a release (exit 1 and --junit on failure).',
+    args: () => ['drill'],
+  },
 ];
