@@ -140,10 +140,13 @@ export async function expireLease(env: DrillEnv, task: DrillTask): Promise<void>
   check(changed === 1, `could not age task #${task.id}: it is no longer processing`);
 }
 
+/** A wait for step details: 2s, 68s, 5min 11s, 2h 4min. */
 export function seconds(value: number): string {
-  if (value >= 3600 && value % 3600 === 0) return `${value / 3600}h`;
-  if (value >= 60 && value % 60 === 0) return `${value / 60}min`;
-  return `${Math.round(value * 10) / 10}s`;
+  const v = Math.round(value);
+  if (Math.abs(v) < 120) return `${Math.round(value * 10) / 10}s`;
+  if (v >= 3600)
+    return `${Math.floor(v / 3600)}h${v % 3600 >= 60 ? ` ${Math.floor((v % 3600) / 60)}min` : ''}`;
+  return `${Math.floor(v / 60)}min${v % 60 ? ` ${v % 60}s` : ''}`;
 }
 
 export function expectStatus(row: DrillTaskRow, status: string, context: string): void {
