@@ -1,0 +1,42 @@
+import type { AuditEntry } from '../ops/audit.js';
+import { colorStatus } from './scan.js';
+import { renderTable } from './table.js';
+import { chalk, oneLine } from './terminal.js';
+
+/** The audit log for humans: one line per change, oldest first. */
+export function renderAudit(entries: AuditEntry[], mayHaveMore: boolean): string {
+  if (entries.length === 0) return chalk.dim('no audit entries match');
+  const rows = entries.map((e) => [
+    String(e.id),
+    e.at.replace('T', ' ').replace('Z', ''),
+    e.operator,
+    e.action,
+    `${e.source}#${e.taskId}`,
+    `${e.from ? colorStatus(e.from) : '—'} → ${e.to ? colorStatus(e.to) : '—'}`,
+    oneLine(e.reason, 50),
+    e.runId.slice(0, 8),
+  ]);
+  const table = renderTable(
+    ['id', 'at (UTC)', 'operator', 'action', 'task', 'change', 'reason', 'run'],
+    rows,
+  );
+  const more = mayHaveMore ? `\n${chalk.dim(`the newest ${entries.length} shown; --limit 0 lists all`)}` : '';
+  return table + more;
+}
+
+export const AUDIT_CSV_HEADER =
+  'id,at,operator,host,action,source,table,taskId,eventId,from,to,reason,runId,before,after\n';
+
+function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function auditCsvLine(e: AuditEntry): string {
+  return `${[e.id, e.at, e.operator, e.host, e.action, e.source, e.table, e.taskId, e.eventId, e.from, e.to, e.reason, e.runId, e.before, e.after].map(csvCell).join(',')}\n`;
+}
+
+export function auditNdjsonLine(e: AuditEntry): string {
+  return `${JSON.stringify(e)}\n`;
+}
