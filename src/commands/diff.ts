@@ -89,7 +89,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
             operator: this.flags.operator ?? defaultOperator(),
             host: hostname(),
             reason: this.flags.reason ?? 'diff: task says success, business effect missing',
-            dryRun: this.flags['dry-run'],
+            dryRun: Boolean(this.flags['dry-run']),
           }
         : undefined,
     }).finally(() => progress.stop());

@@ -45,7 +45,7 @@ export interface DiffRule {
  * fragment, statuses. Every problem is a config error (exit 3) naming the rule and the fix.
  */
 export function normalizeRule(config: RuleConfig, index: number): DiffRule {
-  const at = `rules[${index}] (${config.name})`;
+  const at = `rule '${config.name}' (rules[${index}])`;
   const expect = config.business.expect ?? 'exactly-one';
   if (!(EXPECT_MODES as readonly string[]).includes(expect)) {
     throw configError(`${at}: unknown expect mode '${expect}'`, `Use one of: ${EXPECT_MODES.join(', ')}.`);

@@ -59,11 +59,11 @@ export async function integerPrimaryKey(db: Db, table: string): Promise<string |
 }
 
 /**
- * Checks that a `where` fragment compiles against the business table, without reading a row.
- * In: the quoted table, the fragment. Out: nothing; throws the database's error. Reads nothing.
+ * Checks that a `where` fragment runs on the business table (read-only: a write in it fails here).
+ * In: the quoted table, the fragment. Out: nothing; throws the database's error. Reads up to one row.
  */
 export async function probeWhere(q: Queryable, tableSql: string, where: string): Promise<void> {
-  await q.query(`SELECT 1 FROM ${tableSql} WHERE (${where}) LIMIT 0`);
+  await q.query(`SELECT 1 FROM ${tableSql} WHERE (${where}) LIMIT 1`);
 }
 
 /**
