@@ -6,7 +6,9 @@ import { ExitCode, TaskreconError, type ExitCodeValue } from './errors.js';
 import { connectionFlags } from './flags.js';
 import { chalk, configureColor, writeErr } from './render/terminal.js';
 
-export type Flags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
+export type Flags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof BaseCommand)['baseFlags'] & T['flags']
+>;
 export type Args<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
 
 /**
@@ -67,7 +69,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const described = describeError(error);
     process.exitCode = described.exit;
     if (this.jsonEnabled()) {
-      this.logJson({ error: { code: described.code, message: described.message, hint: described.hint ?? null, exit: described.exit } });
+      this.logJson({
+        error: {
+          code: described.code,
+          message: described.message,
+          hint: described.hint ?? null,
+          exit: described.exit,
+        },
+      });
       return;
     }
     writeErr(`${chalk.red('Error:')} ${described.message}`);
@@ -91,7 +100,12 @@ interface DescribedError {
 /** Every error becomes a code, a masked message, a hint and an exit code; nothing reaches the user as a stack trace. */
 export function describeError(error: unknown): DescribedError {
   if (error instanceof TaskreconError) {
-    return { code: error.code, message: maskDsnText(error.message), hint: error.hint && maskDsnText(error.hint), exit: error.exit };
+    return {
+      code: error.code,
+      message: maskDsnText(error.message),
+      hint: error.hint && maskDsnText(error.hint),
+      exit: error.exit,
+    };
   }
   const e = error as Error & { oclif?: { exit?: number } };
   if (e?.oclif) {
@@ -102,7 +116,12 @@ export function describeError(error: unknown): DescribedError {
       .filter((l) => l && !/^See more help/.test(l));
     const cause = (e as { cause?: unknown }).cause;
     const hint = cause instanceof TaskreconError ? cause.hint : undefined;
-    return { code: 'USAGE', message: lines.join(' ') || 'usage error', hint: hint ?? 'See --help.', exit: ExitCode.couldNotRun };
+    return {
+      code: 'USAGE',
+      message: lines.join(' ') || 'usage error',
+      hint: hint ?? 'See --help.',
+      exit: ExitCode.couldNotRun,
+    };
   }
   return {
     code: 'INTERNAL',

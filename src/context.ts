@@ -80,17 +80,26 @@ export class Context {
       const entries = Object.entries(sources);
       const defaults = entries.filter(([, s]) => s.default);
       if (defaults.length > 1) {
-        throw configError(`sources ${defaults.map(([n]) => n).join(', ')} are all marked default`, 'Mark one source `default: true`.');
+        throw configError(
+          `sources ${defaults.map(([n]) => n).join(', ')} are all marked default`,
+          'Mark one source `default: true`.',
+        );
       }
       const picked = defaults[0] ?? (entries.length === 1 ? entries[0] : undefined);
       if (!picked && entries.length > 1) {
-        throw usageError(`${entries.length} sources are configured and none is the default`, `Pick one with --source (${entries.map(([n]) => n).join(', ')}), or mark one \`default: true\`.`);
+        throw usageError(
+          `${entries.length} sources are configured and none is the default`,
+          `Pick one with --source (${entries.map(([n]) => n).join(', ')}), or mark one \`default: true\`.`,
+        );
       }
       [name, config] = picked ?? ['async-task', { profile: 'async-task' }];
     }
     if (this.input.table) config = { ...config, table: this.input.table };
     const profile = profileFor(config, `sources.${name}`);
-    const stuckAfterMs = config.stuckAfter === undefined ? profile.defaultStuckAfterMs : parseDuration(config.stuckAfter, `sources.${name}.stuckAfter`);
+    const stuckAfterMs =
+      config.stuckAfter === undefined
+        ? profile.defaultStuckAfterMs
+        : parseDuration(config.stuckAfter, `sources.${name}.stuckAfter`);
     return { name, config, profile, stuckAfterMs };
   }
 
@@ -102,7 +111,12 @@ export class Context {
     if (!fromConfig) throw usageError('no database given', NO_DSN_HINT);
     // A relative SQLite path in a config file is relative to that file, wherever the command runs.
     const path = this.configPath;
-    if (path && fromConfig.startsWith('sqlite:') && !isAbsolute(fromConfig.slice(7)) && fromConfig !== 'sqlite::memory:') {
+    if (
+      path &&
+      fromConfig.startsWith('sqlite:') &&
+      !isAbsolute(fromConfig.slice(7)) &&
+      fromConfig !== 'sqlite::memory:'
+    ) {
       return `sqlite:${resolve(dirname(path), fromConfig.slice(7))}`;
     }
     return fromConfig;
@@ -110,7 +124,10 @@ export class Context {
 
   /** Opens the database; closed by close(). */
   async open(source?: SourceChoice, options: { poolSize?: number; create?: boolean } = {}): Promise<Db> {
-    const timeout = this.config.connectTimeout === undefined ? undefined : parseDuration(this.config.connectTimeout, 'connectTimeout');
+    const timeout =
+      this.config.connectTimeout === undefined
+        ? undefined
+        : parseDuration(this.config.connectTimeout, 'connectTimeout');
     const db = await connect(this.dsn(source), {
       passwordFile: this.input['password-file'] ?? this.config.passwordFile,
       appTimeZone: this.env.TASKRECON_APP_TIME_ZONE ?? this.config.appTimeZone,

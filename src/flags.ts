@@ -10,16 +10,29 @@ export const connectionFlags = {
     description: 'Overrides TASKRECON_DB and `db:` in the config file. The password is never printed.',
     helpGroup: 'CONNECTION',
   }),
-  'password-file': Flags.string({ summary: 'Read the database password from this file.', helpGroup: 'CONNECTION' }),
-  config: Flags.string({ summary: 'Config file (default: taskrecon.config.{yaml,yml,json} found upward).', helpGroup: 'CONNECTION' }),
+  'password-file': Flags.string({
+    summary: 'Read the database password from this file.',
+    helpGroup: 'CONNECTION',
+  }),
+  config: Flags.string({
+    summary: 'Config file (default: taskrecon.config.{yaml,yml,json} found upward).',
+    helpGroup: 'CONNECTION',
+  }),
   source: Flags.string({ summary: 'Which configured source (task table) to use.', helpGroup: 'CONNECTION' }),
   profile: Flags.string({
     summary: 'Describe the source inline by a built-in profile.',
     options: ['async-task', 'job-retries', 'laravel-failed-jobs', 'laravel-jobs', 'thinkphp-failed-jobs'],
     helpGroup: 'CONNECTION',
   }),
-  table: Flags.string({ summary: "Table name, when it is not the profile's default.", helpGroup: 'CONNECTION' }),
-  color: Flags.boolean({ summary: 'Colour output (off when piped or NO_COLOR is set).', default: true, allowNo: true }),
+  table: Flags.string({
+    summary: "Table name, when it is not the profile's default.",
+    helpGroup: 'CONNECTION',
+  }),
+  color: Flags.boolean({
+    summary: 'Colour output (off when piped or NO_COLOR is set).',
+    default: true,
+    allowNo: true,
+  }),
 };
 
 /** A duration flag: `10m`, `30s`, `2h`; parsed to milliseconds, with an error that names the flag. */
@@ -42,22 +55,33 @@ export function countFlag(min: number) {
 /** A point in time for --since/--until: an ISO date-time, or a duration ago (`2h` = two hours before now). */
 export const timeFlag = Flags.custom<{ ago: number } | { epoch: number }>({
   parse: async (input, _context, options) => {
-    if (/^\d+(?:\.\d+)?\s*(ms|s|m|min|h|d)$/.test(input.trim())) return { ago: parseDuration(input, `--${options.name}`) };
+    if (/^\d+(?:\.\d+)?\s*(ms|s|m|min|h|d)$/.test(input.trim()))
+      return { ago: parseDuration(input, `--${options.name}`) };
     const ms = Date.parse(input);
     if (Number.isNaN(ms)) {
-      throw usageError(`--${options.name}: '${input}' is neither a date-time nor a duration`, 'Use e.g. 2026-11-29T08:00:00Z, or 2h for two hours ago.');
+      throw usageError(
+        `--${options.name}: '${input}' is neither a date-time nor a duration`,
+        'Use e.g. 2026-11-29T08:00:00Z, or 2h for two hours ago.',
+      );
     }
     return { epoch: Math.floor(ms / 1000) };
   },
 });
 
 /** Resolves a --since/--until value against the run's database "now". */
-export function resolveTime(value: { ago: number } | { epoch: number } | undefined, nowEpoch: number): number | undefined {
+export function resolveTime(
+  value: { ago: number } | { epoch: number } | undefined,
+  nowEpoch: number,
+): number | undefined {
   if (!value) return undefined;
   return 'ago' in value ? nowEpoch - Math.round(value.ago / 1000) : value.epoch;
 }
 
-export const statusFlag = Flags.string({ summary: 'Only tasks in this logical status.', options: [...LOGICAL_STATUSES], multiple: true });
+export const statusFlag = Flags.string({
+  summary: 'Only tasks in this logical status.',
+  options: [...LOGICAL_STATUSES],
+  multiple: true,
+});
 
 export const FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
 export type Format = (typeof FORMATS)[number];

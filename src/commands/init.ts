@@ -13,7 +13,8 @@ export interface InitResult {
 }
 
 export default class Init extends BaseCommand<typeof Init> {
-  static override summary = "Create the reference task table and taskrecon's audit table, or print their DDL.";
+  static override summary =
+    "Create the reference task table and taskrecon's audit table, or print their DDL.";
   static override description =
     'Creates async_task (seed 000) or job_retries (seed 002) with the indexes scan and redrive need, and ' +
     'taskrecon_audit. Tables that exist are left as they are. Laravel and think-queue tables come from their own migrations.';
@@ -25,7 +26,11 @@ export default class Init extends BaseCommand<typeof Init> {
 
   static override flags = {
     print: Flags.boolean({ summary: 'Print the DDL for a DBA instead of running it.' }),
-    dialect: Flags.string({ summary: 'With --print and no --db: the SQL dialect.', options: ['mysql', 'sqlite'], default: 'mysql' }),
+    dialect: Flags.string({
+      summary: 'With --print and no --db: the SQL dialect.',
+      options: ['mysql', 'sqlite'],
+      default: 'mysql',
+    }),
     'audit-only': Flags.boolean({ summary: "Only create taskrecon's own tables." }),
   };
 
@@ -39,10 +44,18 @@ export default class Init extends BaseCommand<typeof Init> {
       );
     }
     const dsnText = this.flags.db || process.env.TASKRECON_DB || choice.config.db || this.context.config.db;
-    const dialect = this.flags.print && !dsnText ? (this.flags.dialect === 'sqlite' ? sqliteDialect : mysqlDialect) : undefined;
-    const targetDialect = dialect ?? (parseDsn(this.context.dsn(choice)).kind === 'sqlite' ? sqliteDialect : mysqlDialect);
+    const dialect =
+      this.flags.print && !dsnText
+        ? this.flags.dialect === 'sqlite'
+          ? sqliteDialect
+          : mysqlDialect
+        : undefined;
+    const targetDialect =
+      dialect ?? (parseDsn(this.context.dsn(choice)).kind === 'sqlite' ? sqliteDialect : mysqlDialect);
     const statements = [
-      ...(this.flags['audit-only'] ? [] : taskTableDdl(targetDialect, profile as DdlProfile, choice.profile.table)),
+      ...(this.flags['audit-only']
+        ? []
+        : taskTableDdl(targetDialect, profile as DdlProfile, choice.profile.table)),
       ...auditDdl(targetDialect),
       ...notifyDdl(targetDialect),
     ];
@@ -51,7 +64,11 @@ export default class Init extends BaseCommand<typeof Init> {
       return { db: null, printed: true, statements, created: [] };
     }
     const db = await this.context.open(choice, { create: true });
-    const tables = [...(this.flags['audit-only'] ? [] : [choice.profile.table]), 'taskrecon_audit', 'taskrecon_notify'];
+    const tables = [
+      ...(this.flags['audit-only'] ? [] : [choice.profile.table]),
+      'taskrecon_audit',
+      'taskrecon_notify',
+    ];
     const existing = new Set<string>();
     for (const table of tables) if (await db.columns(table)) existing.add(table);
     for (const statement of statements) await db.execute(statement);

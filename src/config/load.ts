@@ -38,7 +38,9 @@ export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()
   try {
     raw = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw configError(`config file ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
+    throw configError(
+      `config file ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`,
+    );
   }
   return { config: validateConfig(raw ?? {}, path), path };
 }
@@ -58,7 +60,10 @@ export function validateConfig(raw: unknown, path: string): TaskreconConfig {
       guess ? `Did you mean '${guess}'?` : `Keys allowed here: ${known.join(', ')}.`,
     );
   }
-  throw configError(`${path}: ${at || '(top level)'}: ${issue.message}`, 'See the configuration reference in the README.');
+  throw configError(
+    `${path}: ${at || '(top level)'}: ${issue.message}`,
+    'See the configuration reference in the README.',
+  );
 }
 
 /** The keys the schema allows at a path, for "did you mean" hints. */

@@ -14,7 +14,9 @@ export const sourceSchema = z.strictObject({
   default: z.boolean().optional(),
   db: z.string().optional(),
   columns: z.partialRecord(z.enum([...LOGICAL_FIELDS]), z.string().nullable()).optional(),
-  statuses: z.partialRecord(z.enum([...LOGICAL_STATUSES]), z.union([statusValue, z.array(statusValue)])).optional(),
+  statuses: z
+    .partialRecord(z.enum([...LOGICAL_STATUSES]), z.union([statusValue, z.array(statusValue)]))
+    .optional(),
   timeTypes: z.partialRecord(z.enum([...TIME_FIELDS]), z.enum([...TIME_TYPES])).optional(),
   stuckAfter: duration.optional(),
   queue: z
@@ -35,7 +37,10 @@ export const sourceSchema = z.strictObject({
 });
 export type SourceConfig = z.infer<typeof sourceSchema>;
 /** What a profile override needs from a source (also built from `--profile/--table` flags). */
-export type CustomProfileConfig = Pick<SourceConfig, 'profile' | 'table' | 'columns' | 'statuses' | 'timeTypes'>;
+export type CustomProfileConfig = Pick<
+  SourceConfig,
+  'profile' | 'table' | 'columns' | 'statuses' | 'timeTypes'
+>;
 
 export const handlerSchema = z.discriminatedUnion('type', [
   z.strictObject({

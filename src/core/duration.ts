@@ -1,6 +1,13 @@
 import { usageError } from '../errors.js';
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+const UNIT_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  min: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
 const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|min|m|h|d)$/;
 
 /**
@@ -9,7 +16,8 @@ const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|min|m|h|d)$/;
  */
 export function parseDuration(input: string | number, what: string): number {
   if (typeof input === 'number') {
-    if (!Number.isFinite(input) || input < 0) throw usageError(`${what}: ${input} is not a duration`, DURATION_HINT);
+    if (!Number.isFinite(input) || input < 0)
+      throw usageError(`${what}: ${input} is not a duration`, DURATION_HINT);
     return input * 1000;
   }
   const text = input.trim();
@@ -27,6 +35,7 @@ export function formatSeconds(seconds: number | null): string {
   const s = Math.max(0, Math.round(seconds));
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : ''}`;
-  if (s < 86_400) return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) ? `${Math.floor((s % 3600) / 60)}m` : ''}`;
+  if (s < 86_400)
+    return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) ? `${Math.floor((s % 3600) / 60)}m` : ''}`;
   return `${Math.floor(s / 86_400)}d${Math.floor((s % 86_400) / 3600) ? `${Math.floor((s % 86_400) / 3600)}h` : ''}`;
 }

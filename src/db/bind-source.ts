@@ -23,8 +23,30 @@ export interface BoundSource {
   problems: SchemaProblem[];
 }
 
-const NUMERIC = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'decimal', 'numeric']);
-const TEXTUAL = new Set(['char', 'varchar', 'text', 'tinytext', 'mediumtext', 'longtext', 'enum', 'set', 'json', 'blob', 'longblob', 'mediumblob']);
+const NUMERIC = new Set([
+  'tinyint',
+  'smallint',
+  'mediumint',
+  'int',
+  'integer',
+  'bigint',
+  'decimal',
+  'numeric',
+]);
+const TEXTUAL = new Set([
+  'char',
+  'varchar',
+  'text',
+  'tinytext',
+  'mediumtext',
+  'longtext',
+  'enum',
+  'set',
+  'json',
+  'blob',
+  'longblob',
+  'mediumblob',
+]);
 
 /** The time type of a live column: datetime, timestamp or unix; undefined when it holds no time. */
 export function timeTypeOfColumn(column: ColumnInfo): TimeType | undefined {
@@ -92,7 +114,8 @@ function typeProblem(
     const detected = timeTypeOfColumn(live);
     if (!detected) return wrong('DATETIME, TIMESTAMP or an integer of unix seconds');
     const declared = profile.timeTypes[field as TimeField];
-    if (declared && (declared === 'unix') !== (detected === 'unix')) return wrong(declared === 'unix' ? 'unix seconds (an integer)' : 'DATETIME or TIMESTAMP');
+    if (declared && (declared === 'unix') !== (detected === 'unix'))
+      return wrong(declared === 'unix' ? 'unix seconds (an integer)' : 'DATETIME or TIMESTAMP');
     timeTypes[field as TimeField] = declared ?? detected;
     return undefined;
   }
@@ -102,8 +125,10 @@ function typeProblem(
   if (field === 'status' && profile.status.kind === 'column') {
     const values = Object.values(profile.status.values).flat();
     const numericValues = values.every((v) => typeof v === 'number');
-    if (numericValues && !NUMERIC.has(live.dataType)) return wrong('an integer status (the profile maps numbers)');
-    if (!numericValues && !TEXTUAL.has(live.dataType)) return wrong('a string or ENUM status (the profile maps strings)');
+    if (numericValues && !NUMERIC.has(live.dataType))
+      return wrong('an integer status (the profile maps numbers)');
+    if (!numericValues && !TEXTUAL.has(live.dataType))
+      return wrong('a string or ENUM status (the profile maps strings)');
   }
   return undefined;
 }

@@ -46,7 +46,9 @@ export function parseDsn(text: string, passwordFile?: string): Dsn {
     try {
       password = readFileSync(passwordFile, 'utf8').replace(/\r?\n$/, '');
     } catch (error) {
-      throw usageError(`cannot read --password-file ${passwordFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+      throw usageError(
+        `cannot read --password-file ${passwordFile}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+      );
     }
   }
   return {

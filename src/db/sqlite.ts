@@ -72,7 +72,11 @@ class SqliteDb extends SqliteQueryable implements Db {
     super(db);
   }
 
-  async *stream(sql: string, params: readonly unknown[] = [], options: StreamOptions = {}): AsyncIterable<unknown> {
+  async *stream(
+    sql: string,
+    params: readonly unknown[] = [],
+    options: StreamOptions = {},
+  ): AsyncIterable<unknown> {
     const statement = this.db.prepare(sql);
     if (options.rowsAsArray) statement.raw(true);
     for (const row of statement.iterate(...bindable(params))) yield row;
@@ -96,7 +100,9 @@ class SqliteDb extends SqliteQueryable implements Db {
   }
 
   async columns(table: string): Promise<ColumnInfo[] | undefined> {
-    const rows = this.db.prepare(`SELECT name, type, "notnull" AS nn FROM pragma_table_info(?)`).all(table) as Array<{
+    const rows = this.db
+      .prepare(`SELECT name, type, "notnull" AS nn FROM pragma_table_info(?)`)
+      .all(table) as Array<{
       name: string;
       type: string;
       nn: number;
@@ -116,16 +122,20 @@ class SqliteDb extends SqliteQueryable implements Db {
   }
 
   async indexes(table: string): Promise<IndexInfo[]> {
-    const list = this.db.prepare(`SELECT name, "unique" AS isUnique FROM pragma_index_list(?)`).all(table) as Array<{
+    const list = this.db
+      .prepare(`SELECT name, "unique" AS isUnique FROM pragma_index_list(?)`)
+      .all(table) as Array<{
       name: string;
       isUnique: number;
     }>;
     return list.map((index) => ({
       name: index.name,
       unique: index.isUnique === 1,
-      columns: (this.db.prepare(`SELECT name FROM pragma_index_info(?) ORDER BY seqno`).all(index.name) as Array<{ name: string }>).map(
-        (c) => c.name,
-      ),
+      columns: (
+        this.db.prepare(`SELECT name FROM pragma_index_info(?) ORDER BY seqno`).all(index.name) as Array<{
+          name: string;
+        }>
+      ).map((c) => c.name),
     }));
   }
 

@@ -49,7 +49,10 @@ export class TaskSql {
   timeCompare(field: TimeField, op: '<=' | '<' | '>=' | '>', epochSeconds: number): Fragment {
     const col = this.expr(field);
     if (!col) throw new Error(`profile ${this.profile.name} has no ${field}`);
-    return { sql: `${col} ${op} ${this.dialect.epochParam(this.timeTypes[field] ?? 'datetime')}`, params: [epochSeconds] };
+    return {
+      sql: `${col} ${op} ${this.dialect.epochParam(this.timeTypes[field] ?? 'datetime')}`,
+      params: [epochSeconds],
+    };
   }
 
   /** The database's now, in the type of a time field, for writes. */
@@ -68,7 +71,8 @@ export class TaskSql {
   /** A predicate true for rows in any of the given logical statuses ('0=1' when none can exist). */
   statusIn(statuses: readonly LogicalStatus[]): Fragment {
     const model = this.profile.status;
-    if (model.kind === 'constant') return { sql: statuses.includes(model.status) ? '1=1' : '1=0', params: [] };
+    if (model.kind === 'constant')
+      return { sql: statuses.includes(model.status) ? '1=1' : '1=0', params: [] };
     if (model.kind === 'reservation') {
       const col = this.dialect.quoteId(model.column);
       const pending = statuses.includes('pending');
@@ -161,7 +165,8 @@ export class TaskSql {
 
 export function toId(value: unknown): TaskId {
   if (typeof value === 'number') return value;
-  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  if (typeof value === 'bigint')
+    return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   const text = String(value);
   return /^\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : text;
 }

@@ -3,7 +3,10 @@ export function offsetOfZone(zone: string, at: Date = new Date()): string | unde
   if (/^[+-]\d{2}:\d{2}$/.test(zone)) return zone;
   if (zone === 'UTC' || zone === 'Z') return '+00:00';
   try {
-    const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(at);
+    const parts = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      timeZoneName: 'longOffset',
+    }).formatToParts(at);
     const name = parts.find((p) => p.type === 'timeZoneName')?.value ?? '';
     if (name === 'GMT') return '+00:00';
     const match = /GMT([+-]\d{2}):?(\d{2})?/.exec(name);

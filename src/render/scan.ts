@@ -38,16 +38,51 @@ export function renderTaskList(title: string, tasks: Task[]): string {
 export function renderScan(result: ScanResult): string {
   const { summary } = result;
   const out: string[] = [];
-  out.push(`${chalk.bold('source')} ${result.source.name} (${result.source.profile}, table ${result.source.table}) on ${result.source.db}`);
-  out.push(`${chalk.bold('now')}    ${result.now} (database clock); stuck after ${formatSeconds(result.stuckAfterSeconds)}`);
+  out.push(
+    `${chalk.bold('source')} ${result.source.name} (${result.source.profile}, table ${result.source.table}) on ${result.source.db}`,
+  );
+  out.push(
+    `${chalk.bold('now')}    ${result.now} (database clock); stuck after ${formatSeconds(result.stuckAfterSeconds)}`,
+  );
   out.push('');
-  const statusCells = (s: ScanResult['summary']['byStatus']) => [n(s.pending), n(s.processing), n(s.success), n(s.failed), n(s.compensated)];
+  const statusCells = (s: ScanResult['summary']['byStatus']) => [
+    n(s.pending),
+    n(s.processing),
+    n(s.success),
+    n(s.failed),
+    n(s.compensated),
+  ];
   out.push(
     renderTable(
-      ['biz type', 'total', 'pending', 'processing', 'success', 'failed', 'compensated', 'stuck', 'due', 'oldest due'],
       [
-        ...result.byBizType.map((b) => [b.bizType ?? '(none)', n(b.total), ...statusCells(b.byStatus), n(b.stuck), n(b.due), formatSeconds(b.oldestDueSeconds)]),
-        [chalk.bold('all'), n(summary.total), ...statusCells(summary.byStatus), n(summary.stuck), n(summary.due), formatSeconds(summary.oldestDueSeconds)],
+        'biz type',
+        'total',
+        'pending',
+        'processing',
+        'success',
+        'failed',
+        'compensated',
+        'stuck',
+        'due',
+        'oldest due',
+      ],
+      [
+        ...result.byBizType.map((b) => [
+          b.bizType ?? '(none)',
+          n(b.total),
+          ...statusCells(b.byStatus),
+          n(b.stuck),
+          n(b.due),
+          formatSeconds(b.oldestDueSeconds),
+        ]),
+        [
+          chalk.bold('all'),
+          n(summary.total),
+          ...statusCells(summary.byStatus),
+          n(summary.stuck),
+          n(summary.due),
+          formatSeconds(summary.oldestDueSeconds),
+        ],
       ],
     ),
   );
@@ -58,7 +93,10 @@ export function renderScan(result: ScanResult): string {
     ['Failed (awaiting manual action)', result.failed, summary.byStatus.failed],
   ] as const) {
     out.push('');
-    const shown = total !== null && tasks.length < total ? ` — ${tasks.length} of ${total.toLocaleString('en-US')} shown` : '';
+    const shown =
+      total !== null && tasks.length < total
+        ? ` — ${tasks.length} of ${total.toLocaleString('en-US')} shown`
+        : '';
     out.push(renderTaskList(`${title}${shown}`, tasks));
   }
   return out.join('\n');

@@ -17,7 +17,9 @@ export function renderTable(head: string[], rows: Array<Array<string | number | 
 /** `key: value` lines, aligned. */
 export function renderFields(fields: Array<[string, string | number | null]>): string {
   const width = Math.max(...fields.map(([k]) => k.length));
-  return fields.map(([k, v]) => `${chalk.dim(k.padEnd(width))}  ${v === null ? chalk.dim('—') : v}`).join('\n');
+  return fields
+    .map(([k, v]) => `${chalk.dim(k.padEnd(width))}  ${v === null ? chalk.dim('—') : v}`)
+    .join('\n');
 }
 
 export function heading(text: string): string {

@@ -39,7 +39,10 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
 }
 
 /** Runs the CLI with --json and parses stdout. */
-export async function runJson<T = unknown>(args: string[], options: CliOptions = {}): Promise<{ code: number | null; json: T; stderr: string }> {
+export async function runJson<T = unknown>(
+  args: string[],
+  options: CliOptions = {},
+): Promise<{ code: number | null; json: T; stderr: string }> {
   const result = await runCli([...args, '--json'], options);
   let json: T;
   try {

@@ -18,7 +18,10 @@ export interface TestSchema {
  * One throw-away schema per test file (STYLE §9). `timeZone` pins the seeding session's zone, so a
  * test can write DATETIMEs as an app in Asia/Shanghai would.
  */
-export async function createTestSchema(prefix: string, options: { timeZone?: string } = {}): Promise<TestSchema> {
+export async function createTestSchema(
+  prefix: string,
+  options: { timeZone?: string } = {},
+): Promise<TestSchema> {
   const name = `tr_${prefix.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(3).toString('hex')}`;
   const server = new URL(TEST_SERVER);
   const admin = await mysql.createConnection({ uri: TEST_SERVER, multipleStatements: true });
@@ -26,7 +29,12 @@ export async function createTestSchema(prefix: string, options: { timeZone?: str
   await admin.end();
   server.pathname = `/${name}`;
   const dsn = server.toString();
-  const sql = await mysql.createConnection({ uri: dsn, multipleStatements: true, dateStrings: true, supportBigNumbers: true });
+  const sql = await mysql.createConnection({
+    uri: dsn,
+    multipleStatements: true,
+    dateStrings: true,
+    supportBigNumbers: true,
+  });
   if (options.timeZone) await sql.query('SET time_zone = ?', [options.timeZone]);
   return {
     name,

@@ -13,5 +13,8 @@ export function assertMatchesSchema(command: string, value: unknown): void {
   const schema = JSON.parse(readFileSync(path, 'utf8')) as object;
   const validate = ajv.getSchema(path) ?? (ajv.addSchema(schema, path), ajv.getSchema(path));
   if (!validate) throw new Error(`cannot compile ${path}`);
-  if (!validate(value)) throw new Error(`${command} output does not match its schema:\n${ajv.errorsText(validate.errors, { separator: '\n' })}`);
+  if (!validate(value))
+    throw new Error(
+      `${command} output does not match its schema:\n${ajv.errorsText(validate.errors, { separator: '\n' })}`,
+    );
 }

@@ -7,5 +7,7 @@ if (!existsSync(file)) {
   process.exit(0);
 }
 const report = JSON.parse(readFileSync(file, 'utf8'));
-const failedSuites = (report.testResults ?? []).filter((r) => r.status === 'failed' && (r.assertionResults ?? []).length === 0).length;
+const failedSuites = (report.testResults ?? []).filter(
+  (r) => r.status === 'failed' && (r.assertionResults ?? []).length === 0,
+).length;
 console.log(`${report.numPassedTests} passed, ${report.numFailedTests + failedSuites} failed`);

@@ -31,7 +31,8 @@ export const asyncTask: Profile = {
 /** Seed 002: job_retries with an ENUM status and no created/updated columns (latency is n/a). */
 export const jobRetries: Profile = {
   name: 'job-retries',
-  summary: "The job_retries table: ENUM('pending','retrying','failed'), attempts/max_attempts, next_retry_at.",
+  summary:
+    "The job_retries table: ENUM('pending','retrying','failed'), attempts/max_attempts, next_retry_at.",
   kind: 'task',
   table: 'job_retries',
   fields: {
@@ -77,7 +78,8 @@ export const laravelFailedJobs: Profile = {
 /** Laravel's database queue `jobs`: unix-int times; a reserved job older than retry_after is stuck. */
 export const laravelJobs: Profile = {
   name: 'laravel-jobs',
-  summary: "Laravel's database queue jobs: queue, payload, attempts, reserved_at, available_at, created_at (unix).",
+  summary:
+    "Laravel's database queue jobs: queue, payload, attempts, reserved_at, available_at, created_at (unix).",
   kind: 'queue-jobs',
   table: 'jobs',
   fields: {

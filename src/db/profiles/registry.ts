@@ -9,7 +9,10 @@ export const PROFILE_NAMES = BUILTIN_PROFILES.map((p) => p.name);
 export function builtinProfile(name: string): Profile {
   const profile = BUILTIN_PROFILES.find((p) => p.name === name);
   if (!profile) {
-    throw usageError(`unknown profile '${name}'`, `Use one of: ${PROFILE_NAMES.join(', ')} (or describe the table in the config file).`);
+    throw usageError(
+      `unknown profile '${name}'`,
+      `Use one of: ${PROFILE_NAMES.join(', ')} (or describe the table in the config file).`,
+    );
   }
   return profile;
 }
@@ -24,7 +27,10 @@ export function profileFor(source: CustomProfileConfig, where: string): Profile 
   const fields: Partial<Record<LogicalField, FieldRef>> = { ...base.fields };
   for (const [field, column] of Object.entries(source.columns ?? {})) {
     if (!(LOGICAL_FIELDS as readonly string[]).includes(field)) {
-      throw configError(`${where}.columns.${field}: unknown logical field`, `Use one of: ${LOGICAL_FIELDS.join(', ')}.`);
+      throw configError(
+        `${where}.columns.${field}: unknown logical field`,
+        `Use one of: ${LOGICAL_FIELDS.join(', ')}.`,
+      );
     }
     if (field === 'status') continue;
     if (column === null) delete fields[field as LogicalField];
@@ -37,13 +43,20 @@ export function profileFor(source: CustomProfileConfig, where: string): Profile 
     if (source.statuses) {
       for (const [logical, raw] of Object.entries(source.statuses)) {
         if (!isLogicalStatus(logical)) {
-          throw configError(`${where}.statuses.${logical}: unknown status`, 'Statuses are pending, processing, success, failed, compensated.');
+          throw configError(
+            `${where}.statuses.${logical}: unknown status`,
+            'Statuses are pending, processing, success, failed, compensated.',
+          );
         }
         values[logical] = Array.isArray(raw) ? raw : [raw];
       }
     }
     const column = statusColumn ?? (base.status.kind === 'column' ? base.status.column : 'status');
-    status = { kind: 'column', column, values: source.statuses ? values : base.status.kind === 'column' ? base.status.values : {} };
+    status = {
+      kind: 'column',
+      column,
+      values: source.statuses ? values : base.status.kind === 'column' ? base.status.values : {},
+    };
   }
   return {
     ...base,
