@@ -2,6 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { normalizeRule } from '../../src/core/diff.js';
+import { bindSource } from '../../src/db/bind-source.js';
+import { connect } from '../../src/db/connect.js';
+import { profileFor } from '../../src/db/profiles/registry.js';
+import { ruleIndexes } from '../../src/ops/diff-indexes.js';
 import { runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
@@ -185,5 +190,43 @@ describe('diff --enqueue', () => {
     ]);
     expect(again.json.total.missing).toBe(0);
     expect(again.json.enqueue.applied).toBe(0);
+  });
+});
+
+describe('ruleIndexes (for doctor)', () => {
+  it('lists the indexes a rule reads through and says which are missing, with the DDL to add them', async () => {
+    await db.sql.query(
+      `CREATE TABLE points_log (id INT AUTO_INCREMENT PRIMARY KEY, order_ref VARCHAR(64) NOT NULL)`,
+    );
+    const conn = await connect(db.dsn);
+    try {
+      const source = await bindSource(conn, profileFor({ profile: 'async-task' }, 'sources.tasks'), 'tasks');
+      const indexed = await ruleIndexes(
+        conn,
+        normalizeRule(
+          { name: 'r', bizType: 'coupon', business: { table: 'user_coupon', key: 'order_id' } },
+          0,
+        ),
+        source,
+      );
+      expect(indexed.map((n) => [n.side, n.columns.join(','), n.present])).toEqual([
+        ['task', 'id', true],
+        ['task', 'biz_type,biz_id', true],
+        ['business', 'order_id', true],
+      ]);
+      const bare = await ruleIndexes(
+        conn,
+        { name: 'p', bizType: 'points', business: { table: 'points_log', key: 'order_ref' } },
+        source,
+      );
+      expect(bare[2]).toMatchObject({
+        side: 'business',
+        present: false,
+        index: null,
+        suggestion: 'CREATE INDEX `idx_points_log_order_ref` ON `points_log` (`order_ref`)',
+      });
+    } finally {
+      await conn.close();
+    }
   });
 });
