@@ -91,7 +91,12 @@ export async function systemTarget(
       source,
       handlerUrl,
       bizType: rule.bizType,
-      effect: { table: rule.business.table, key: rule.business.key, where: rule.business.where },
+      effect: {
+        table: rule.business.table,
+        key: rule.business.key,
+        where: rule.business.where,
+        db: rule.business.db,
+      },
       effectDb,
       leaseMs,
     },

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, policyFromConfig } from '../../src/core/backoff.js';
 import type { Dispatcher } from '../../src/dispatch/types.js';
+import { EFFECT_KEY, EFFECT_TABLE } from '../../src/db/sql/reference-effect.js';
+import { diffDrillRun } from '../../src/drills/effect-check.js';
+import { injectTask, type DrillEnv } from '../../src/drills/env.js';
+import { expectationOf } from '../../src/drills/policy.js';
+import { createDrillSandbox } from '../../src/drills/sandbox.js';
 import { runDrill, type DrillOptions, type DrillResult } from '../../src/ops/drill.js';
 
 /**
@@ -101,5 +106,45 @@ describe('each drill fails against a broken system', () => {
   it('slow-target fails against the non-idempotent handler', async () => {
     const result = await drill('slow-target', { handlerVariant: 'non-idempotent' });
     expect(firstFailure(result)?.step).toBe('the effect exists once');
+  });
+});
+
+describe('the diff check of a drill run', () => {
+  it('finds duplicated, missing and orphan effects of the run, and nothing outside it', async () => {
+    const sandbox = await createDrillSandbox();
+    try {
+      const runId = 'a1b2c3d4';
+      const env = {
+        runId,
+        source: sandbox.source,
+        effectDb: sandbox.db,
+        effect: { table: EFFECT_TABLE, key: EFFECT_KEY },
+        bizType: `drill-${runId}`,
+        handlerBizType: 'coupon',
+        policy: expectationOf(DEFAULT_POLICY),
+        inserted: [],
+      } as unknown as DrillEnv;
+      const once = await injectTask(env, 'once');
+      const twice = await injectTask(env, 'twice');
+      const none = await injectTask(env, 'none');
+      await sandbox.db.execute(`UPDATE async_task SET status = 2`);
+      const grant = `INSERT INTO ${EFFECT_TABLE} (order_id, coupon_template_id) VALUES (?, 'T')`;
+      for (const key of [
+        once.bizId,
+        twice.bizId,
+        twice.bizId,
+        `drill-${runId}-orphan`,
+        'PAY-not-a-drill-row',
+        'PAY-not-a-drill-row',
+      ]) {
+        await sandbox.db.execute(grant, [key]);
+      }
+      const diff = await diffDrillRun(env);
+      expect(diff.tasksChecked).toBe(3);
+      expect(diff.findings).toMatchObject({ duplicate: 1, missing: 1, orphan: 1 });
+      expect(none.bizId).toContain('none');
+    } finally {
+      await sandbox.dispose(false);
+    }
   });
 });

@@ -180,6 +180,8 @@ export interface EffectTable {
   key: string;
   /** Operator-authored read-only filter from the rule (no `;`). */
   where?: string;
+  /** The rule's business DSN when the table is on another server. */
+  db?: string;
 }
 
 /**

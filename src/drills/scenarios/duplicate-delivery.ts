@@ -1,4 +1,5 @@
 import { effectCount, expectStatus, injectTask, observe, type DrillEnv, type DrillTask } from '../env.js';
+import { diffDrillRun } from '../effect-check.js';
 import { check, type Scenario } from '../framework.js';
 
 /**
@@ -81,19 +82,23 @@ export const duplicateDelivery: Scenario<DrillEnv> = {
       check(effects === 1, `${env.effect.table} has ${effects} rows for ${t.bizId}`);
       return `claimed 1×, delivered 1×, 1 row`;
     });
-    await steps.step('the diff rule finds no duplicate effect for the drill tasks', async () => {
-      const tasks = [sequential, concurrent, raced].filter((t): t is DrillTask => t !== undefined);
-      const counts = await Promise.all(tasks.map((t) => effectCount(env, t)));
-      const duplicated = tasks.filter((_, i) => (counts[i] ?? 0) > 1);
-      check(duplicated.length === 0, `duplicate effects for ${duplicated.map((t) => t.bizId).join(', ')}`);
-      check(
-        counts.every((c) => c === 1),
-        `missing effects: ${tasks
-          .filter((_, i) => counts[i] === 0)
-          .map((t) => t.bizId)
-          .join(', ')}`,
-      );
-      return `${tasks.length} tasks, each exactly one row in ${env.effect.table} (expect exactly-one)`;
-    });
+    await steps.step(
+      'diff by the rule finds no duplicate, missing or orphan effect for the run',
+      async () => {
+        const diff = await diffDrillRun(env);
+        const { duplicate, missing, orphan } = diff.findings;
+        check(duplicate === 0, `diff finds ${duplicate} duplicated effects: ${diff.samples.join('; ')}`);
+        check(
+          missing === 0,
+          `diff finds ${missing} successful tasks without their effect: ${diff.samples.join('; ')}`,
+        );
+        check(orphan === 0, `diff finds ${orphan} business rows with no task: ${diff.samples.join('; ')}`);
+        check(
+          diff.tasksChecked >= 3,
+          `diff checked ${diff.tasksChecked} tasks of the run, expected at least the 3 delivered here`,
+        );
+        return `diff over ${diff.tasksChecked} tasks of the run against ${env.effect.table}.${env.effect.key} (exactly-one): 0 duplicate, 0 missing, 0 orphan`;
+      },
+    );
   },
 };
