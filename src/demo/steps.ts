@@ -23,6 +23,13 @@ export const TOUR_STEPS: TourStep[] = [
     args: () => ['scan', '--limit', '5'],
   },
   {
+    command: 'diff',
+    title: 'Did the work really happen? diff',
+    why: 'Reconciles each task with the business row it was meant to write (the rules in the sandbox config): missing effects (the task says success, no coupon), duplicates (idempotency broken), orphans (a row no task explains) and unsettled ones (the effect is there, the task failed). With --enqueue the missing ones go back to pending for redrive, audited.',
+    args: () => ['diff', '--samples', '3'],
+    okExits: [0, 1],
+  },
+  {
     command: 'report',
     title: 'Is the system healthy? report',
     why: 'What cron runs every few minutes: failure rate and latency over the last hour, backlog, stuck and failed tasks, each checked against its threshold. The exit code is the Nagios status (0 OK, 1 WARNING, 2 CRITICAL); --format prometheus and --notify feed dashboards and chat alerts.',
