@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { BIN, runCli } from '../support/cli.js';
+import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+
+const DRIVER = fileURLToPath(new URL('../support/compensate-pty.py', import.meta.url));
+const ENTER = '\r';
+const DOWN = '\u001b[B';
+
+let schema: TestSchema;
+let cwd: string;
+let failedId: number;
+let otherId: number;
+
+interface Screen {
+  code: number | null;
+  screen: string;
+  failedStep: number | null;
+}
+
+/** Runs `compensate` in a pseudo-terminal, answering each prompt as it appears. */
+async function drive(args: string[], steps: Array<{ expect: string; send: string }>): Promise<Screen> {
+  const { stdout } = await promisify(execFile)(
+    'python3',
+    [DRIVER, JSON.stringify(steps), '--', process.execPath, BIN, 'compensate', ...args],
+    {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1', TASKRECON_DB: '' },
+      timeout: 120_000,
+      maxBuffer: 10_000_000,
+    },
+  );
+  return JSON.parse(stdout) as Screen;
+}
+
+const row = async (id: number) => {
+  const [rows] = await schema.sql.query('SELECT status, updated_at FROM async_task WHERE id = ?', [id]);
+  return (rows as Array<{ status: number }>)[0];
+};
+const auditCount = async () => {
+  const [rows] = await schema.sql.query('SELECT COUNT(*) AS n FROM taskrecon_audit');
+  return Number((rows as Array<{ n: number }>)[0]?.n);
+};
+
+/** Pick the first task, look at its detail, give a reason, then answer the confirmation. */
+const flow = (answer: string) => [
+  { expect: 'Tasks to mark-compensated', send: ' ' },
+  { expect: '◉', send: ENTER },
+  { expect: 'task\\(s\\) picked', send: DOWN },
+  { expect: "❯ See a task's detail", send: ENTER },
+  { expect: 'Which task', send: ENTER },
+  { expect: 'Last error\\s+coupon service said 500', send: '' },
+  { expect: 'task\\(s\\) picked', send: ENTER },
+  { expect: 'Reason', send: `refund issued by hand${ENTER}` },
+  { expect: 'Apply mark-compensated to 1 task\\(s\\) of tasks\\? \\(y/N\\)', send: `${answer}${ENTER}` },
+];
+
+beforeAll(async () => {
+  schema = await createTestSchema('compensate_tty');
+  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-tty-'));
+  writeFileSync(
+    join(cwd, 'taskrecon.config.yaml'),
+    `db: ${schema.dsn}\nsources:\n  tasks: { profile: async-task }\n`,
+  );
+  expect((await runCli(['init'], { cwd })).code).toBe(0);
+  await schema.sql
+    .query(`INSERT INTO async_task (biz_type, biz_id, event_id, status, retry_count, last_error, updated_at) VALUES
+    ('coupon', 'o-1', 'ev-1', 3, 7, 'coupon service said 500', NOW() - INTERVAL 1 DAY),
+    ('coupon', 'o-2', 'ev-2', 3, 7, 'coupon service said 500', NOW() - INTERVAL 1 DAY)`);
+  const [rows] = await schema.sql.query('SELECT id FROM async_task ORDER BY id');
+  [failedId, otherId] = (rows as Array<{ id: number }>).map((r) => r.id) as [number, number];
+});
+
+afterAll(async () => {
+  await schema?.drop();
+});
+
+describe('compensate on a terminal without --yes', () => {
+  it('shows the matches with their errors; answering "no" writes nothing', async () => {
+    const before = [await row(failedId), await row(otherId)];
+    const result = await drive(['--action', 'mark-compensated'], flow('n'));
+    expect(result.failedStep, result.screen).toBeNull();
+    expect(result.code).toBe(0);
+    expect(result.screen).toMatch(/Matching tasks in tasks[\s\S]*o-1[\s\S]*coupon service said 500/);
+    expect(result.screen).toMatch(/Nothing changed\./);
+    expect([await row(failedId), await row(otherId)]).toEqual(before);
+    expect(await auditCount()).toBe(0);
+  });
+
+  it('answering "yes" writes the change and its audit row, for the picked task only', async () => {
+    const result = await drive(['--action', 'mark-compensated', '--operator', 'carol@desk'], flow('y'));
+    expect(result.failedStep, result.screen).toBeNull();
+    expect(result.code).toBe(0);
+    expect(result.screen).toMatch(/changed 1/);
+    expect((await row(failedId))?.status).toBe(4);
+    expect((await row(otherId))?.status).toBe(3);
+    const [rows] = await schema.sql.query(
+      'SELECT task_id, action, operator, reason, from_status, to_status FROM taskrecon_audit',
+    );
+    expect(rows).toEqual([
+      {
+        task_id: String(failedId),
+        action: 'mark-compensated',
+        operator: 'carol@desk',
+        reason: 'refund issued by hand',
+        from_status: 'failed',
+        to_status: 'compensated',
+      },
+    ]);
+  });
+
+  it('without a terminal and without --yes it refuses with exit 3', async () => {
+    const result = await runCli(['compensate', String(otherId), '--action', 'mark-compensated'], { cwd });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/not a terminal/);
+    expect((await row(otherId))?.status).toBe(3);
+  });
+});
