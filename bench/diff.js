@@ -1,0 +1,263 @@
+#!/usr/bin/env node
+/**
+ * `diff` benchmarks (SPEC §7): 2M tasks against 2M business rows on the local MariaDB.
+ * - same server: `taskrecon diff` (chunked LEFT JOIN anti-joins + the orphan walk + counts) beside
+ *   one server-side LEFT JOIN anti-join of the same tables run by the `mariadb` client;
+ * - cross server: the business table in another database over a second connection (segment
+ *   checksums), when the tables match and with 0.1% of the rows differing.
+ * Runs are interleaved, medians of N (3 by default), peak RSS of each child; the section
+ * `bench:diff` of bench/RESULTS.md is rewritten.
+ *
+ *   npm run build && node bench/diff.js [--rows 2000000] [--runs 3] [--out FILE]
+ *
+ * Datasets (databases taskrecon_bench_diff{,_match,_differ}) are built on first use and reused.
+ */
+import mysql from 'mysql2/promise';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { measure, median, rssMethod } from './measure.js';
+import { machineFacts, markdownTable, updateSection } from './results.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RUN_JS = join(ROOT, 'bin', 'run.js');
+const SERVER = 'mysql://root@127.0.0.1:3306';
+const TASKS_DB = 'taskrecon_bench_diff';
+const MATCH_DB = 'taskrecon_bench_diff_match';
+const DIFFER_DB = 'taskrecon_bench_diff_differ';
+const TARGET = { ratio: 1.2, rssMb: 150, crossRowsPerSecond: 3_000_000 };
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '2000000' },
+    runs: { type: 'string', default: '3' },
+    out: { type: 'string' },
+  },
+});
+const ROWS = Number(values.rows);
+const runs = Number(values.runs);
+const outFile = values.out ?? join(ROOT, 'bench', 'RESULTS.md');
+// 0.1% of the rows differ: a third missing, a third duplicated, a third orphans.
+const DIFFER = Math.round(ROWS / 1000);
+const MISSING = Math.round(DIFFER / 3);
+const DUPLICATE = Math.round(DIFFER / 3);
+const ORPHAN = DIFFER - MISSING - DUPLICATE;
+
+const log = (message) => console.error(`[bench:diff ${new Date().toISOString().slice(11, 19)}] ${message}`);
+const fmt = (n, digits = 2) =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const int = (n) => Math.round(n).toLocaleString('en-US');
+
+const BUSINESS_DDL = (table) => `CREATE TABLE ${table} (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  order_id VARCHAR(64) NOT NULL,
+  user_id BIGINT NOT NULL,
+  amount INT NOT NULL,
+  created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  KEY idx_order (order_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`;
+
+async function count(conn, db, table) {
+  try {
+    const [rows] = await conn.query(`SELECT COUNT(*) AS n FROM \`${db}\`.\`${table}\``);
+    return Number(rows[0].n);
+  } catch {
+    return -1;
+  }
+}
+
+/** Builds (once) 2M success tasks, a matching business table and one with 0.1% differing. */
+async function generate(conn) {
+  const want = { tasks: ROWS, match: ROWS, differ: ROWS - MISSING + DUPLICATE + ORPHAN };
+  if (
+    (await count(conn, TASKS_DB, 'async_task')) === want.tasks &&
+    (await count(conn, TASKS_DB, 'user_coupon')) === want.differ &&
+    (await count(conn, MATCH_DB, 'user_coupon')) === want.match &&
+    (await count(conn, DIFFER_DB, 'user_coupon')) === want.differ
+  ) {
+    log('datasets exist; reusing them');
+    return;
+  }
+  log(`building ${int(ROWS)} tasks and business tables (a few minutes)`);
+  for (const db of [TASKS_DB, MATCH_DB, DIFFER_DB]) {
+    await conn.query(`DROP DATABASE IF EXISTS \`${db}\``);
+    await conn.query(`CREATE DATABASE \`${db}\` CHARACTER SET utf8mb4`);
+  }
+  await conn.query(`CREATE TABLE \`${TASKS_DB}\`.async_task (
+    id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, biz_type VARCHAR(32) NOT NULL, biz_id VARCHAR(64) NOT NULL,
+    event_id VARCHAR(64) NOT NULL, payload JSON NULL, status TINYINT NOT NULL DEFAULT 0, retry_count INT NOT NULL DEFAULT 0,
+    next_retry_time DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, last_error VARCHAR(512) NULL,
+    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (id), UNIQUE KEY uk_event_id (event_id), KEY idx_status_next_retry (status, next_retry_time), KEY idx_biz (biz_type, biz_id)
+  ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`);
+  await conn.query(
+    `INSERT INTO \`${TASKS_DB}\`.async_task (biz_type, biz_id, event_id, payload, status, retry_count, created_at, updated_at)
+     SELECT 'coupon', CONCAT('PAY2026', LPAD(seq, 9, '0')), CONCAT('evt-', seq), '{"couponTemplate":"NEWUSER10"}', 2, 0,
+            NOW() - INTERVAL (${ROWS} - seq) SECOND, NOW() - INTERVAL (${ROWS} - seq) SECOND
+       FROM seq_1_to_${ROWS}`,
+  );
+  log('tasks built');
+  await conn.query(BUSINESS_DDL(`\`${MATCH_DB}\`.user_coupon`));
+  await conn.query(
+    `INSERT INTO \`${MATCH_DB}\`.user_coupon (order_id, user_id, amount) SELECT CONCAT('PAY2026', LPAD(seq, 9, '0')), seq % 100000, 10 FROM seq_1_to_${ROWS}`,
+  );
+  log('matching business table built');
+  // Differing: every 1000th-ish order has no coupon, some have two, and some coupons have no task.
+  const stride = Math.floor(ROWS / DIFFER);
+  for (const db of [DIFFER_DB, TASKS_DB]) {
+    await conn.query(BUSINESS_DDL(`\`${db}\`.user_coupon`));
+    await conn.query(
+      `INSERT INTO \`${db}\`.user_coupon (order_id, user_id, amount)
+       SELECT CONCAT('PAY2026', LPAD(seq, 9, '0')), seq % 100000, 10 FROM seq_1_to_${ROWS}
+        WHERE NOT (seq % ${stride} = 0 AND seq / ${stride} <= ${MISSING})`,
+    );
+    await conn.query(
+      `INSERT INTO \`${db}\`.user_coupon (order_id, user_id, amount)
+       SELECT CONCAT('PAY2026', LPAD(seq, 9, '0')), seq % 100000, 10 FROM seq_1_to_${ROWS}
+        WHERE seq % ${stride} = 1 AND seq DIV ${stride} < ${DUPLICATE}`,
+    );
+    await conn.query(
+      `INSERT INTO \`${db}\`.user_coupon (order_id, user_id, amount)
+       SELECT CONCAT('ORPHAN', LPAD(seq, 9, '0')), seq, 10 FROM seq_1_to_${ORPHAN}`,
+    );
+    log(`differing business table built in ${db}`);
+  }
+}
+
+function config(dir) {
+  const file = join(dir, 'taskrecon.config.yaml');
+  writeFileSync(
+    file,
+    `db: ${SERVER}/${TASKS_DB}
+rules:
+  - { name: same-server, bizType: coupon, business: { table: user_coupon, key: order_id } }
+  - { name: cross-match, bizType: coupon, business: { table: user_coupon, key: order_id, db: "${SERVER}/${MATCH_DB}" } }
+  - { name: cross-differ, bizType: coupon, business: { table: user_coupon, key: order_id, db: "${SERVER}/${DIFFER_DB}" } }
+`,
+  );
+  return file;
+}
+
+const ANTI_JOIN = `SELECT COUNT(*) FROM async_task t LEFT JOIN user_coupon b ON b.order_id = t.biz_id
+  WHERE t.biz_type = 'coupon' AND t.status = 2 AND b.order_id IS NULL`;
+
+function baseline() {
+  return measure('mariadb', [
+    '-h',
+    '127.0.0.1',
+    '-u',
+    'root',
+    '--quick',
+    '-N',
+    '-B',
+    TASKS_DB,
+    '-e',
+    ANTI_JOIN,
+  ]);
+}
+
+async function diff(configFile, rule, stdout) {
+  const run = await measure(
+    process.execPath,
+    [RUN_JS, 'diff', '--config', configFile, '--rule', rule, '--json', '--samples', '3'],
+    { stdout },
+  );
+  // diff exits 1 when it finds something: that is its result, not a failure.
+  if (run.code !== 0 && run.code !== 1)
+    throw new Error(`diff ${rule} exited ${run.code}: ${run.stderr.slice(0, 2000)}`);
+  return run;
+}
+
+async function main() {
+  const conn = await mysql.createConnection(`${SERVER}/mysql`);
+  await generate(conn);
+  const [server] = await conn.query('SELECT VERSION() AS v, @@innodb_buffer_pool_size AS bp');
+  await conn.end();
+  const dir = mkdtempSync(join(tmpdir(), 'taskrecon-bench-diff-'));
+  const configFile = config(dir);
+  const outputs = {
+    same: join(dir, 'same.json'),
+    match: join(dir, 'match.json'),
+    differ: join(dir, 'differ.json'),
+  };
+  const series = { baseline: [], same: [], match: [], differ: [] };
+  for (let i = 0; i < runs; i++) {
+    const order = i % 2 === 0 ? ['baseline', 'same'] : ['same', 'baseline'];
+    for (const which of order) {
+      const run =
+        which === 'baseline' ? await baseline() : await diff(configFile, 'same-server', outputs.same);
+      if (which === 'baseline' && run.code !== 0)
+        throw new Error(`baseline exited ${run.code}: ${run.stderr}`);
+      series[which].push(run);
+      log(`${which} run ${i + 1}: ${fmt(run.seconds, 3)} s, ${fmt(run.peakRssMb, 1)} MB`);
+    }
+    for (const which of ['match', 'differ']) {
+      const run = await diff(configFile, `cross-${which}`, outputs[which]);
+      series[which].push(run);
+      log(`cross-${which} run ${i + 1}: ${fmt(run.seconds, 3)} s, ${fmt(run.peakRssMb, 1)} MB`);
+    }
+  }
+  const { readFileSync } = await import('node:fs');
+  const result = (file) => JSON.parse(readFileSync(file, 'utf8')).rules[0];
+  const same = result(outputs.same);
+  const match = result(outputs.match);
+  const differ = result(outputs.differ);
+  const t = (s) => median(s.map((r) => r.seconds));
+  const rss = (s) => Math.max(...s.map((r) => r.peakRssMb));
+  const ratio = t(series.same) / t(series.baseline);
+  const matchRate = ROWS / t(series.match);
+  const rows = [
+    {
+      run: 'same server: one LEFT JOIN anti-join (`mariadb` client)',
+      'median s': fmt(t(series.baseline), 3),
+      'peak RSS MB': fmt(rss(series.baseline), 1),
+      result: 'missing count only',
+      target: '',
+    },
+    {
+      run: 'same server: `taskrecon diff` (chunks + orphan walk + counts)',
+      'median s': fmt(t(series.same), 3),
+      'peak RSS MB': fmt(rss(series.same), 1),
+      result: `${int(same.tasksChecked)} tasks; missing ${same.findings.missing}, duplicate ${same.findings.duplicate}, orphan ${same.findings.orphan}`,
+      target: `${fmt(ratio)}× baseline (≤ ${TARGET.ratio}×: ${ratio <= TARGET.ratio ? '**met**' : '**missed**'}); RSS < ${TARGET.rssMb} MB: ${rss(series.same) < TARGET.rssMb ? '**met**' : '**missed**'}`,
+    },
+    {
+      run: 'cross server, tables match',
+      'median s': fmt(t(series.match), 3),
+      'peak RSS MB': fmt(rss(series.match), 1),
+      result: `${int(matchRate)} rows/s; findings ${Object.values(match.findings).reduce((a, b) => a + b, 0)}; levels ${match.checksum.length}`,
+      target: `≥ ${int(TARGET.crossRowsPerSecond)} rows/s: ${matchRate >= TARGET.crossRowsPerSecond ? '**met**' : '**missed**'}`,
+    },
+    {
+      run: `cross server, 0.1% differing (${int(DIFFER)} rows)`,
+      'median s': fmt(t(series.differ), 3),
+      'peak RSS MB': fmt(rss(series.differ), 1),
+      result: `${int(ROWS / t(series.differ))} rows/s; missing ${differ.findings.missing}, duplicate ${differ.findings.duplicate}, orphan ${differ.findings.orphan}; segments per level ${differ.checksum.map((l) => `${l.mismatched}/${l.segments}`).join(' → ')}`,
+      target: 'time reported',
+    },
+  ];
+  const body = `## diff: 2M tasks against 2M business rows
+
+${machineFacts({ runs, mariadb: server[0].v, innodb_buffer_pool_size: `${Number(server[0].bp) / 2 ** 20} MiB`, 'peak RSS': rssMethod })}
+
+${markdownTable(rows)}
+
+Datasets: \`${TASKS_DB}.async_task\` (${int(ROWS)} success tasks of biz type coupon, the reference DDL with
+\`idx_biz (biz_type, biz_id)\`), \`user_coupon\` with \`KEY (order_id)\`: in \`${TASKS_DB}\` and \`${DIFFER_DB}\`
+${int(MISSING)} coupons missing, ${int(DUPLICATE)} duplicated and ${int(ORPHAN)} orphans (0.1% of the rows);
+\`${MATCH_DB}\` matches the tasks exactly. Cross-server runs read the business table over a second
+connection (another database on the same local server; nothing is joined across them).
+Times are wall times of the whole process (Node start-up, connections and schema checks included);
+rows/s = task rows ÷ that time. The baseline reads only what one anti-join needs (missing);
+\`diff\` also counts business rows per task (duplicates), walks the business table for orphans and counts the tasks.
+`;
+  updateSection(outFile, 'diff', body);
+  log(`wrote the diff section of ${outFile}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
