@@ -1,17 +1,10 @@
 import { classifyError, describeFailure } from '../core/classify.js';
 import type { BoundSource } from '../db/bind-source.js';
-import {
-  claimBatch,
-  countClaimable,
-  countUnhandled,
-  detectSkipLocked,
-  type ClaimCursor,
-  type ClaimedTask,
-  type ClaimKind,
-} from '../db/sql/claims.js';
+import { countClaimable, countUnhandled, detectSkipLocked, type ClaimedTask } from '../db/sql/claims.js';
 import { toIso } from '../db/task-sql.js';
 import type { DispatchResult, DispatchTask } from '../dispatch/types.js';
 import { TaskreconError } from '../errors.js';
+import { Feeder } from './redrive-feed.js';
 import { Settler } from './redrive-settle.js';
 import type { RedriveCounts, RedriveOptions, RedriveResult } from './redrive-types.js';
 
@@ -24,8 +17,8 @@ export const DEFAULT_PAUSE_MS = 100;
 export const DEFAULT_CONCURRENCY = 16;
 /** A claim is held this long; it must outlast the slowest handler (the HTTP timeout defaults to 10 s). */
 export const DEFAULT_LEASE_SECONDS = 300;
-/** A deadlock or lock-wait timeout in a claim or outcome transaction is retried this many times. */
-const LOCK_RETRIES = 3;
+/** How often the progress callback hears the counts. */
+const PROGRESS_EVERY_MS = 250;
 
 /**
  * Refuses, with exit 3 and a pointer to the right tool, a source redrive cannot work on: failed-job
@@ -133,62 +126,41 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   const abort = options.abort ? AbortSignal.any([options.abort, fatal.signal]) : fatal.signal;
   const stopped = () => Boolean(options.stop?.aborted) || abort.aborted;
   const settler = new Settler(source, options.policies, counts, log, options.random);
-  let remaining = options.maxTasks ?? Number.POSITIVE_INFINITY;
-
+  const feeder = new Feeder(source, { ...options, ...cutoffs, bizTypes, skipLocked, stopped }, counts, log);
+  const progress = setInterval(() => options.onProgress?.({ ...counts }), PROGRESS_EVERY_MS);
+  progress.unref();
   try {
-    for (const kind of ['stuck', 'due'] as ClaimKind[]) {
-      let cursor: ClaimCursor | undefined;
-      while (!stopped() && remaining > 0) {
-        const limit = Math.min(options.batch, remaining);
-        const batch = await withLockRetry(() =>
-          claimBatch(source, {
-            kind,
-            limit,
-            ...cutoffs,
-            leaseSeconds: options.leaseSeconds,
-            bizTypes,
-            cursor,
-            skipLocked,
-          }),
-        );
-        cursor = batch.cursor;
-        if (batch.tasks.length > 0) {
-          counts.claimed += batch.tasks.length;
-          if (kind === 'stuck') counts.recoveredStuck += batch.tasks.length;
-          remaining -= batch.tasks.length;
-          log({ event: 'batch_claimed', kind, count: batch.tasks.length });
-          await dispatchAll(batch.tasks, options, settler, abort, stopped, fatal);
-          await settler.flush();
-          options.onProgress?.({ ...counts });
-        }
-        if (batch.scanned < limit) break; // a short page is the last one of this kind
-        if (options.pauseMs > 0 && !stopped()) await sleep(options.pauseMs, options.stop);
-      }
-    }
+    await dispatchAll(feeder, options, settler, abort, fatal);
+    // Claimed but never started (a stop): hand them back unattempted.
+    for (const { task } of feeder.drain()) await settler.add({ task, release: 'stopped before dispatch' });
     await settler.close();
   } catch (error) {
     fatal.abort();
     settler.abandon();
     throw asRunError(error, source);
+  } finally {
+    clearInterval(progress);
   }
   return result(Boolean(options.stop?.aborted || options.abort?.aborted));
 }
 
-/** Dispatches one claimed batch with at most `concurrency` in flight; outcomes go to the settler. */
+/** Runs `concurrency` workers that take tasks from the feeder until it runs dry; outcomes go to the settler. */
 async function dispatchAll(
-  tasks: ClaimedTask[],
+  feeder: Feeder,
   options: RedriveOptions,
   settler: Settler,
   abort: AbortSignal,
-  stopped: () => boolean,
   fatal: AbortController,
 ): Promise<void> {
-  let next = 0;
+  const leaseMs = options.leaseSeconds * 1000;
   const worker = async () => {
-    while (next < tasks.length) {
-      const task = tasks[next++] as ClaimedTask;
-      if (stopped()) {
-        await settler.add({ task, release: 'stopped before dispatch' });
+    for (;;) {
+      const queued = await feeder.next();
+      if (!queued) return;
+      const { task } = queued;
+      // A claim whose lease ran out while it waited in the queue may be taken over at any moment: do not start it.
+      if (Date.now() - queued.claimedAtMs >= leaseMs) {
+        await settler.add({ task, release: 'lease expired before dispatch' });
         continue;
       }
       const dispatcher = options.dispatchers.forBizType(task.bizType);
@@ -206,7 +178,7 @@ async function dispatchAll(
       else await settler.add({ task, result: outcome });
     }
   };
-  const workers = Array.from({ length: Math.max(1, Math.min(options.concurrency, tasks.length)) }, () =>
+  const workers = Array.from({ length: Math.max(1, options.concurrency) }, () =>
     worker().catch((error: unknown) => {
       fatal.abort();
       throw error;
@@ -238,19 +210,6 @@ export function toDispatchTask(task: ClaimedTask): DispatchTask {
   };
 }
 
-async function withLockRetry<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (attempt > LOCK_RETRIES || (code !== 'ER_LOCK_DEADLOCK' && code !== 'ER_LOCK_WAIT_TIMEOUT'))
-        throw error;
-      await sleep(20 * attempt);
-    }
-  }
-}
-
 /** A failure mid-run becomes exit 3 with what happened to the claims. */
 function asRunError(error: unknown, source: BoundSource): TaskreconError {
   const hint =
@@ -262,17 +221,5 @@ function asRunError(error: unknown, source: BoundSource): TaskreconError {
     code: 'CONNECTION',
     hint,
     cause: error,
-  });
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
   });
 }

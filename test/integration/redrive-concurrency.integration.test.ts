@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, runJson } from '../support/cli.js';
+import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { assertMatchesSchema } from '../support/schemas.js';
+import { startCountingHandler, type CountingHandler } from '../fixtures/redrive/counting-handler.js';
+import { configDir, seedDueTasks, statusCounts } from '../fixtures/redrive/seed.js';
+import { waitFor } from '../fixtures/redrive/spawn.js';
+
+interface RedriveJson {
+  claimed: number;
+  succeeded: number;
+  retried: number;
+  failed: number;
+  lostRace: number;
+  recoveredStuck: number;
+  skipLocked: boolean;
+}
+
+let schema: TestSchema;
+let handler: CountingHandler;
+let cwd: string;
+
+beforeAll(async () => {
+  schema = await createTestSchema('redrive_concurrency', { timeZone: '+08:00' });
+  handler = await startCountingHandler();
+  cwd = configDir(
+    `db: ${schema.dsn}\nappTimeZone: "+08:00"\nhandlers:\n  default: { type: http, url: "${handler.url}", timeout: 15s }\n`,
+  );
+  const init = await runCli(['init'], { cwd });
+  expect(init.code, init.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  await handler?.close();
+  await schema?.drop();
+});
+
+beforeEach(async () => {
+  await schema.sql.query('DELETE FROM async_task');
+  handler.reset();
+  handler.setBehaviour(() => undefined);
+});
+
+const sum = (runs: RedriveJson[], key: keyof RedriveJson) => runs.reduce((n, r) => n + Number(r[key]), 0);
+
+describe('redrive with concurrent processes', () => {
+  it('four processes over 20,000 due tasks deliver each exactly once, lose none and leave none processing', async () => {
+    const events = await seedDueTasks(schema.sql, 20_000);
+    const runs = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        runJson<RedriveJson>(['redrive', '--pause', '0ms', '--concurrency', '32'], {
+          cwd,
+          env: { TZ: 'America/New_York' },
+          timeoutMs: 150_000,
+        }),
+      ),
+    );
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(0);
+      assertMatchesSchema('redrive', run.json);
+    }
+    const results = runs.map((r) => r.json);
+    expect(results.every((r) => r.skipLocked)).toBe(true);
+    expect(sum(results, 'claimed')).toBe(20_000);
+    expect(sum(results, 'succeeded')).toBe(20_000);
+    expect(sum(results, 'lostRace')).toBe(0);
+    // The work was shared, not done by one process while the others waited.
+    expect(results.filter((r) => r.claimed > 0).length).toBeGreaterThanOrEqual(2);
+    expect(handler.stats()).toMatchObject({
+      total: 20_000,
+      distinctEvents: 20_000,
+      duplicateDeliveriesPerAttempt: 0,
+    });
+    expect(events.every((e) => handler.byAttempt.get(`${e}#1`) === 1)).toBe(true);
+    expect(await statusCounts(schema.sql)).toEqual({ '2': 20_000 });
+  }, 180_000);
+
+  it('a handler hanging past the lease: another worker takes over, and the late completions write nothing (lostRace)', async () => {
+    const events = await seedDueTasks(schema.sql, 2_000, { prefix: 'hang' });
+    const hung = new Set(events.filter((_e, i) => i % 200 === 7)); // 10 tasks
+    handler.setBehaviour((d) =>
+      hung.has(d.eventId ?? '') && d.attempt === 1 ? { delayMs: 8_000 } : undefined,
+    );
+    const flags = ['redrive', '--pause', '0ms', '--batch', '100', '--lease', '2s', '--stuck-after', '1s'];
+    const first = [1, 2].map(() => runJson<RedriveJson>(flags, { cwd }));
+    // Once every hung task is in its handler and the leases have expired, a third worker recovers them.
+    await waitFor(
+      () => [...hung].every((e) => handler.byAttempt.has(`${e}#1`)),
+      20_000,
+      'the hung deliveries',
+    );
+    await new Promise((r) => setTimeout(r, 2_500));
+    // Hung claims still processing now (a first worker that started late may already have taken some over).
+    const [hungRows] = await schema.sql.query('SELECT event_id FROM async_task WHERE status = 1');
+    const stillHung = (hungRows as Array<{ event_id: string }>).map((r) => r.event_id);
+    expect(stillHung.length).toBeGreaterThan(0);
+    expect(stillHung.every((e) => hung.has(e))).toBe(true);
+    const recovery = await runJson<RedriveJson>(flags, { cwd });
+    expect(recovery.code, recovery.stderr).toBe(0);
+    // Under load a late-starting first worker may race it for some of them; all are taken over by someone (below).
+    expect(recovery.json.recoveredStuck).toBeGreaterThan(0);
+    expect(recovery.json.recoveredStuck).toBeLessThanOrEqual(stillHung.length);
+    const late = await Promise.all(first);
+    for (const run of late) expect(run.code, run.stderr).toBe(0);
+    const all = [...late.map((r) => r.json), recovery.json];
+    expect(sum(all, 'lostRace')).toBe(hung.size);
+    expect(sum(all, 'succeeded')).toBe(2_000);
+    expect(sum(all, 'claimed')).toBe(2_000 + hung.size);
+    expect(sum(all, 'recoveredStuck')).toBe(hung.size);
+    // Exactly once per attempt: the hung ones twice (attempts 1 and 2), the rest once.
+    expect(handler.stats().duplicateDeliveriesPerAttempt).toBe(0);
+    for (const e of events) expect(handler.deliveries.get(e), e).toBe(hung.has(e) ? 2 : 1);
+    for (const e of hung) expect(handler.byAttempt.get(`${e}#2`)).toBe(1);
+    expect(await statusCounts(schema.sql)).toEqual({ '2': 2_000 });
+    // The recovered tasks count the abandoned attempt.
+    const [rows] = await schema.sql.query(
+      'SELECT event_id, retry_count FROM async_task WHERE retry_count > 0',
+    );
+    expect((rows as Array<{ event_id: string }>).map((r) => r.event_id).sort()).toEqual([...hung].sort());
+  });
+});
