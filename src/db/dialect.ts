@@ -40,7 +40,10 @@ export const mysqlDialect: Dialect = {
   epochParam: (type) => (type === 'unix' ? '?' : 'FROM_UNIXTIME(?)'),
   nowOf: (type) => (type === 'unix' ? 'UNIX_TIMESTAMP()' : 'NOW()'),
   nowEpoch: 'UNIX_TIMESTAMP()',
-  jsonText: (col, path) => `JSON_UNQUOTE(JSON_EXTRACT(${col}, '${checkedPath(path)}'))`,
+  // MySQL 8 raises an error on JSON_EXTRACT of text that is not JSON (MariaDB returns NULL), and
+  // failed-job payloads are LONGTEXT that may hold anything: such a row reads as NULL, never an error.
+  jsonText: (col, path) =>
+    `CASE WHEN JSON_VALID(${col}) THEN JSON_UNQUOTE(JSON_EXTRACT(${col}, '${checkedPath(path)}')) END`,
   prefix: (col, length) => `LEFT(${col}, ${Math.trunc(length)})`,
   explain: 'EXPLAIN',
   forUpdate: ' FOR UPDATE',
