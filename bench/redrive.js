@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
+import { fetch } from 'undici';
 import { median } from './measure.js';
 import { machineFacts, updateSection } from './results.js';
 
