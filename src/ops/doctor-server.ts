@@ -139,7 +139,11 @@ export function zoneCheck(input: ZoneInput): DoctorCheck[] {
     clock.globalZone === 'SYSTEM' ? `SYSTEM (${clock.systemZone ?? '?'})` : String(clock.globalZone);
   const globalOffset = clock.globalOffsetSeconds === null ? undefined : fmtOffset(clock.globalOffsetSeconds);
   const sessionOffset = fmtOffset(clock.sessionOffsetSeconds);
-  const zones = `server global ${globalDesc}${globalOffset ? ` = ${globalOffset}` : ''}, system ${clock.systemZone ?? '?'}, taskrecon session ${clock.sessionZone} = ${sessionOffset}`;
+  const session =
+    clock.sessionZone === sessionOffset ? sessionOffset : `${clock.sessionZone} (${sessionOffset})`;
+  const zones =
+    `server zone ${globalDesc}${globalOffset && globalOffset !== clock.globalZone ? ` = ${globalOffset}` : ''}, ` +
+    `system ${clock.systemZone ?? '?'}, taskrecon's session ${session}`;
   for (const warning of input.connectWarnings)
     checks.push(
       check('time zone tables', 'warn', warning, 'Load the zone tables, or give appTimeZone as an offset.'),
