@@ -4,6 +4,7 @@ import { connect } from '../db/connect.js';
 import type { Db } from '../db/types.js';
 import { usageError, configError } from '../errors.js';
 import { closest } from '../config/suggest.js';
+import { requireAuditTable } from '../ops/audit.js';
 import type { SystemTarget } from '../ops/drill.js';
 
 /**
@@ -74,6 +75,8 @@ export async function systemTarget(
   leaseMs: number,
 ): Promise<{ target: SystemTarget; extraDb?: Db }> {
   requireDrillableSource(source);
+  // unreachable-target compensates by hand, and a manual change that cannot be audited is not made.
+  await requireAuditTable(source.db);
   const extraDb = rule.business.db ? await connect(rule.business.db) : undefined;
   const effectDb = extraDb ?? source.db;
   const columns = await effectDb.columns(rule.business.table);

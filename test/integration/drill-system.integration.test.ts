@@ -226,6 +226,14 @@ describe('drill against a staging table and a handler process', () => {
     );
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain("business table 'no_such_table' does not exist");
+    await schema.sql.query('RENAME TABLE taskrecon_audit TO audit_away');
+    const noAudit = await runCli(
+      ['drill', '--handler-url', 'http://127.0.0.1:9/x', '--diff-rule', 'coupon-issued'],
+      { cwd },
+    );
+    await schema.sql.query('RENAME TABLE audit_away TO taskrecon_audit');
+    expect(noAudit.code).toBe(3);
+    expect(noAudit.stderr).toContain('taskrecon init --audit-only');
     expect(await nonDrillChecksum()).toEqual(before);
   });
 });
