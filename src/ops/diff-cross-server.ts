@@ -193,7 +193,7 @@ async function crossDiff(
     batchRows += m.rows;
   }
   await flush();
-  await nullKeys(p, tq, bq, options);
+  stats.tasksChecked += await nullKeys(p, tq, bq, options);
   return stats;
 }
 
@@ -281,10 +281,20 @@ function taskFinding(
   };
 }
 
-/** NULL keys match nothing: a done task with one is missing, a business row with one is an orphan. */
-async function nullKeys(p: PreparedRule, tq: Queryable, bq: Queryable, options: WalkOptions): Promise<void> {
+/**
+ * NULL keys match nothing: a done task with one is missing, a business row with one is an orphan.
+ * Returns how many tasks with a NULL key are in the window (they count as checked).
+ */
+async function nullKeys(
+  p: PreparedRule,
+  tq: Queryable,
+  bq: Queryable,
+  options: WalkOptions,
+): Promise<number> {
+  let checked = 0;
   for (const t of await nullKeyTasks(tq, p.crossTask)) {
     if (Number(t.w) !== 1) continue;
+    checked++;
     const kind = classifyTask(roleOfCode(t.r), { rows: 0, tasks: 1, doneTasks: 0 }, p.rule.business.expect);
     if (kind) await options.emit(taskFinding(p, kind, { ...t, k: null }, 0));
   }
@@ -300,4 +310,5 @@ async function nullKeys(p: PreparedRule, tq: Queryable, bq: Queryable, options: 
       status: null,
       businessRows: rows,
     });
+  return checked;
 }
