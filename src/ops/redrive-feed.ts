@@ -51,6 +51,7 @@ export class Feeder {
   /** The next claimed task, or undefined when the backlog (as of the cutoff) is done or the run stops. */
   async next(): Promise<QueuedTask | undefined> {
     for (;;) {
+      if (this.options.stopped()) return undefined; // what is still queued is released by the caller (drain)
       const queued = this.queue.shift();
       if (queued) return queued;
       if (this.done()) return undefined;

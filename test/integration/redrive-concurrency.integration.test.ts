@@ -79,9 +79,9 @@ describe('redrive with concurrent processes', () => {
     const events = await seedDueTasks(schema.sql, 2_000, { prefix: 'hang' });
     const hung = new Set(events.filter((_e, i) => i % 200 === 7)); // 10 tasks
     handler.setBehaviour((d) =>
-      hung.has(d.eventId ?? '') && d.attempt === 1 ? { delayMs: 8_000 } : undefined,
+      hung.has(d.eventId ?? '') && d.attempt === 1 ? { delayMs: 9_000 } : undefined,
     );
-    const flags = ['redrive', '--pause', '0ms', '--batch', '100', '--lease', '2s', '--stuck-after', '1s'];
+    const flags = ['redrive', '--pause', '0ms', '--batch', '50', '--lease', '3s', '--stuck-after', '1s'];
     const first = [1, 2].map(() => runJson<RedriveJson>(flags, { cwd }));
     // Once every hung task is in its handler and the leases have expired, a third worker recovers them.
     await waitFor(
@@ -89,7 +89,7 @@ describe('redrive with concurrent processes', () => {
       20_000,
       'the hung deliveries',
     );
-    await new Promise((r) => setTimeout(r, 2_500));
+    await new Promise((r) => setTimeout(r, 3_500));
     // Hung claims still processing now (a first worker that started late may already have taken some over).
     const [hungRows] = await schema.sql.query('SELECT event_id FROM async_task WHERE status = 1');
     const stillHung = (hungRows as Array<{ event_id: string }>).map((r) => r.event_id);
