@@ -75,10 +75,11 @@ export function renderShow(result: ShowResult, options: { full: boolean }): stri
   } else {
     out.push(
       renderTable(
-        ['at', 'operator', 'action', 'from → to', 'reason'],
+        ['at', 'operator', 'host', 'action', 'from → to', 'reason'],
         result.audit.map((e) => [
           e.at,
-          printable(`${e.operator}@${e.host}`, 60),
+          printable(e.operator, 60),
+          printable(e.host, 60),
           e.action,
           `${e.from ?? '—'} → ${e.to ?? '—'}`,
           e.reason === null ? '' : printable(e.reason, 80),

@@ -109,7 +109,7 @@ describe('show on MariaDB', () => {
     expect(hasControl(stdout)).toBe(false);
     expect(stdout).toContain('\\x1b[31mred');
     expect(stdout).toContain('"coupon": "NEW10"');
-    expect(stdout).toMatch(/alice@ops-1\s+mark-compensated\s+failed → compensated/);
+    expect(stdout).toMatch(/alice\s+ops-1\s+mark-compensated\s+failed → compensated/);
   });
 
   it('shows binary last_error and payload bytes as replacement characters and escapes, not a crash', async () => {
