@@ -142,9 +142,9 @@ export async function runDrill(options: DrillOptions): Promise<DrillResult> {
       policy: options.redrivePolicy ?? options.policy,
       wrapDispatcher: options.wrapDispatcher,
     });
-    const scenarios = await runScenarios(chosen, env, options.listener, {
-      stepTimeoutMs: options.stepTimeoutMs,
-    });
+    // A step makes a few deliveries at most: it gets the step timeout, or longer for a slow handler.
+    const stepTimeoutMs = options.stepTimeoutMs ?? Math.max(STEP_TIMEOUT_MS, options.timeoutMs * 3 + 5000);
+    const scenarios = await runScenarios(chosen, env, options.listener, { stepTimeoutMs });
     const passed = scenarios.filter((s) => s.status === 'passed').length;
     if (options.keep) keptRows = await countDrillTasks(source, prefix);
     const display = system
