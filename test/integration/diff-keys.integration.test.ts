@@ -164,6 +164,24 @@ describe.each([
     expect(findings(json, 'nopad')).toEqual(EXPECTED.nopad);
   });
 
+  it('counts every task it checked, and with --until before them checks none, while orphans stay orphans', async () => {
+    expect(json.rules.find((r) => r.name === 'edge')?.tasksChecked).toBe(1103);
+    const early = await runJson<DiffJson>([
+      'diff',
+      '--config',
+      configFor(cross),
+      '--rule',
+      'edge',
+      '--until',
+      '2000-01-01T00:00:00Z',
+      '--samples',
+      '50',
+    ]);
+    const edge = early.json.rules[0];
+    expect(edge?.tasksChecked).toBe(0);
+    expect(findings(early.json, 'edge')).toEqual(['orphan:k0998z×1', 'orphan:k1001z×1', 'orphan:null×2']);
+  });
+
   it("matches a varchar biz_id to an integer key only by the integer's own text", () => {
     expect(findings(json, 'int')).toEqual(EXPECTED.int);
   });
