@@ -14,7 +14,6 @@ import {
 import { COMPENSATE_ACTIONS, parseRate, type CompensateAction } from '../ops/compensate-plan.js';
 import { parseTaskId, showTask } from '../ops/show.js';
 import { renderCompensate, startBar } from '../render/compensate.js';
-import { pickInteractively } from '../render/compensate-prompt.js';
 import { renderShow } from '../render/show.js';
 import { writeErr } from '../render/terminal.js';
 
@@ -73,7 +72,7 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
     }),
     limit: countFlag(0)({ summary: 'Act on at most this many tasks; 0 = every match.', default: 0 }),
     rate: Flags.string({ summary: 'At most this many tasks per second, e.g. 200/s or 6000/m.' }),
-    batch: countFlag(1)({ summary: 'Rows per transaction.', default: 200, hidden: true }),
+    batch: countFlag(1)({ summary: 'Rows per transaction.', default: 500, hidden: true }),
   };
 
   async run(): Promise<CompensateResult | undefined> {
@@ -147,6 +146,8 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
         this.note('no task matches: nothing to do');
         return undefined;
       }
+      // Loaded only here: the prompt library is not needed by scripted runs.
+      const { pickInteractively } = await import('../render/compensate-prompt.js');
       const choice = await pickInteractively(
         {
           tasks: preview.tasks,

@@ -5,7 +5,7 @@ import { insertQueueJob, type QueueJobInsert } from '../db/sql/manual.js';
 import type { ColumnInfo, Db, Queryable, Row } from '../db/types.js';
 import { TaskreconError } from '../errors.js';
 import { PhpJsonError } from './php-json.js';
-import { RedisLists, type RedisListOp } from './redis-list.js';
+import type { RedisLists, RedisListOp } from './redis-list.js';
 
 /**
  * Re-pushing failed jobs (Laravel's and think-queue's `queue:retry`): each failed row goes back onto
@@ -143,7 +143,7 @@ export class FailedJobRequeuer {
         if (db === this.db) await insertAll(tx);
         else await db.transaction(insertAll);
       } else {
-        const client = this.redisClient(target.url);
+        const client = await this.redisClient(target.url);
         const ops = group.flatMap((plan) => {
           out.set(plan.id, {
             driver: 'redis',
@@ -162,9 +162,11 @@ export class FailedJobRequeuer {
     return out;
   }
 
-  private redisClient(url: string): RedisLists {
+  private async redisClient(url: string): Promise<RedisLists> {
     let client = this.redis.get(url);
     if (!client) {
+      // Loaded on first use: runs without a Redis target never load the client.
+      const { RedisLists } = await import('./redis-list.js');
       client = new RedisLists(url);
       this.redis.set(url, client);
     }

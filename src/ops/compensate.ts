@@ -101,7 +101,7 @@ export interface CompensateRequest {
 }
 
 export const MAX_KEPT_RESULTS = 10_000;
-export const DEFAULT_BATCH = 200;
+export const DEFAULT_BATCH = 500;
 
 /** Picks the framework a failed-jobs profile belongs to. */
 function flavorOf(source: BoundSource): QueueFlavor | undefined {
