@@ -11,6 +11,7 @@ import {
   drillPrefix,
   newRunId,
   runScenarios,
+  STEP_TIMEOUT_MS,
   type DrillListener,
   type ScenarioResult,
 } from '../drills/framework.js';
