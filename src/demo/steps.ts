@@ -30,6 +30,12 @@ export const TOUR_STEPS: TourStep[] = [
     okExits: [0, 1],
   },
   {
+    command: 'redrive',
+    title: 'Run what is due: redrive',
+    why: "The reconciliation job cron runs every minute (seed 000 §2.4): it claims stuck processing rows whose lease expired and due pending rows in batches, runs each through its biz type's handler (here mark-only) and records success, a retry with backoff (1s, 4s, 16s … 2h) or failed. Claims are fenced, so many hosts can run it at once; --dry-run only counts.",
+    args: () => ['redrive', '--batch', '100', '--pause', '0ms'],
+  },
+  {
     command: 'compensate',
     title: 'Fix what failed, by hand: compensate',
     why: 'The manual compensation entry of seed 000 §3.5: failed coupon tasks that timed out go back to pending, due now, each change a guarded write with its audit row in the same transaction. On a terminal without --yes it opens a picker and asks first; --dry-run shows what would change.',
