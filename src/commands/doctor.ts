@@ -1,5 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
+import { connect } from '../db/connect.js';
+import type { Db } from '../db/types.js';
 import { ExitCode } from '../errors.js';
 import { runDoctor, type DoctorResult } from '../ops/doctor.js';
 import { renderDoctor } from '../render/doctor.js';
@@ -27,13 +29,22 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
     const started = Date.now();
     const db = await this.context.open(choice);
     const connectMs = Date.now() - started;
+    const appTimeZone = process.env.TASKRECON_APP_TIME_ZONE ?? this.context.config.appTimeZone;
+    const businessDbs: Db[] = [];
     const result = await runDoctor(db, {
       sourceName: choice.name,
       profile: choice.profile,
-      appTimeZone: process.env.TASKRECON_APP_TIME_ZONE ?? this.context.config.appTimeZone,
+      appTimeZone,
       stuckAfterMs: choice.stuckAfterMs,
       connectMs,
-    });
+      rules: this.context.config.rules,
+      sourceDsn: this.context.dsn(choice),
+      openDb: async (dsn) => {
+        const opened = await connect(dsn, { appTimeZone });
+        businessDbs.push(opened);
+        return opened;
+      },
+    }).finally(() => Promise.allSettled(businessDbs.map((d) => d.close())));
     if (!this.jsonEnabled()) this.log(renderDoctor(result, { plans: this.flags.plans }));
     if (result.status === 'fail') this.setExit(ExitCode.findings);
     return result;

@@ -5,6 +5,8 @@ import type { Db } from '../db/types.js';
 import { check, type CheckStatus, type DoctorCheck } from './doctor-check.js';
 import { auditTableCheck, columnChecks, lastErrorCheck, statusValuesCheck } from './doctor-schema.js';
 import { indexChecks } from './doctor-indexes.js';
+import { ruleIndexChecks } from './doctor-rules.js';
+import type { RuleConfig } from '../config/schema.js';
 import { clockCheck, datetimeColumns, skipLockedCheck, versionCheck, zoneCheck } from './doctor-server.js';
 import type { SourceInfo } from './scan.js';
 
@@ -27,6 +29,11 @@ export interface DoctorOptions {
   stuckAfterMs: number;
   /** How long connecting took, for the connection check. */
   connectMs: number;
+  /** Diff rules from the config, whose indexes are checked on this source. */
+  rules?: readonly RuleConfig[];
+  /** The source's DSN, and how to open a rule's business database when it is another one. */
+  sourceDsn?: string;
+  openDb?: (dsn: string) => Promise<Db>;
   /** The client's clock (epoch ms); injected so tests can skew it. */
   clientNowMs?: () => number;
 }
@@ -69,6 +76,11 @@ export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorR
           limit: 20,
         })),
       );
+      if (options.rules?.length && options.openDb) {
+        checks.push(
+          ...(await ruleIndexChecks(source, options.sourceDsn ?? '', options.rules, options.openDb)),
+        );
+      }
     } else {
       checks.push(
         check(

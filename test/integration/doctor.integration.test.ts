@@ -137,6 +137,29 @@ describe('doctor on MariaDB', () => {
     expect(byName(json, 'scan index').hint).toContain('(`reserved_at`, `available_at`)');
   });
 
+  it('checks the indexes of the diff rules on the source: a warning with the DDL when one is missing', async () => {
+    await schema.sql.query(
+      'CREATE TABLE IF NOT EXISTS user_coupon (id BIGINT PRIMARY KEY AUTO_INCREMENT, order_id VARCHAR(64) NOT NULL)',
+    );
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      `db: ${schema.dsn}\nrules:\n  - { name: coupon-issued, bizType: coupon, business: { table: user_coupon, key: order_id } }\n`,
+    );
+    const missing = await doctor([]);
+    expect(missing.code).toBe(0);
+    const warned = missing.json.checks.filter((c) => c.name === 'diff rule index' && c.status === 'warn');
+    expect(warned.map((c) => c.message).join('\n')).toContain('user_coupon (order_id)');
+    expect(warned.map((c) => c.hint).join('\n')).toContain('CREATE INDEX');
+    await schema.sql.query('CREATE INDEX idx_order ON user_coupon (order_id)');
+    const present = await doctor([]);
+    const business = present.json.checks.find(
+      (c) => c.name === 'diff rule index' && c.message.includes('user_coupon'),
+    );
+    expect(business?.status).toBe('ok');
+    expect(business?.message).toContain('idx_order');
+    writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${schema.dsn}\n`);
+  });
+
   it('fails on a missing table', async () => {
     const { code, json } = await doctor(['--db', schema.dsn, '--table', 'nope']);
     expect(code).toBe(1);
