@@ -1,7 +1,7 @@
 import type { BoundSource } from '../db/bind-source.js';
 import { probeSkipLocked, type ServerClock } from '../db/sql/doctor.js';
 import { offsetMinutes, offsetOfZone } from '../db/zone.js';
-import type { TimeField } from '../core/task.js';
+import type { TimeField, TimeType } from '../core/task.js';
 import { check, type DoctorCheck } from './doctor-check.js';
 
 /** Server and client clocks further apart than this make times written by the app look shifted. */
@@ -105,6 +105,8 @@ export interface ZoneInput {
   appTimeZone: string | undefined;
   /** The DATETIME columns of the source (TIMESTAMP and unix ints do not depend on a zone). */
   datetimeColumns: string[];
+  /** The TIMESTAMP columns: right whatever the zone, unless writers hand them wall-clock strings in another zone. */
+  timestampColumns?: string[];
   /** Warnings met while pinning the session zone. */
   connectWarnings: string[];
 }
@@ -148,6 +150,26 @@ export function zoneCheck(input: ZoneInput): DoctorCheck[] {
     checks.push(
       check('time zone tables', 'warn', warning, 'Load the zone tables, or give appTimeZone as an offset.'),
     );
+  const timestamps = input.timestampColumns ?? [];
+  const appOffsetNow = appTimeZone ? offsetOfZone(appTimeZone) : undefined;
+  const appSecondsNow = appOffsetNow ? (offsetMinutes(appOffsetNow) ?? 0) * 60 : undefined;
+  if (
+    datetimeColumns.length === 0 &&
+    timestamps.length > 0 &&
+    appSecondsNow !== undefined &&
+    clock.globalOffsetSeconds !== appSecondsNow
+  ) {
+    checks.push(
+      check(
+        name,
+        'warn',
+        `${zones}; appTimeZone ${appTimeZone} (${appOffsetNow}) is not the server's zone. TIMESTAMP columns (${timestamps.join(', ')}) ` +
+          "are stored right only if writers that pass wall-clock strings (PHP's date(), Laravel's Date::now()) set their session to appTimeZone",
+        `Set the 'timezone' of the app's database connection to '${appOffsetNow}', or the server's default_time_zone to it.`,
+      ),
+    );
+    return checks;
+  }
   if (datetimeColumns.length === 0) {
     checks.push(
       check(
@@ -239,11 +261,11 @@ export function clockCheck(clock: ServerClock, clientEpoch: number): DoctorCheck
   return { ...check('clock skew', 'ok', text), skewSeconds: skew };
 }
 
-/** The source's columns that are DATETIME (not TIMESTAMP or unix seconds). */
-export function datetimeColumns(source: BoundSource): string[] {
+/** The source's columns of one time type (DATETIME by default; TIMESTAMP and unix seconds on request). */
+export function datetimeColumns(source: BoundSource, type: TimeType = 'datetime'): string[] {
   const out: string[] = [];
   for (const field of source.sql.timeFields() as TimeField[]) {
-    if ((source.sql.timeTypes[field] ?? 'datetime') !== 'datetime') continue;
+    if ((source.sql.timeTypes[field] ?? 'datetime') !== type) continue;
     const ref = source.profile.fields[field];
     if (ref && 'column' in ref) out.push(ref.column);
   }

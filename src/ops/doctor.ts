@@ -58,6 +58,7 @@ export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorR
       clock,
       appTimeZone: options.appTimeZone,
       datetimeColumns: tableExists ? datetimeColumns(source) : [],
+      timestampColumns: tableExists ? datetimeColumns(source, 'timestamp') : [],
       connectWarnings: db.warnings,
     }),
     { name: skew.name, status: skew.status, message: skew.message, hint: skew.hint },

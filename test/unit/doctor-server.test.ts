@@ -84,3 +84,17 @@ describe('clock skew', () => {
     expect(clockCheck(clock(), 1_799_999_990).skewSeconds).toBe(10);
   });
 });
+
+describe('TIMESTAMP columns', () => {
+  it('warn, not fail, when appTimeZone is not the server zone; ok when it is', () => {
+    const input = {
+      clock: clock(),
+      datetimeColumns: [],
+      timestampColumns: ['failed_at'],
+      connectWarnings: [],
+    };
+    expect(zoneCheck({ ...input, appTimeZone: 'Asia/Shanghai' })[0]?.status).toBe('warn');
+    expect(zoneCheck({ ...input, appTimeZone: 'UTC' })[0]?.status).toBe('ok');
+    expect(zoneCheck({ ...input, appTimeZone: undefined })[0]?.status).toBe('ok');
+  });
+});
