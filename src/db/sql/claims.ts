@@ -96,9 +96,18 @@ export function claimableWhere(
   if (request.kind === 'due') {
     parts.push(sql.statusIn(['pending']), sql.timeCompare('nextRetryAt', '<=', request.cutoffEpoch));
   } else {
-    // The lease a claim wrote has passed, and (where the table says) nobody touched the row since.
-    parts.push(sql.statusIn(['processing']), sql.timeCompare('nextRetryAt', '<=', request.cutoffEpoch));
-    if (sql.has('updatedAt')) parts.push(sql.timeCompare('updatedAt', '<=', request.stuckCutoffEpoch));
+    // The lease a claim wrote has passed, and nobody touched the row for stuck-after. A table with no
+    // updated_at (job_retries) cannot say when a row was touched: there the next-retry time (a claim's
+    // lease, or the due time a foreign worker started from) must be stuck-after in the past.
+    parts.push(sql.statusIn(['processing']));
+    if (sql.has('updatedAt')) {
+      parts.push(
+        sql.timeCompare('nextRetryAt', '<=', request.cutoffEpoch),
+        sql.timeCompare('updatedAt', '<=', request.stuckCutoffEpoch),
+      );
+    } else {
+      parts.push(sql.timeCompare('nextRetryAt', '<=', request.stuckCutoffEpoch));
+    }
   }
   if (request.bizTypes?.length) {
     parts.push({
@@ -293,8 +302,14 @@ function stillClaimable(source: BoundSource, request: ClaimRequest, row: Candida
   const status = source.sql.logicalStatus(row.rawStatus);
   const nrt = Number(row.nrt);
   if (request.kind === 'due') return status === 'pending' && nrt <= request.cutoffEpoch;
-  if (status !== 'processing' || !(nrt <= request.cutoffEpoch)) return false;
-  return row.upd === null || row.upd === undefined || Number(row.upd) <= request.stuckCutoffEpoch;
+  if (status !== 'processing') return false;
+  if (!source.sql.has('updatedAt')) return nrt <= request.stuckCutoffEpoch;
+  return (
+    nrt <= request.cutoffEpoch &&
+    row.upd !== null &&
+    row.upd !== undefined &&
+    Number(row.upd) <= request.stuckCutoffEpoch
+  );
 }
 
 /**
