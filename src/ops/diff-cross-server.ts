@@ -37,10 +37,14 @@ import { roleOfCode, type WalkOptions } from './diff-same-server.js';
 
 /** A segment this small is read row by row rather than split again. */
 export const LEAF_ROWS = 64;
-/** Children per split at most (one GROUP BY of this many groups per level). */
-export const MAX_FANOUT = 4096;
+/**
+ * Children per split at most (one GROUP BY of this many groups per level): large enough that 2M
+ * rows reach leaf-sized segments in one split, so a run with a few differences costs the
+ * whole-table digest, one grouped digest and one row-level read per side.
+ */
+export const MAX_FANOUT = 65_536;
 /** Rows per row-level batch on each side (bounds the memory of a run). */
-export const ROW_BATCH = 100_000;
+export const ROW_BATCH = 60_000;
 
 type Digests = Map<number, SegmentDigest & { inWindow: number }>;
 
@@ -96,19 +100,19 @@ function taskSide(p: PreparedRule, q: Queryable): Side {
   if (db.dialect.name === 'mysql') {
     return {
       digests: async (level) => digestMap(await taskDigests(q, p.crossTask, p.crossSemantics, level)),
-      rows: (width, ids) => taskRows(db, q, p.crossTask, p.crossSemantics, { width, ids }),
+      rows: (width, ids) => taskRows(db, p.crossTask, p.crossSemantics, { width, ids }),
     };
   }
   return {
     digests: async (level) =>
       clientDigests(
-        (await taskRows(db, q, p.crossTask, p.crossSemantics)) as AsyncIterable<unknown>,
+        (await taskRows(db, p.crossTask, p.crossSemantics)) as AsyncIterable<unknown>,
         (r) => r.k,
         p.crossSemantics,
         level,
         true,
       ),
-    rows: () => taskRows(db, q, p.crossTask, p.crossSemantics),
+    rows: () => taskRows(db, p.crossTask, p.crossSemantics),
   };
 }
 

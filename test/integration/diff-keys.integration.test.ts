@@ -23,6 +23,7 @@ interface DiffJson {
   rules: Array<{
     name: string;
     mode: string;
+    tasksChecked: number;
     findings: Record<string, number>;
     samples: Array<{ kind: string; key: string | null; taskId: number | null; businessRows: number }>;
   }>;

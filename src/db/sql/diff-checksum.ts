@@ -151,19 +151,19 @@ export interface CrossTaskRow {
  * The tasks of some segments, row by row, from MariaDB/MySQL (which hashes), or every task with
  * a key from SQLite (`segments` ignored; the client hashes and filters).
  * In: task side, semantics, segments. Out: rows (hash, role, in window, id, key, event id, raw
- * status); an array on `q` for segments (bounded by the caller's batch), else a stream.
+ * status), streamed.
  * Reads the rule's tasks once.
  */
 export async function taskRows(
   db: Db,
-  q: Queryable,
   t: CrossTaskSide,
   semantics: KeySemantics,
   segments?: { width: number; ids: readonly number[] },
-): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
+): Promise<AsyncIterable<unknown>> {
   const inner = taskRowsSql(t, semantics);
   if (!segments || t.dialect.name !== 'mysql') return db.stream(inner.sql, inner.params);
-  return q.query(
+  // No operator-authored SQL on the task side: stream it, in constant memory.
+  return db.stream(
     `SELECT * FROM (${inner.sql}) x WHERE FLOOR(h / ?) IN (${segments.ids.map(() => '?').join(', ')})`,
     [...inner.params, segments.width, ...segments.ids],
   );
@@ -188,10 +188,10 @@ export async function businessRows(
 ): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
   const inner = businessRowsSql(b, semantics);
   if (!segments || b.dialect.name !== 'mysql') return db.stream(inner);
-  return q.query(
-    `SELECT * FROM (${inner}) x WHERE FLOOR(h / ?) IN (${segments.ids.map(() => '?').join(', ')})`,
-    [segments.width, ...segments.ids],
-  );
+  const sql = `SELECT * FROM (${inner}) x WHERE FLOOR(h / ?) IN (${segments.ids.map(() => '?').join(', ')})`;
+  // A rule's `where` runs only inside the read-only transaction, one bounded batch at a time; without one, stream.
+  if (!b.where) return db.stream(sql, [segments.width, ...segments.ids]);
+  return q.query(sql, [segments.width, ...segments.ids]);
 }
 
 export interface NullKeyTaskRow {
