@@ -18,6 +18,8 @@
  * Biz types: coupon, points, sms, payment_notify, refund, email, inventory_sync (weighted).
  * created_at grows with id over `--days` days; failed and retried rows carry real-looking errors
  * (HTTP 5xx, timeouts, deadlocks, JSON bodies, Chinese messages, stack traces with newlines/tabs).
+ * next_retry_time follows created_at by an exponential backoff (1–16 min), as a worker that retries
+ * with backoff leaves it, so the (status, next_retry_time) order roughly follows the id order.
  * "Not due" rows are due 1–8 days after generation and "in flight" rows are touched just before
  * it, so they turn stuck 10 minutes later: counts are stable once the table is a few minutes old.
  *
@@ -35,6 +37,8 @@ import { mysqlDialect } from '../dist/db/dialect.js';
 
 export const SERVER = { host: '127.0.0.1', port: 3306, user: 'root' };
 const CHUNK = 500_000;
+/** Bumped whenever the generated data changes shape, so old tables are rebuilt. */
+const GENERATOR_VERSION = 2;
 
 export const MIXES = {
   realistic: { success: 850, compensated: 15, failed: 60, due: 40, notDue: 20, stuck: 10, inFlight: 5 },
@@ -118,7 +122,7 @@ SELECT id, biz_type, biz_id, event_id, payload, status, retry_count, next_retry_
          CASE k WHEN 'success' THEN IF(e % 10 < 8, 0, 1 + e % 2) WHEN 'compensated' THEN 5 WHEN 'failed' THEN 5
                 WHEN 'due' THEN e % 5 WHEN 'notDue' THEN 1 + e % 4 ELSE e % 3 END AS retry_count,
          CASE k
-           WHEN 'due' THEN c + INTERVAL (g % GREATEST(1, TIMESTAMPDIFF(SECOND, c, @gen_now))) SECOND
+           WHEN 'due' THEN LEAST(@gen_now, c + INTERVAL (60 * POW(2, e % 5) + g % 60) SECOND)
            WHEN 'notDue' THEN @gen_now + INTERVAL (86400 + g % (7 * 86400)) SECOND
            WHEN 'success' THEN c
            ELSE c + INTERVAL (60 * POW(2, e % 5)) SECOND
@@ -130,7 +134,7 @@ SELECT id, biz_type, biz_id, event_id, payload, status, retry_count, next_retry_
            WHEN 'success' THEN c + INTERVAL (g % 30) SECOND
            WHEN 'stuck' THEN LEAST(@gen_now - INTERVAL 1 HOUR, c + INTERVAL (g % 600) SECOND)
            WHEN 'inFlight' THEN @gen_now - INTERVAL (g % 300) SECOND
-           WHEN 'due' THEN c + INTERVAL (g % GREATEST(1, TIMESTAMPDIFF(SECOND, c, @gen_now))) SECOND
+           WHEN 'due' THEN LEAST(@gen_now, c + INTERVAL (g % 60) SECOND)
            ELSE c + INTERVAL (60 + g % 7200) SECOND
          END AS updated_at
     FROM (
@@ -181,7 +185,7 @@ export async function generate({
     await conn.query(`CREATE DATABASE IF NOT EXISTS \`${database}\` CHARACTER SET utf8mb4`);
     await conn.query(`USE \`${database}\``);
     await conn.query(`CREATE TABLE IF NOT EXISTS bench_dataset (table_name VARCHAR(64) PRIMARY KEY, row_count BIGINT NOT NULL,
-      mix VARCHAR(16) NOT NULL, days INT NOT NULL, business TINYINT NOT NULL, built_at DATETIME NOT NULL, build_seconds DOUBLE NOT NULL)`);
+      mix VARCHAR(16) NOT NULL, days INT NOT NULL, generator INT NOT NULL, business TINYINT NOT NULL, built_at DATETIME NOT NULL, build_seconds DOUBLE NOT NULL)`);
     const [known] = await conn.query('SELECT * FROM bench_dataset WHERE table_name = ?', [table]);
     const [exists] = await conn.query('SHOW TABLES LIKE ?', [table]);
     const k = known[0];
@@ -223,14 +227,10 @@ export async function generate({
     await conn.query(`ANALYZE TABLE \`${table}\``);
     if (business) await buildBusiness(conn, table, log);
     const seconds = (performance.now() - started) / 1000;
-    await conn.query('REPLACE INTO bench_dataset VALUES (?, ?, ?, ?, ?, NOW(), ?)', [
-      table,
-      rows,
-      mix,
-      days,
-      business ? 1 : 0,
-      seconds,
-    ]);
+    await conn.query(
+      'REPLACE INTO bench_dataset (table_name, row_count, mix, days, generator, business, built_at, build_seconds) VALUES (?, ?, ?, ?, ?, ?, NOW(), ?)',
+      [table, rows, mix, days, GENERATOR_VERSION, business ? 1 : 0, seconds],
+    );
     log(`${database}.${table}: ${rows.toLocaleString('en-US')} rows built in ${seconds.toFixed(1)} s`);
     return { table, rows, mix, seconds, reused: false };
   } finally {

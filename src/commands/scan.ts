@@ -10,9 +10,11 @@ import {
   scan,
   sourceInfo,
   streamListBatches,
+  streamListEncoded,
   type ScanOptions,
   type ScanResult,
 } from '../ops/scan.js';
+import { NdjsonWireEncoder } from '../render/ndjson-wire.js';
 import { startProgress } from '../render/progress.js';
 import { renderScan } from '../render/scan.js';
 import { CSV_HEADER, rowSerializer } from '../render/task-rows.js';
@@ -98,23 +100,40 @@ export default class Scan extends BaseCommand<typeof Scan> {
     options: ScanOptions,
     format: 'ndjson' | 'csv',
   ): Promise<void> {
-    const serializer = rowSerializer(source.sql);
     const progress = startProgress('streaming');
     let count = 0;
     let nextProgress = PROGRESS_EVERY_ROWS;
+    const counted = (total: number) => {
+      count = total;
+      if (count < nextProgress) return;
+      nextProgress += PROGRESS_EVERY_ROWS;
+      progress.update(`${count.toLocaleString('en-US')} rows`);
+    };
     try {
-      if (format === 'csv') await writeOut(CSV_HEADER);
-      for (const kind of options.lists ?? ALL_LISTS) {
-        const batches = streamListBatches(source, kind, options);
-        if (!batches) continue;
-        for await (const rows of batches) {
-          const text =
-            format === 'ndjson' ? serializer.ndjsonBatch(kind, rows) : serializer.csvBatch(kind, rows);
-          count += rows.length;
-          await writeOut(text);
-          if (count >= nextProgress) {
-            nextProgress += PROGRESS_EVERY_ROWS;
-            progress.update(`${count.toLocaleString('en-US')} rows`);
+      if (format === 'ndjson' && source.db.streamEncoded) {
+        // The fast path: NDJSON written from the wire bytes, one write per chunk.
+        const encoder = new NdjsonWireEncoder(source.sql, 'stuck');
+        for (const kind of options.lists ?? ALL_LISTS) {
+          encoder.setList(kind);
+          const chunks = streamListEncoded(source, kind, options, encoder);
+          if (!chunks) continue;
+          for await (const chunk of chunks) {
+            await writeOut(chunk);
+            counted(encoder.rows);
+          }
+        }
+        count = encoder.rows;
+      } else {
+        const serializer = rowSerializer(source.sql);
+        if (format === 'csv') await writeOut(CSV_HEADER);
+        for (const kind of options.lists ?? ALL_LISTS) {
+          const batches = streamListBatches(source, kind, options);
+          if (!batches) continue;
+          for await (const rows of batches) {
+            await writeOut(
+              format === 'ndjson' ? serializer.ndjsonBatch(kind, rows) : serializer.csvBatch(kind, rows),
+            );
+            counted(count + rows.length);
           }
         }
       }

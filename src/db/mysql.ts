@@ -4,7 +4,16 @@ import type { Connection as CallbackConnection } from 'mysql2';
 import { TaskreconError } from '../errors.js';
 import { mysqlDialect } from './dialect.js';
 import { displayDsn, maskDsnText, type MysqlDsn } from './dsn.js';
-import type { ColumnInfo, Db, ExecResult, IndexInfo, Queryable, Row, StreamOptions } from './types.js';
+import type {
+  ColumnInfo,
+  Db,
+  ExecResult,
+  IndexInfo,
+  Queryable,
+  Row,
+  RowEncoder,
+  StreamOptions,
+} from './types.js';
 import { offsetOfZone } from './zone.js';
 
 export interface MysqlOptions {
@@ -17,8 +26,57 @@ export interface MysqlOptions {
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 /** Rows per batch of streamBatches(): big enough that per-batch costs vanish, small enough to stay flat in memory. */
 const STREAM_BATCH_ROWS = 1000;
-/** Batches read ahead of the consumer before the socket is paused (≈ a few MB of rows). */
+/** Output bytes per chunk of streamEncoded(). */
+const STREAM_CHUNK_BYTES = 256 * 1024;
+/** Batches or chunks read ahead of the consumer before the socket is paused (≈ a few MB). */
 const STREAM_MAX_QUEUED = 8;
+
+/** The events of a running mysql2 query. */
+interface QueryEvents {
+  on(event: string, listener: (...args: never[]) => void): QueryEvents;
+}
+
+/**
+ * A row parser in mysql2's shape (`next(packet)`) that finds the columns of a text-protocol row
+ * (length-encoded strings; 0xFB is NULL) and hands their byte ranges to `encoder`.
+ */
+function wireRowParser(
+  columns: number,
+  encoder: RowEncoder,
+): { next(packet: { buffer: Buffer; offset: number }): null } {
+  const starts = new Int32Array(columns);
+  const ends = new Int32Array(columns);
+  return {
+    next(packet) {
+      const buf = packet.buffer;
+      let at = packet.offset;
+      for (let i = 0; i < columns; i++) {
+        const first = buf[at++] as number;
+        let length: number;
+        if (first < 0xfb) length = first;
+        else if (first === 0xfb) {
+          starts[i] = -1;
+          ends[i] = -1;
+          continue;
+        } else if (first === 0xfc) {
+          length = buf.readUInt16LE(at);
+          at += 2;
+        } else if (first === 0xfd) {
+          length = buf.readUIntLE(at, 3);
+          at += 3;
+        } else {
+          length = Number(buf.readBigUInt64LE(at));
+          at += 8;
+        }
+        starts[i] = at;
+        at += length;
+        ends[i] = at;
+      }
+      encoder.encode(buf, starts, ends);
+      return null;
+    },
+  };
+}
 
 /** Opens a pool whose every connection is pinned to one session time zone and READ COMMITTED. */
 export async function openMysql(dsn: MysqlDsn, options: MysqlOptions = {}): Promise<Db> {
@@ -187,20 +245,69 @@ class MysqlDb extends MysqlQueryable implements Db {
 
   /**
    * Rows straight from the driver's row events, gathered into batches of STREAM_BATCH_ROWS: no
-   * stream object and no promise per row. When STREAM_MAX_QUEUED batches wait unread, the socket
-   * is paused until the reader catches up, so memory stays flat however many rows come.
+   * stream object and no promise per row.
    */
-  async *streamBatches(
+  streamBatches(
     sql: string,
     params: readonly unknown[] = [],
     options: StreamOptions = {},
   ): AsyncIterable<unknown[]> {
+    return this.pump<unknown[]>(sql, params, options.rowsAsArray ?? false, (query, out) => {
+      let batch: unknown[] = [];
+      query.on('result', (row: unknown) => {
+        batch.push(row);
+        if (batch.length >= STREAM_BATCH_ROWS) {
+          out.push(batch);
+          batch = [];
+        }
+      });
+      return () => {
+        if (batch.length > 0) out.push(batch);
+      };
+    });
+  }
+
+  /**
+   * Rows from the wire into `encoder`, without the driver building a JS value per column: once
+   * the column definitions are in, the driver's row parser is replaced by one that only finds
+   * where each column's bytes are. Chunks of STREAM_CHUNK_BYTES come out.
+   */
+  streamEncoded(sql: string, params: readonly unknown[], encoder: RowEncoder): AsyncIterable<Buffer> {
+    return this.pump<Buffer>(sql, params, false, (query, out) => {
+      query.on('fields', (fields: unknown[]) => {
+        const parser = wireRowParser(fields.length, encoder);
+        // mysql2 assigns its own parser right after this event; keep ours (the driver is pinned).
+        Object.defineProperty(query, '_rowParser', {
+          configurable: true,
+          get: () => parser,
+          set: () => undefined,
+        });
+      });
+      query.on('result', () => {
+        if (encoder.pending >= STREAM_CHUNK_BYTES) out.push(encoder.take());
+      });
+      return () => {
+        if (encoder.pending > 0) out.push(encoder.take());
+      };
+    });
+  }
+
+  /**
+   * Runs one query on a pooled connection and yields what `wire` pushes from its events. When
+   * STREAM_MAX_QUEUED items wait unread, the socket is paused until the reader catches up, so
+   * memory stays flat however many rows come. Leaving early destroys the connection.
+   */
+  private async *pump<T>(
+    sql: string,
+    params: readonly unknown[],
+    rowsAsArray: boolean,
+    wire: (query: QueryEvents, out: { push(item: T): void }) => () => void,
+  ): AsyncIterable<T> {
     const connection = await this.pool.getConnection().catch((error: unknown) => {
       throw statementError(error, this.display);
     });
     const raw = connection.connection as unknown as CallbackConnection;
-    const queue: unknown[][] = [];
-    let batch: unknown[] = [];
+    const queue: T[] = [];
     let ended = false;
     let failure: unknown;
     let paused = false;
@@ -210,34 +317,32 @@ class MysqlDb extends MysqlQueryable implements Db {
       wake = undefined;
       w?.();
     };
+    const out = {
+      push(item: T) {
+        queue.push(item);
+        if (queue.length >= STREAM_MAX_QUEUED && !paused) {
+          paused = true;
+          raw.pause();
+        }
+        signal();
+      },
+    };
     let finished = false;
     try {
-      raw
-        .query({ sql, rowsAsArray: options.rowsAsArray ?? false }, params as unknown[])
-        .on('result', (row: unknown) => {
-          batch.push(row);
-          if (batch.length < STREAM_BATCH_ROWS) return;
-          queue.push(batch);
-          batch = [];
-          if (queue.length >= STREAM_MAX_QUEUED && !paused) {
-            paused = true;
-            raw.pause();
-          }
-          signal();
-        })
-        .on('error', (error: unknown) => {
-          failure = error;
-          signal();
-        })
-        .on('end', () => {
-          if (batch.length > 0) queue.push(batch);
-          batch = [];
-          ended = true;
-          signal();
-        });
+      const query = raw.query({ sql, rowsAsArray }, params as unknown[]) as unknown as QueryEvents;
+      const atEnd = wire(query, out);
+      query.on('error', (error: unknown) => {
+        failure = error;
+        signal();
+      });
+      query.on('end', () => {
+        atEnd();
+        ended = true;
+        signal();
+      });
       for (;;) {
         const next = queue.shift();
-        if (next) {
+        if (next !== undefined) {
           if (paused && queue.length <= STREAM_MAX_QUEUED / 2) {
             paused = false;
             raw.resume();

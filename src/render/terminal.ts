@@ -13,7 +13,7 @@ export const isStdoutTty = (): boolean => Boolean(process.stdout.isTTY);
 export const isStderrTty = (): boolean => Boolean(process.stderr.isTTY);
 
 /** Writes to stdout, waiting for the pipe to drain when it is full (large streams stay flat in memory). */
-export function writeOut(text: string): Promise<void> | void {
+export function writeOut(text: string | Uint8Array): Promise<void> | void {
   if (!process.stdout.write(text)) {
     return new Promise((resolve) => process.stdout.once('drain', () => resolve()));
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mysqlDialect } from '../../src/db/dialect.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
 import { TaskSql } from '../../src/db/task-sql.js';
+import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
 import { CSV_HEADER, isoWriter, jsonId, rowSerializer } from '../../src/render/task-rows.js';
 
 const sql = new TaskSql(mysqlDialect, asyncTask, {
@@ -186,5 +187,117 @@ describe('the CSV row serializer', () => {
     expect(line).toBe(
       'failed,42,"coupon","ORD1","evt-1","pending",3,,"say ""hi"", then\nleave","2025-11-29T07:00:00Z","2025-11-29T07:59:59Z"\n',
     );
+  });
+});
+
+/** A row as the server sends it in the text protocol: each column's text as UTF-8 bytes (or raw bytes), NULL as null. */
+function wire(columns: Array<string | Buffer | null>): { buf: Buffer; starts: Int32Array; ends: Int32Array } {
+  const parts: Buffer[] = [Buffer.from('junk-before')];
+  let at = parts[0]!.length;
+  const starts = new Int32Array(columns.length);
+  const ends = new Int32Array(columns.length);
+  columns.forEach((c, i) => {
+    if (c === null) {
+      starts[i] = -1;
+      ends[i] = -1;
+      return;
+    }
+    const b = Buffer.isBuffer(c) ? c : Buffer.from(c, 'utf8');
+    parts.push(b);
+    starts[i] = at;
+    at += b.length;
+    ends[i] = at;
+  });
+  parts.push(Buffer.from('junk-after'));
+  return { buf: Buffer.concat(parts), starts, ends };
+}
+
+/** The same row as mysql2 would give it (text decoded, numbers parsed where the column is numeric). */
+function decoded(columns: Array<string | Buffer | null>): unknown[] {
+  return columns.map((c, i) => {
+    if (c === null || Buffer.isBuffer(c)) return c;
+    if (
+      [0, 4, 5, 6, 8, 9].includes(i) &&
+      /^-?\d+(\.\d+)?$/.test(c) &&
+      Number.isSafeInteger(Math.trunc(Number(c)))
+    )
+      return Number(c);
+    return Buffer.from(c, 'utf8').toString('utf8'); // what survives the trip through UTF-8
+  });
+}
+
+describe('the wire NDJSON encoder', () => {
+  const base = [
+    '42',
+    'coupon',
+    'ORD1',
+    'evt-1',
+    '0',
+    '3',
+    '1764403200',
+    'HTTP 503',
+    '1764399600',
+    '1764403199',
+    null,
+    null,
+  ];
+  const variants: Array<Record<number, string | Buffer | null>> = [
+    {},
+    ...NASTY.map((t) => ({ 1: t, 2: t, 3: t, 7: t })),
+    { 1: null, 2: null, 3: null, 5: null, 6: null, 7: null, 8: null, 9: null },
+    { 7: Buffer.from([0x48, 0x69, 0xff, 0xfe, 0x00, 0x22, 0xe4, 0xb8]) },
+    { 0: '18446744073709551615' },
+    { 0: '007' },
+    { 0: '0' },
+    { 0: 'uuid-"1"' },
+    { 4: '3' },
+    { 4: '9' },
+    { 4: null },
+    { 5: '-2' },
+    { 5: '0' },
+    { 5: '05' },
+    { 5: 'n/a' },
+    { 6: '0', 8: '86399', 9: '951782400' },
+    { 6: '1764403200.250000', 8: '-1', 9: '253402300799' },
+    { 6: '999999999999', 8: 'x', 9: '' },
+  ];
+
+  it.each(variants.map((v, i) => [i, v] as const))(
+    'writes variant %i byte for byte as the string serializer does',
+    (_i, v) => {
+      const columns = base.map((c, i) => (i in v ? v[i]! : c));
+      const encoder = new NdjsonWireEncoder(sql, 'due');
+      const { buf, starts, ends } = wire(columns);
+      encoder.encode(buf, starts, ends);
+      const want = rowSerializer(sql).ndjson('due', decoded(columns));
+      expect(encoder.take().toString('utf8')).toBe(want);
+    },
+  );
+
+  it('keeps count, the last row key and the list name across chunks', () => {
+    const encoder = new NdjsonWireEncoder(sql, 'stuck', 64);
+    const a = wire(base);
+    encoder.encode(a.buf, a.starts, a.ends);
+    encoder.setList('failed');
+    const b = wire(base.map((c, i) => (i === 0 ? '43' : i === 6 ? '1764403300' : c)));
+    encoder.encode(b.buf, b.starts, b.ends);
+    expect(encoder.rows).toBe(2);
+    expect(encoder.lastRowKey()).toEqual({ id: '43', nextRetryEpoch: '1764403300' });
+    const lines = encoder
+      .take()
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { list: string; id: number });
+    expect(lines.map((l) => `${l.list}:${l.id}`)).toEqual(['stuck:42', 'failed:43']);
+    expect(encoder.pending).toBe(0);
+  });
+
+  it('grows its buffer for a row bigger than a chunk', () => {
+    const encoder = new NdjsonWireEncoder(sql, 'due', 16);
+    const huge = '\u0001'.repeat(5000);
+    const r = wire(base.map((c, i) => (i === 7 ? huge : c)));
+    encoder.encode(r.buf, r.starts, r.ends);
+    expect(JSON.parse(encoder.take().toString('utf8')).lastError).toBe(huge);
   });
 });

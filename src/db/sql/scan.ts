@@ -1,7 +1,7 @@
 import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import type { Fragment, TaskSql } from '../task-sql.js';
-import type { Db } from '../types.js';
+import type { Db, RowEncoder } from '../types.js';
 
 /** Which rows a scan looks at: biz types and a created-at window (epoch seconds). */
 export interface ScanFilter {
@@ -140,6 +140,61 @@ export const LIST_STATUS: Record<ListKind, LogicalStatus> = {
   failed: 'failed',
 };
 
+/** Where a page of a list starts: after the last row of the previous page (its id and next-retry epoch). */
+interface PageKey {
+  id: unknown;
+  nextRetryEpoch: unknown;
+}
+
+/** One run of pages over a list: a WHERE for the page after `after`, and the index order. */
+interface PagePlan {
+  where(after: PageKey | undefined): Fragment;
+  order: string;
+}
+
+/**
+ * How a list is read: in index order (next_retry_time, id), with rows lacking a next-retry time
+ * first (by id) unless `nullNextRetry` is false. Tables without a next-retry column go by id.
+ */
+function pagePlans(source: BoundSource, base: Fragment, options: { nullNextRetry?: boolean }): PagePlan[] {
+  const { sql } = source;
+  const id = sql.expr('id') as string;
+  const nrt = sql.expr('nextRetryAt');
+  const none: Fragment = { sql: '1=1', params: [] };
+  if (!nrt)
+    return [
+      { where: (after) => and([base, after ? { sql: `${id} > ?`, params: [after.id] } : none]), order: id },
+    ];
+  const plans: PagePlan[] = [];
+  if (options.nullNextRetry !== false) {
+    plans.push({
+      where: (after) =>
+        and([
+          base,
+          { sql: `${nrt} IS NULL`, params: [] },
+          after ? { sql: `${id} > ?`, params: [after.id] } : none,
+        ]),
+      order: id,
+    });
+  }
+  const param = source.db.dialect.epochParam(sql.timeTypes.nextRetryAt ?? 'datetime');
+  plans.push({
+    where: (after) =>
+      and([
+        base,
+        { sql: `${nrt} IS NOT NULL`, params: [] },
+        after
+          ? {
+              sql: `${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?)`,
+              params: [after.nextRetryEpoch, after.nextRetryEpoch, after.id],
+            }
+          : none,
+      ]),
+    order: `${nrt}, ${id}`,
+  });
+  return plans;
+}
+
 /**
  * Streams the rows of one list in index order (next_retry_time, id), a page at a time, with the
  * cutoff fixed once: each page starts where the last one ended, so the backlog is never re-read.
@@ -154,68 +209,79 @@ export async function* listBatches(
   options: { nullNextRetry?: boolean } = {},
 ): AsyncGenerator<unknown[][]> {
   const { sql } = source;
-  const id = sql.expr('id') as string;
-  const nrt = sql.expr('nextRetryAt');
   const select = sql.taskSelect();
-  const none: Fragment = { sql: '1=1', params: [] };
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
-
-  async function* pages(
-    where: (after: unknown[] | undefined) => Fragment,
-    order: string,
-  ): AsyncGenerator<unknown[][]> {
-    let after: unknown[] | undefined;
+  for (const plan of pagePlans(source, base, options)) {
+    let after: PageKey | undefined;
     while (remaining > 0) {
       const n = Math.min(pageSize, remaining);
-      const w = where(after);
+      const w = plan.where(after);
       let got = 0;
       const batches = batchesOf(
         source.db,
-        `SELECT ${select} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${order} LIMIT ${n}`,
+        `SELECT ${select} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${n}`,
         w.params,
       );
       for await (const batch of batches) {
         if (batch.length === 0) continue;
         got += batch.length;
         remaining -= batch.length;
-        after = batch[batch.length - 1] as unknown[];
+        const last = batch[batch.length - 1] as unknown[];
+        after = { id: last[0], nextRetryEpoch: last[6] };
         yield batch as unknown[][];
       }
-      if (got < n) return; // a short page is the last one
+      if (got < n) break; // a short page is the last one
     }
   }
+}
 
-  if (!nrt) {
-    yield* pages((after) => and([base, after ? { sql: `${id} > ?`, params: [after[0]] } : none]), id);
-    return;
+/** Encodes rows straight from the wire; keeps count and the last row's page key. */
+export interface ListEncoder extends RowEncoder {
+  readonly rows: number;
+  lastRowKey(): { id: string | null; nextRetryEpoch: string | null } | undefined;
+}
+
+/**
+ * The rows of one list, as listBatches() reads them (same pages, same order, same cutoff), but
+ * encoded from the wire by `encoder`: chunks of output bytes. Needs `db.streamEncoded`.
+ */
+export async function* listEncoded(
+  source: BoundSource,
+  base: Fragment,
+  limit: number,
+  pageSize: number,
+  encoder: ListEncoder,
+  options: { nullNextRetry?: boolean } = {},
+): AsyncGenerator<Buffer> {
+  const { sql, db } = source;
+  if (!db.streamEncoded) throw new Error(`${db.dialect.name} connections cannot stream encoded rows`);
+  const select = sql.taskSelect();
+  let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
+  for (const plan of pagePlans(source, base, options)) {
+    let after: PageKey | undefined;
+    while (remaining > 0) {
+      const n = Math.min(pageSize, remaining);
+      const w = plan.where(after);
+      const before = encoder.rows;
+      yield* db.streamEncoded(
+        `SELECT ${select} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${n}`,
+        w.params,
+        encoder,
+      );
+      const got = encoder.rows - before;
+      remaining -= got;
+      if (got < n) break; // a short page is the last one
+      const key = encoder.lastRowKey();
+      after = key && { id: numericKey(key.id), nextRetryEpoch: numericKey(key.nextRetryEpoch) };
+    }
   }
-  if (options.nullNextRetry !== false) {
-    // Rows with no next_retry_time come first, by id.
-    yield* pages(
-      (after) =>
-        and([
-          base,
-          { sql: `${nrt} IS NULL`, params: [] },
-          after ? { sql: `${id} > ?`, params: [after[0]] } : none,
-        ]),
-      id,
-    );
-  }
-  const param = source.db.dialect.epochParam(sql.timeTypes.nextRetryAt ?? 'datetime');
-  yield* pages(
-    (after) =>
-      and([
-        base,
-        { sql: `${nrt} IS NOT NULL`, params: [] },
-        after
-          ? {
-              sql: `${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?)`,
-              params: [after[6], after[6], after[0]],
-            }
-          : none,
-      ]),
-    `${nrt}, ${id}`,
-  );
+}
+
+/** A key read as text from the wire, bound as a number when it is one (so an integer column compares as an integer). */
+function numericKey(text: string | null): string | number | null {
+  if (text === null) return null;
+  const n = Number(text);
+  return /^-?\d+(\.\d+)?$/.test(text) && (Number.isSafeInteger(n) || !Number.isInteger(n)) ? n : text;
 }
 
 /** listBatches() one row at a time. */

@@ -1,0 +1,243 @@
+import type { TaskSql } from '../db/task-sql.js';
+import type { RowEncoder } from '../db/types.js';
+import { isoWriter, jsonId, jsonInt, jsonText } from './task-rows.js';
+
+/**
+ * NDJSON lines written byte by byte from the wire form of list rows (TaskSql.taskSelect() order),
+ * the fastest path of `scan --format ndjson`: no JS value per column, no string per line. Each
+ * line is byte-identical to what rowSerializer().ndjson() writes for the same row; the common
+ * cases (ASCII text with nothing to escape, plain digits, whole epoch seconds) are copied or
+ * formatted in place, anything else goes through the same functions as the string serializer.
+ */
+export class NdjsonWireEncoder implements RowEncoder {
+  /** Rows encoded since the encoder was made. */
+  rows = 0;
+  private out: Buffer;
+  private at = 0;
+  private head: Buffer;
+  private readonly statusCache = new Map<string, Buffer>();
+  private readonly isoDays = [new DayCache(), new DayCache(), new DayCache()];
+  private lastBuf: Buffer | undefined;
+  private readonly lastKey = new Int32Array(4);
+
+  constructor(
+    private readonly sql: TaskSql,
+    list: string,
+    private readonly chunkBytes = 256 * 1024,
+  ) {
+    this.out = Buffer.allocUnsafe(chunkBytes * 2);
+    this.head = Buffer.from(`{"list":${JSON.stringify(list)},"id":`);
+  }
+
+  /** The list the next lines belong to. */
+  setList(list: string): void {
+    this.head = Buffer.from(`{"list":${JSON.stringify(list)},"id":`);
+  }
+
+  get pending(): number {
+    return this.at;
+  }
+
+  take(): Buffer {
+    const chunk = this.out.subarray(0, this.at);
+    this.out = Buffer.allocUnsafe(this.chunkBytes * 2);
+    this.at = 0;
+    return chunk;
+  }
+
+  /** The id and next-retry epoch of the last row (as text), for the next page's keyset predicate. */
+  lastRowKey(): { id: string | null; nextRetryEpoch: string | null } | undefined {
+    const buf = this.lastBuf;
+    if (!buf) return undefined;
+    const k = this.lastKey;
+    return {
+      id: (k[0] as number) < 0 ? null : buf.toString('latin1', k[0], k[1]),
+      nextRetryEpoch: (k[2] as number) < 0 ? null : buf.toString('latin1', k[2], k[3]),
+    };
+  }
+
+  encode(buf: Buffer, starts: Int32Array, ends: Int32Array): void {
+    // Worst case: every byte escaped as \u00XX (6 bytes), plus the keys and punctuation.
+    let need = 400;
+    for (let i = 0; i < 10; i++)
+      if ((starts[i] as number) >= 0) need += 6 * ((ends[i] as number) - (starts[i] as number));
+    if (this.at + need > this.out.length) this.grow(need);
+    this.rows++;
+    this.lastBuf = buf;
+    this.lastKey[0] = starts[0] as number;
+    this.lastKey[1] = ends[0] as number;
+    this.lastKey[2] = starts[6] as number;
+    this.lastKey[3] = ends[6] as number;
+    this.bytes(this.head);
+    this.id(buf, starts[0] as number, ends[0] as number);
+    this.bytes(KEY.bizType);
+    this.text(buf, starts[1] as number, ends[1] as number);
+    this.bytes(KEY.bizId);
+    this.text(buf, starts[2] as number, ends[2] as number);
+    this.bytes(KEY.eventId);
+    this.text(buf, starts[3] as number, ends[3] as number);
+    this.bytes(KEY.status);
+    this.status(buf, starts[4] as number, ends[4] as number);
+    this.bytes(KEY.attempts);
+    this.int(buf, starts[5] as number, ends[5] as number);
+    this.bytes(KEY.nextRetryAt);
+    this.iso(0, buf, starts[6] as number, ends[6] as number);
+    this.bytes(KEY.lastError);
+    this.text(buf, starts[7] as number, ends[7] as number);
+    this.bytes(KEY.createdAt);
+    this.iso(1, buf, starts[8] as number, ends[8] as number);
+    this.bytes(KEY.updatedAt);
+    this.iso(2, buf, starts[9] as number, ends[9] as number);
+    this.out[this.at++] = 0x7d; // }
+    this.out[this.at++] = 0x0a; // \n
+  }
+
+  private grow(need: number): void {
+    const bigger = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.at + need));
+    this.out.copy(bigger, 0, 0, this.at);
+    this.out = bigger;
+  }
+
+  private ascii(text: string): void {
+    this.at += this.out.write(text, this.at, 'latin1');
+  }
+
+  private bytes(b: Uint8Array): void {
+    const o = this.out;
+    let at = this.at;
+    for (let i = 0; i < b.length; i++) o[at++] = b[i] as number;
+    this.at = at;
+  }
+
+  private null(): void {
+    const o = this.out;
+    o[this.at] = 0x6e; // n
+    o[this.at + 1] = 0x75; // u
+    o[this.at + 2] = 0x6c; // l
+    o[this.at + 3] = 0x6c; // l
+    this.at += 4;
+  }
+
+  /** A JSON string: ASCII without `"`, `\` or control characters is copied; anything else is escaped by JSON.stringify. */
+  private text(buf: Buffer, start: number, end: number): void {
+    if (start < 0) return this.null();
+    const o = this.out;
+    const begin = this.at;
+    let at = begin;
+    o[at++] = 0x22;
+    for (let i = start; i < end; i++) {
+      const c = buf[i] as number;
+      if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x7f) {
+        this.at = begin;
+        this.at += o.write(jsonText(buf.toString('utf8', start, end)), this.at, 'utf8');
+        return;
+      }
+      o[at++] = c;
+    }
+    o[at++] = 0x22;
+    this.at = at;
+  }
+
+  /** Plain digits without a leading zero and up to 15 long are a safe integer: copied. */
+  private id(buf: Buffer, start: number, end: number): void {
+    if (start < 0) return this.ascii(jsonId(null));
+    const length = end - start;
+    if (length > 0 && length <= 15 && (buf[start] !== 0x30 || length === 1) && isDigits(buf, start, end))
+      return this.copy(buf, start, end);
+    this.at += this.out.write(jsonId(buf.toString('utf8', start, end)), this.at, 'utf8');
+  }
+
+  /** Plain digits without a leading zero are copied; signs, fractions and garbage go through jsonInt(). */
+  private int(buf: Buffer, start: number, end: number): void {
+    if (start < 0) return this.null();
+    const length = end - start;
+    if (length > 0 && length <= 15 && (buf[start] !== 0x30 || length === 1) && isDigits(buf, start, end))
+      return this.copy(buf, start, end);
+    this.ascii(jsonInt(buf.toString('utf8', start, end)));
+  }
+
+  private status(buf: Buffer, start: number, end: number): void {
+    const raw = start < 0 ? '\u0000null' : buf.toString('utf8', start, end);
+    let encoded = this.statusCache.get(raw);
+    if (!encoded) {
+      encoded = Buffer.from(JSON.stringify(this.sql.logicalStatus(start < 0 ? null : raw)));
+      this.statusCache.set(raw, encoded);
+    }
+    this.bytes(encoded);
+  }
+
+  /** Whole epoch seconds (plain digits) are formatted in place; anything else as isoWriter() does. */
+  private iso(column: number, buf: Buffer, start: number, end: number): void {
+    if (start < 0) return this.null();
+    const length = end - start;
+    if (length === 0 || length > 11 || !isDigits(buf, start, end)) {
+      this.ascii(isoWriter()(buf.toString('latin1', start, end)));
+      return;
+    }
+    let seconds = 0;
+    for (let i = start; i < end; i++) seconds = seconds * 10 + ((buf[i] as number) - 0x30);
+    const day = Math.floor(seconds / 86_400);
+    const cache = this.isoDays[column] as DayCache;
+    if (day !== cache.day) {
+      const iso = new Date(day * 86_400_000).toISOString();
+      if (iso.length !== 24) {
+        this.ascii(isoWriter()(seconds));
+        return;
+      }
+      cache.day = day;
+      cache.prefix = Buffer.from(`"${iso.slice(0, 10)}T`);
+    }
+    this.bytes(cache.prefix);
+    let s = seconds - day * 86_400;
+    const h = Math.floor(s / 3600);
+    s -= h * 3600;
+    const m = Math.floor(s / 60);
+    s -= m * 60;
+    const o = this.out;
+    let at = this.at;
+    o[at++] = 0x30 + Math.floor(h / 10);
+    o[at++] = 0x30 + (h % 10);
+    o[at++] = 0x3a;
+    o[at++] = 0x30 + Math.floor(m / 10);
+    o[at++] = 0x30 + (m % 10);
+    o[at++] = 0x3a;
+    o[at++] = 0x30 + Math.floor(s / 10);
+    o[at++] = 0x30 + (s % 10);
+    o[at++] = 0x5a; // Z
+    o[at++] = 0x22;
+    this.at = at;
+  }
+
+  private copy(buf: Buffer, start: number, end: number): void {
+    const o = this.out;
+    let at = this.at;
+    for (let i = start; i < end; i++) o[at++] = buf[i] as number;
+    this.at = at;
+  }
+}
+
+const key = (name: string): Uint8Array => Buffer.from(`,"${name}":`, 'latin1');
+const KEY = {
+  bizType: key('bizType'),
+  bizId: key('bizId'),
+  eventId: key('eventId'),
+  status: key('status'),
+  attempts: key('attempts'),
+  nextRetryAt: key('nextRetryAt'),
+  lastError: key('lastError'),
+  createdAt: key('createdAt'),
+  updatedAt: key('updatedAt'),
+};
+
+class DayCache {
+  day = Number.NaN;
+  prefix = Buffer.alloc(0);
+}
+
+function isDigits(buf: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = buf[i] as number;
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
