@@ -85,6 +85,8 @@ export const ruleSchema = z.strictObject({
     where: z.string().optional(),
     expect: z.string().optional(),
     db: z.string().optional(),
+    /** false: rows of the business table may come from elsewhere too; do not look for orphans. */
+    orphans: z.boolean().optional(),
   }),
 });
 export type RuleConfig = z.infer<typeof ruleSchema>;
