@@ -21,20 +21,17 @@ export async function diffDrillRun(env: DrillEnv): Promise<DrillDiff> {
   // The prefix is checked to hold only [0-9a-f-], so it is safe as a literal in the filter.
   const runOnly = `${dialect.quoteId(env.effect.key)} LIKE '${drillLike(drillPrefix(env.runId))}'`;
   const where = env.effect.where ? `(${env.effect.where}) AND ${runOnly}` : runOnly;
+  // Orphans are looked for explicitly: a drill row's effect without its task is a finding here.
+  const business = {
+    table: env.effect.table,
+    key: env.effect.key,
+    where,
+    expect: 'exactly-one' as const,
+    orphans: true,
+    ...(env.effect.db ? { db: env.effect.db } : {}),
+  };
   const prepared = await prepareRule(
-    {
-      name: `drill-${env.runId}`,
-      bizType: env.bizType,
-      taskStatus: ['success'],
-      taskKey: 'bizId',
-      business: {
-        table: env.effect.table,
-        key: env.effect.key,
-        where,
-        expect: 'exactly-one',
-        ...(env.effect.db ? { db: env.effect.db } : {}),
-      },
-    },
+    { name: `drill-${env.runId}`, bizType: env.bizType, taskStatus: ['success'], taskKey: 'bizId', business },
     env.source,
     env.effectDb,
     { sourceDsn: env.source.db.display },
