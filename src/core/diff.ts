@@ -37,6 +37,8 @@ export interface DiffRule {
     expect: ExpectMode;
     /** A DSN when the business table lives on another server (or engine). */
     db?: string;
+    /** Look for business rows without a task (default true; false when other paths write the table too). */
+    orphans: boolean;
   };
 }
 
@@ -70,6 +72,7 @@ export function normalizeRule(config: RuleConfig, index: number): DiffRule {
       ...(where ? { where } : {}),
       expect: expect as ExpectMode,
       ...(config.business.db ? { db: config.business.db } : {}),
+      orphans: config.business.orphans ?? true,
     },
   };
 }

@@ -44,7 +44,7 @@ export const LEAF_ROWS = 64;
  */
 export const MAX_FANOUT = 65_536;
 /** Rows per row-level batch on each side (bounds the memory of a run). */
-export const ROW_BATCH = 60_000;
+export const ROW_BATCH = 30_000;
 
 type Digests = Map<number, SegmentDigest & { inWindow: number }>;
 
@@ -244,6 +244,7 @@ async function compareRows(
   const expect = p.rule.business.expect;
   for (const g of groups.values()) {
     if (isOrphan(g.tasks.length, g.rows)) {
+      if (!p.rule.business.orphans) continue;
       await options.emit({
         kind: 'orphan',
         rule: p.rule.name,
@@ -302,7 +303,7 @@ async function nullKeys(
     const kind = classifyTask(roleOfCode(t.r), { rows: 0, tasks: 1, doneTasks: 0 }, p.rule.business.expect);
     if (kind) await options.emit(taskFinding(p, kind, { ...t, k: null }, 0));
   }
-  const rows = await nullKeyBusinessRows(bq, p.business);
+  const rows = p.rule.business.orphans ? await nullKeyBusinessRows(bq, p.business) : 0;
   if (rows > 0)
     await options.emit({
       kind: 'orphan',

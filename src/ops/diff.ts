@@ -21,7 +21,14 @@ export interface RuleResult {
   bizType: string;
   source: string;
   table: string;
-  business: { table: string; key: string; expect: ExpectMode; db: string; where: string | null };
+  business: {
+    table: string;
+    key: string;
+    expect: ExpectMode;
+    db: string;
+    where: string | null;
+    orphans: boolean;
+  };
   mode: 'same-server' | 'cross-server';
   tasksChecked: number;
   findings: FindingCounts;
@@ -117,6 +124,7 @@ export async function runDiff(prepared: PreparedRule[], options: DiffOptions): P
         expect: p.rule.business.expect,
         db: p.businessDb.display,
         where: p.rule.business.where ?? null,
+        orphans: p.rule.business.orphans,
       },
       mode: p.mode,
       tasksChecked,

@@ -202,6 +202,26 @@ describe('diff finds exactly the seeded sets', () => {
     );
   });
 
+  it.each([
+    ['on one server', ''],
+    ['across servers', 'cross'],
+  ])('leaves orphans out when the rule says business.orphans: false (%s)', async (_label, cross) => {
+    const db = cross ? `, db: "${otherDb.dsn}"` : '';
+    const file = config(
+      `no-orphans-${cross}`,
+      `db: ${tasksDb.dsn}\nrules:\n  - { name: no-orphans, bizType: coupon, business: { table: user_coupon, key: order_id, orphans: false${db} } }\n`,
+    );
+    const { code, json } = await runJson<DiffJson>(['diff', '--config', file, '--samples', '100']);
+    expect(code).toBe(1);
+    const wanted = EXPECTED['exactly-one'];
+    expect(json.rules[0]?.findings).toEqual({
+      missing: wanted.missing.length,
+      duplicate: wanted.duplicate.length,
+      orphan: 0,
+      unsettled: wanted.unsettled.length,
+    });
+  });
+
   it('reports nothing and exits 0 when the tables agree', async () => {
     await otherDb.sql.query(`CREATE TABLE clean_coupon LIKE user_coupon`);
     await otherDb.sql.query(`INSERT INTO clean_coupon (order_id) VALUES ('a'), ('b'), ('c')`);
