@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { classifyError, classifyHttpStatus, describeFailure, parseRetryAfter } from '../core/classify.js';
 import type { Dispatcher, DispatchContext, DispatchResult, DispatchTask } from './types.js';
 
@@ -16,21 +16,29 @@ const BODY_SNIPPET_CHARS = 200;
 /**
  * `http`: POST `{eventId, bizType, bizId, payload, attempt}` as JSON with `Idempotency-Key: <eventId>`
  * (SPEC §4) through an undici keep-alive pool. 2xx succeeds; the status and network classes of
- * src/core/classify.ts decide the rest; `Retry-After` is passed on. The timeout covers the whole
- * exchange (connect, headers and body).
+ * src/core/classify.ts decide the rest; `Retry-After` is passed on. The timeout is the pool's connect,
+ * headers and body-idle timeouts (undici's own timers: no per-request AbortSignal, which costs more
+ * CPU than the request itself at thousands per second). undici is loaded on first use, so runs
+ * without an http handler do not pay for it at start-up.
  */
 export class HttpDispatcher implements Dispatcher {
   readonly kind = 'http';
-  private readonly agent: Agent;
+  private undici: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
 
-  constructor(private readonly options: HttpDispatcherOptions) {
-    this.agent = new Agent({
-      connections: options.connections ?? 64,
-      keepAliveTimeout: 30_000,
-      connectTimeout: options.timeoutMs,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-    });
+  constructor(private readonly options: HttpDispatcherOptions) {}
+
+  private client() {
+    this.undici ??= import('undici').then(({ Agent, request }) => ({
+      request,
+      agent: new Agent({
+        connections: this.options.connections ?? 64,
+        keepAliveTimeout: 30_000,
+        connectTimeout: this.options.timeoutMs,
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+      }),
+    }));
+    return this.undici;
   }
 
   async dispatch(task: DispatchTask, context: DispatchContext): Promise<DispatchResult> {
@@ -49,12 +57,12 @@ export class HttpDispatcher implements Dispatcher {
       payload,
       attempt: task.attempt,
     });
-    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs)]);
+    const { agent, request } = await this.client();
     try {
       const response = await request(this.options.url, {
         method: 'POST',
-        dispatcher: this.agent,
-        signal,
+        dispatcher: agent,
+        signal: context.signal,
         headers: {
           'content-type': 'application/json',
           ...(task.eventId !== null ? { 'idempotency-key': task.eventId } : {}),
@@ -78,9 +86,9 @@ export class HttpDispatcher implements Dispatcher {
     } catch (error) {
       if (context.signal.aborted)
         return { outcome: 'retryable', error: 'stopped before the handler answered' };
-      const timedOut =
-        (error as { name?: string }).name === 'TimeoutError' ||
-        (error as { name?: string }).name === 'AbortError';
+      const timedOut = /^UND_ERR_(CONNECT|HEADERS|BODY)_TIMEOUT$/.test(
+        (error as { code?: string }).code ?? '',
+      );
       return {
         outcome: classifyError(error),
         error: timedOut
@@ -91,6 +99,6 @@ export class HttpDispatcher implements Dispatcher {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    if (this.undici) await (await this.undici).agent.close();
   }
 }

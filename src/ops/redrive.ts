@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { classifyError, describeFailure } from '../core/classify.js';
 import type { BoundSource } from '../db/bind-source.js';
 import { countClaimable, countUnhandled, detectSkipLocked, type ClaimedTask } from '../db/sql/claims.js';
@@ -124,6 +125,7 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   // A database failure stops every dispatch at once; the user's abort does too.
   const fatal = new AbortController();
   const abort = options.abort ? AbortSignal.any([options.abort, fatal.signal]) : fatal.signal;
+  setMaxListeners(0, abort); // every request in flight listens to it
   const stopped = () => Boolean(options.stop?.aborted) || abort.aborted;
   const settler = new Settler(source, options.policies, counts, log, options.random);
   const feeder = new Feeder(source, { ...options, ...cutoffs, bizTypes, skipLocked, stopped }, counts, log);
