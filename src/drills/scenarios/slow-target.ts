@@ -20,7 +20,8 @@ export const slowTarget: Scenario<DrillEnv> = {
     let task: DrillTask | undefined;
     await steps.step('inject a task; the handler will answer after the timeout', async () => {
       env.target.fault = 'slow';
-      env.target.slowMs = env.timeoutMs + 1000;
+      // Well past the timeout, whatever the granularity of the client's timers.
+      env.target.slowMs = env.timeoutMs * 2 + 1000;
       task = await injectTask(env, 'slow-target');
       return `task #${task.id} ${task.eventId}; the handler answers after ${env.target.slowMs}ms, the timeout is ${env.timeoutMs}ms`;
     });
