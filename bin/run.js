@@ -15,4 +15,8 @@ const remapUsageExit = (error) => {
   return handle(error);
 };
 
-await run(process.argv.slice(2), import.meta.url).then(flush).catch(remapUsageExit);
+// flush() takes a timeout in ms: never hand it the command's result (a NaN timeout cuts large
+// piped output short with "timed out"; test/integration/show.integration.test.ts checks it).
+await run(process.argv.slice(2), import.meta.url)
+  .then(() => flush())
+  .catch(remapUsageExit);
