@@ -6,7 +6,8 @@ import {
   countCandidates,
   deleteGuarded,
   errorAndQueueWhere,
-  selectCandidateIds,
+  selectCandidatePage,
+  type CandidateCursor,
   selectCandidateTasks,
   selectWholeRows,
   type ManualFilter,
@@ -100,7 +101,7 @@ export interface CompensateRequest {
   onProgress?: (done: number, total: number, applied: number) => void;
 }
 
-export const MAX_KEPT_RESULTS = 10_000;
+export const MAX_KEPT_RESULTS = 1000;
 export const DEFAULT_BATCH = 500;
 
 /** Picks the framework a failed-jobs profile belongs to. */
@@ -462,19 +463,32 @@ async function runFilter(run: Run, source: BoundSource, request: CompensateReque
   const total = request.limit > 0 ? Math.min(count, request.limit) : count;
   run.result.matched = total;
   const size = batchSize(request);
-  let after: TaskId | undefined;
+  // One walk per status along the status index (no sort per page); one walk by id where there is no status column.
+  const filters = and([
+    filterWhere(source.sql, request.filter),
+    errorAndQueueWhere(source.sql, request.filter),
+  ]);
+  const walks =
+    source.profile.status.kind === 'column'
+      ? selectableStatuses(request.action, request.statuses).map((s) =>
+          and([source.sql.statusIn([s]), filters]),
+        )
+      : [where];
   let done = 0;
-  while (done < total) {
-    if (request.shouldStop?.()) {
-      run.result.interrupted = true;
-      return;
+  for (const walk of walks) {
+    let cursor: CandidateCursor | undefined;
+    while (done < total) {
+      if (request.shouldStop?.()) {
+        run.result.interrupted = true;
+        return;
+      }
+      const page = await selectCandidatePage(source.db, source, walk, cursor, Math.min(size, total - done));
+      if (page.ids.length === 0) break;
+      await run.batch(page.ids, 'filter');
+      done += page.ids.length;
+      cursor = page.cursor;
+      request.onProgress?.(done, total, run.result.applied);
+      await run.pace();
     }
-    const ids = await selectCandidateIds(source.db, source, where, after, Math.min(size, total - done));
-    if (ids.length === 0) break;
-    await run.batch(ids, 'filter');
-    done += ids.length;
-    after = ids[ids.length - 1];
-    request.onProgress?.(done, total, run.result.applied);
-    await run.pace();
   }
 }

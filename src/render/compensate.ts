@@ -42,7 +42,7 @@ export function renderCompensate(result: CompensateResult): string {
     if (more > 0)
       out.push(
         chalk.dim(
-          `… ${more.toLocaleString('en-US')} more (--json lists up to 10,000; \`taskrecon audit --run ${result.runId}\` every change)`,
+          `… ${more.toLocaleString('en-US')} more (--json lists up to 1,000; \`taskrecon audit --run ${result.runId}\` every change)`,
         ),
       );
   }

@@ -20,27 +20,69 @@ function idIn(sql: TaskSql, ids: readonly TaskId[]): Fragment {
 }
 
 /**
- * The next page of candidate ids, in id order, after `afterId`.
- * In: the selection predicate, afterId (undefined for the first page), limit. Out: ids. Reads only (primary key range).
+ * Where a candidate walk stands: the last (next_retry_time, id) read, and whether the rows with no
+ * next_retry_time (read first, by id) are done.
  */
-export async function selectCandidateIds(
+export interface CandidateCursor {
+  nullsDone: boolean;
+  nrt: number | null;
+  id: TaskId | undefined;
+}
+
+/**
+ * The next page of candidate ids after `cursor`. Reads along the (status, next_retry_time) index in
+ * its own order — rows with no next_retry_time by id, then by (next_retry_time, id) — so a page costs
+ * its own rows and no sort, however large the selection (call it once per status); a table without a
+ * next-retry column is read by id.
+ * In: the selection predicate (one status), cursor (undefined at the start), limit.
+ * Out: ids and the cursor after them. Reads only.
+ */
+export async function selectCandidatePage(
   q: Queryable,
   source: BoundSource,
   where: Fragment,
-  afterId: TaskId | undefined,
+  cursor: CandidateCursor | undefined,
   limit: number,
-): Promise<TaskId[]> {
+): Promise<{ ids: TaskId[]; cursor: CandidateCursor }> {
   const { sql } = source;
   const id = sql.expr('id') as string;
-  const w = and([
-    where,
-    afterId === undefined ? { sql: '1=1', params: [] } : { sql: `${id} > ?`, params: [afterId] },
-  ]);
-  const rows = await q.query<{ id: TaskId }>(
-    `SELECT ${id} AS id FROM ${sql.table} WHERE ${w.sql} ORDER BY ${id} LIMIT ${Math.trunc(limit)}`,
-    w.params,
-  );
-  return rows.map((r) => r.id);
+  const nrt = sql.expr('nextRetryAt');
+  const page = async (extra: Fragment, order: string) => {
+    const w = and([where, extra]);
+    return q.query<{ id: TaskId; nrt: unknown }>(
+      `SELECT ${id} AS id, ${nrt ? sql.epoch('nextRetryAt') : 'NULL'} AS nrt FROM ${sql.table} WHERE ${w.sql} ORDER BY ${order} LIMIT ${Math.trunc(limit)}`,
+      w.params,
+    );
+  };
+  const after = (at: TaskId | undefined): Fragment =>
+    at === undefined ? { sql: '1=1', params: [] } : { sql: `${id} > ?`, params: [at] };
+  if (!nrt) {
+    const rows = await page(after(cursor?.id), id);
+    return {
+      ids: rows.map((r) => r.id),
+      cursor: { nullsDone: true, nrt: null, id: rows.at(-1)?.id ?? cursor?.id },
+    };
+  }
+  if (!cursor?.nullsDone) {
+    const rows = await page(and([{ sql: `${nrt} IS NULL`, params: [] }, after(cursor?.id)]), id);
+    if (rows.length > 0)
+      return { ids: rows.map((r) => r.id), cursor: { nullsDone: false, nrt: null, id: rows.at(-1)?.id } };
+    cursor = { nullsDone: true, nrt: null, id: undefined };
+  }
+  const param = sql.dialect.epochParam(sql.timeTypes.nextRetryAt ?? 'datetime');
+  const from: Fragment =
+    cursor.nrt === null || cursor.id === undefined
+      ? { sql: `${nrt} IS NOT NULL`, params: [] }
+      : {
+          sql: `(${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?))`,
+          params: [cursor.nrt, cursor.nrt, cursor.id],
+        };
+  const rows = await page(from, `${nrt}, ${id}`);
+  const last = rows.at(-1);
+  return {
+    ids: rows.map((r) => r.id),
+    cursor: last ? { nullsDone: true, nrt: Number(last.nrt), id: last.id } : cursor,
+  };
 }
 
 /**
