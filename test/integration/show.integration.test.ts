@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runJson } from '../support/cli.js';
@@ -124,6 +124,22 @@ describe('show on MariaDB', () => {
     expect(human.stdout).toContain('\\x00');
   });
 
+  it('finds a task by its event id too (Laravel uuid, async_task event_id)', async () => {
+    const byUuid = await runJson<ShowJson>([
+      'show',
+      'a9d1c2f0-0000-4000-8000-000000000010',
+      '--db',
+      schema.dsn,
+      '--profile',
+      'laravel-failed-jobs',
+    ]);
+    expect(byUuid.code).toBe(0);
+    expect(byUuid.json.task.id).toBe(10);
+    const byEvent = await runJson<ShowJson>(['show', 'ev-1', '--db', schema.dsn]);
+    expect(byEvent.json.task.id).toBe(1);
+    expect(byEvent.json.audit).toHaveLength(1);
+  });
+
   it("shows a Laravel failed job's non-JSON payload as text and its huge exception whole when piped", async () => {
     const { code, json } = await runJson<ShowJson>([
       'show',
@@ -169,7 +185,16 @@ describe('show on MariaDB', () => {
     assertMatchesSchema('error', json.json);
     const bad = await runCli(['show', '1; DROP TABLE async_task', '--db', schema.dsn]);
     expect(bad.code).toBe(3);
-    expect(bad.stderr).toContain('is not a task id');
+    expect(bad.stderr).toContain('not found in async_task (source async-task), by id or event id');
+    const [tables] = (await schema.sql.query("SHOW TABLES LIKE 'async_task'")) as unknown as [unknown[]];
+    expect(tables).toHaveLength(1);
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      'sources:\n  plain: { profile: async-task, columns: { eventId: null } }\n',
+    );
+    const noEventId = await runCli(['show', 'abc', '--db', schema.dsn], { cwd });
+    expect(noEventId.code).toBe(3);
+    expect(noEventId.stderr).toContain("'abc' is not a task id");
   });
 });
 
