@@ -12,11 +12,15 @@ export default class Show extends BaseCommand<typeof Show> {
   static override examples = [
     '<%= config.bin %> show 42 --db mysql://app@127.0.0.1:3306/shop --profile async-task',
     '<%= config.bin %> show 7 --source failed --full',
+    '<%= config.bin %> show 5f0c1a2e-8d3b-4a8e-9c1d-2b7e4f6a9d10 --profile laravel-failed-jobs',
     '<%= config.bin %> show 42 --json',
   ];
 
   static override args = {
-    id: Args.string({ description: 'The task id (the id column, as scan lists it).', required: true }),
+    id: Args.string({
+      description: 'The task id as scan lists it, or its event id (Laravel uuid, async_task event_id).',
+      required: true,
+    }),
   };
 
   static override flags = {
