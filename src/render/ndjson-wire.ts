@@ -118,21 +118,35 @@ export class NdjsonWireEncoder implements RowEncoder {
     this.at += 4;
   }
 
-  /** A JSON string: ASCII without `"`, `\` or control characters is copied; anything else is escaped by JSON.stringify. */
+  /**
+   * A JSON string, escaped as JSON.stringify escapes it: `"` `\\` and control characters get
+   * escapes, valid UTF-8 is copied as it is. Only text that is not valid UTF-8 is decoded (to
+   * U+FFFD, as the driver would) and escaped by jsonText().
+   */
   private text(buf: Buffer, start: number, end: number): void {
     if (start < 0) return this.null();
     const o = this.out;
-    const begin = this.at;
-    let at = begin;
+    let at = this.at;
     o[at++] = 0x22;
-    for (let i = start; i < end; i++) {
+    let i = start;
+    while (i < end) {
       const c = buf[i] as number;
-      if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x7f) {
-        this.at = begin;
-        this.at += o.write(jsonText(buf.toString('utf8', start, end)), this.at, 'utf8');
-        return;
+      if (c >= 0x20 && c !== 0x22 && c !== 0x5c && c < 0x80) {
+        o[at++] = c;
+        i++;
+      } else if (c < 0x80) {
+        const escape = ESCAPES[c] as Uint8Array;
+        for (let k = 0; k < escape.length; k++) o[at++] = escape[k] as number;
+        i++;
+      } else {
+        const length = utf8Length(buf, i, end);
+        if (length === 0) {
+          this.at += o.write(jsonText(buf.toString('utf8', start, end)), this.at, 'utf8');
+          return;
+        }
+        for (let k = 0; k < length; k++) o[at++] = buf[i + k] as number;
+        i += length;
       }
-      o[at++] = c;
     }
     o[at++] = 0x22;
     this.at = at;
@@ -228,6 +242,33 @@ const KEY = {
   createdAt: key('createdAt'),
   updatedAt: key('updatedAt'),
 };
+
+/** The escape JSON.stringify writes for each ASCII byte that needs one. */
+const ESCAPES: Uint8Array[] = Array.from({ length: 128 }, (_, c) =>
+  Buffer.from(JSON.stringify(String.fromCharCode(c)).slice(1, -1), 'latin1'),
+);
+
+/**
+ * The length (2–4) of the well-formed UTF-8 sequence that starts at `i`, or 0 when it is not one
+ * (stray continuation, overlong form, surrogate, beyond U+10FFFF, or cut short).
+ */
+function utf8Length(buf: Buffer, i: number, end: number): number {
+  const c = buf[i] as number;
+  const cont = (k: number, lo = 0x80, hi = 0xbf): boolean => {
+    const b = buf[i + k];
+    return i + k < end && b !== undefined && b >= lo && b <= hi;
+  };
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const ok = c === 0xe0 ? cont(1, 0xa0) : c === 0xed ? cont(1, 0x80, 0x9f) : cont(1);
+    return ok && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const ok = c === 0xf0 ? cont(1, 0x90) : c === 0xf4 ? cont(1, 0x80, 0x8f) : cont(1);
+    return ok && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
 
 class DayCache {
   day = Number.NaN;

@@ -246,6 +246,21 @@ describe('the wire NDJSON encoder', () => {
     ...NASTY.map((t) => ({ 1: t, 2: t, 3: t, 7: t })),
     { 1: null, 2: null, 3: null, 5: null, 6: null, 7: null, 8: null, 9: null },
     { 7: Buffer.from([0x48, 0x69, 0xff, 0xfe, 0x00, 0x22, 0xe4, 0xb8]) },
+    { 1: Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).join(''), 7: '\u2028\u2029' },
+    // Well-formed and broken UTF-8: 2-, 3- and 4-byte sequences, then each kind of ill-formed one.
+    { 7: Buffer.from('é 中 🎉 \u007f \u0080 \u07ff \u0800 \uffff \u{10ffff}', 'utf8') },
+    ...[
+      [0xc0, 0xaf],
+      [0xc1, 0xbf],
+      [0xe0, 0x80, 0xaf],
+      [0xed, 0xa0, 0x80],
+      [0xf0, 0x80, 0x80, 0xaf],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0xf5, 0x80],
+      [0x80],
+      [0xe4, 0xb8],
+      [0xf0, 0x9f, 0x8e],
+    ].map((bytes) => ({ 7: Buffer.concat([Buffer.from('a"'), Buffer.from(bytes), Buffer.from('\n中')]) })),
     { 0: '18446744073709551615' },
     { 0: '007' },
     { 0: '0' },
@@ -270,7 +285,7 @@ describe('the wire NDJSON encoder', () => {
       const { buf, starts, ends } = wire(columns);
       encoder.encode(buf, starts, ends);
       const want = rowSerializer(sql).ndjson('due', decoded(columns));
-      expect(encoder.take().toString('utf8')).toBe(want);
+      expect(encoder.take().equals(Buffer.from(want, 'utf8')), want).toBe(true);
     },
   );
 
