@@ -13,7 +13,7 @@
  * Datasets (databases taskrecon_bench_diff{,_match,_differ}) are built on first use and reused.
  */
 import mysql from 'mysql2/promise';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -133,6 +133,7 @@ function config(dir) {
     `db: ${SERVER}/${TASKS_DB}
 rules:
   - { name: same-server, bizType: coupon, business: { table: user_coupon, key: order_id } }
+  - { name: same-no-orphans, bizType: coupon, business: { table: user_coupon, key: order_id, orphans: false } }
   - { name: cross-match, bizType: coupon, business: { table: user_coupon, key: order_id, db: "${SERVER}/${MATCH_DB}" } }
   - { name: cross-differ, bizType: coupon, business: { table: user_coupon, key: order_id, db: "${SERVER}/${DIFFER_DB}" } }
 `,
@@ -199,14 +200,15 @@ async function main() {
       log(`cross-${which} run ${i + 1}: ${fmt(run.seconds, 3)} s, ${fmt(run.peakRssMb, 1)} MB`);
     }
   }
-  const { readFileSync } = await import('node:fs');
   const result = (file) => JSON.parse(readFileSync(file, 'utf8')).rules[0];
   const same = result(outputs.same);
+  const noOrphans = result(outputs.noOrphans);
   const match = result(outputs.match);
   const differ = result(outputs.differ);
   const t = (s) => median(s.map((r) => r.seconds));
   const rss = (s) => Math.max(...s.map((r) => r.peakRssMb));
   const ratio = t(series.same) / t(series.baseline);
+  const noOrphansRatio = t(series.noOrphans) / t(series.baseline);
   const matchRate = ROWS / t(series.match);
   const rows = [
     {
@@ -222,6 +224,13 @@ async function main() {
       'peak RSS MB': fmt(rss(series.same), 1),
       result: `${int(same.tasksChecked)} tasks; missing ${same.findings.missing}, duplicate ${same.findings.duplicate}, orphan ${same.findings.orphan}`,
       target: `${fmt(ratio)}× baseline (≤ ${TARGET.ratio}×: ${ratio <= TARGET.ratio ? '**met**' : '**missed**'}); RSS < ${TARGET.rssMb} MB: ${rss(series.same) < TARGET.rssMb ? '**met**' : '**missed**'}`,
+    },
+    {
+      run: 'same server: `taskrecon diff`, rule with `orphans: false` (one direction, as the baseline)',
+      'median s': fmt(t(series.noOrphans), 3),
+      'peak RSS MB': fmt(rss(series.noOrphans), 1),
+      result: `${int(noOrphans.tasksChecked)} tasks; missing ${noOrphans.findings.missing}, duplicate ${noOrphans.findings.duplicate}`,
+      target: `${fmt(noOrphansRatio)}× baseline (≤ ${TARGET.ratio}×: ${noOrphansRatio <= TARGET.ratio ? '**met**' : '**missed**'}); RSS < ${TARGET.rssMb} MB: ${rss(series.noOrphans) < TARGET.rssMb ? '**met**' : '**missed**'}`,
     },
     {
       run: 'cross server, tables match',

@@ -84,9 +84,14 @@ async function walkTasks(
   const range = await taskIdRange(q, p.task);
   if (!range) return 0;
   const [min, max] = range;
-  // Without a time window the rule's tasks are counted once at the end from the (biz type, key)
-  // index; with one, each chunk counts its own (the window's column is in the rows just read).
+  // Without a time window the rule's tasks are counted once from the (biz type, key) index; with
+  // one, each chunk counts its own (the window's column is in the rows just read).
   const perChunkCount = p.task.window.sql !== '1=1';
+  // The count reads another index than the walk: on its own connection it runs alongside.
+  const counted = perChunkCount
+    ? undefined
+    : withReadOnly(p.source.db, (q2) => countChunkTasks(q2, p.task, { lo: min, hi: max }));
+  counted?.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
   let checked = 0;
   let lo = min;
   let span = FIRST_CHUNK_SPAN;
@@ -105,7 +110,7 @@ async function walkTasks(
     if (next === undefined || next > max) break;
     lo = next;
   }
-  return perChunkCount ? checked : countChunkTasks(q, p.task, { lo: min, hi: max });
+  return counted ?? checked;
 }
 
 /** Classifies one chunk's suspects, looking up the other tasks of a key only where it matters. */
