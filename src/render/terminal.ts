@@ -26,10 +26,8 @@ export function writeErr(text: string): void {
 /** Control characters (but tab and newline) as visible escapes, so a binary value cannot garble a terminal. */
 export function printable(text: string, maxChars?: number): string {
   // eslint-disable-next-line no-control-regex
-  const clean = text.replace(
-    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
+  const controls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+  const clean = text.replace(controls, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   if (maxChars === undefined || clean.length <= maxChars) return clean;
   return `${clean.slice(0, maxChars - 1)}…`;
 }
