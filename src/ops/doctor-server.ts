@@ -246,7 +246,11 @@ function formatHours(seconds: number): string {
 /** The server's clock against the client's, and NOW() against UTC_TIMESTAMP(). */
 export function clockCheck(clock: ServerClock, clientEpoch: number): DoctorCheck & { skewSeconds: number } {
   const skew = clock.nowEpoch - clientEpoch;
-  const text = `server UNIX_TIMESTAMP() ${clock.nowEpoch}, client ${clientEpoch} (skew ${skew >= 0 ? '+' : ''}${skew}s); NOW() ${clock.now}, UTC_TIMESTAMP() ${clock.utcNow}`;
+  const skewText = `client ${clientEpoch} (skew ${skew >= 0 ? '+' : ''}${skew}s)`;
+  const text =
+    clock.engine === 'sqlite'
+      ? `database clock ${clock.nowEpoch} (${clock.utcNow} UTC), ${skewText}`
+      : `server UNIX_TIMESTAMP() ${clock.nowEpoch}, ${skewText}; NOW() ${clock.now}, UTC_TIMESTAMP() ${clock.utcNow}`;
   if (Math.abs(skew) > CLOCK_SKEW_WARN_SECONDS) {
     return {
       ...check(

@@ -13,7 +13,7 @@ function planTable(query: ExplainedQuery): string {
   if (query.plan.length === 0) return '  (no plan rows)';
   const keys = [...new Set(query.plan.flatMap((row) => Object.keys(row)))];
   const rows = query.plan.map((row) =>
-    keys.map((k) => (row[k] === null || row[k] === undefined ? null : printable(String(row[k]), 80))),
+    keys.map((k) => (row[k] === null || row[k] === undefined ? null : printable(String(row[k]), 120))),
   );
   return renderTable(keys, rows);
 }
