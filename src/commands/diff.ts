@@ -113,22 +113,20 @@ export default class Diff extends BaseCommand<typeof Diff> {
         'Add `rules:` to taskrecon.config.yaml, e.g. { name: coupon-issued, bizType: coupon, business: { table: user_coupon, key: order_id } }.',
       );
     }
-    const all = configured.map((r, i) => normalizeRule(r, i));
     const names = this.flags.rule;
-    if (!names?.length) return all;
+    if (!names?.length) return configured.map((r, i) => normalizeRule(r, i));
+    // Only the rules asked for are checked: a broken rule elsewhere does not block them.
     return names.map((name) => {
-      const found = all.find((r) => r.name === name);
-      if (!found) {
-        const guess = closest(
-          name,
-          all.map((r) => r.name),
-        );
+      const index = configured.findIndex((r) => r.name === name);
+      if (index < 0) {
+        const all = configured.map((r) => r.name);
+        const guess = closest(name, all);
         throw usageError(
           `unknown rule '${name}'`,
-          `${guess ? `Did you mean '${guess}'? ` : ''}Configured rules: ${all.map((r) => r.name).join(', ')}.`,
+          `${guess ? `Did you mean '${guess}'? ` : ''}Configured rules: ${all.join(', ')}.`,
         );
       }
-      return found;
+      return normalizeRule(configured[index] as (typeof configured)[number], index);
     });
   }
 
