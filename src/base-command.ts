@@ -97,12 +97,21 @@ interface DescribedError {
   exit: ExitCodeValue;
 }
 
+/**
+ * oclif rewrites the message of an error thrown by a flag's parser in place, to
+ * `Parsing --flag \n\t<message>\nSee more help with --help`: keep only the message, which names the flag.
+ */
+function withoutParseFrame(message: string): string {
+  const framed = /^Parsing --\S+ ?\n\t([\s\S]*?)\nSee more help with --help$/.exec(message);
+  return framed ? (framed[1] as string) : message;
+}
+
 /** Every error becomes a code, a masked message, a hint and an exit code; nothing reaches the user as a stack trace. */
 export function describeError(error: unknown): DescribedError {
   if (error instanceof TaskreconError) {
     return {
       code: error.code,
-      message: maskDsnText(error.message),
+      message: maskDsnText(withoutParseFrame(error.message)),
       hint: error.hint && maskDsnText(error.hint),
       exit: error.exit,
     };

@@ -165,6 +165,7 @@ describe('bad names and config exit 3 with a clear message', () => {
     );
     const error = await expectJsonError(['scan', '--db', schema.dsn, '--stuck-after', '5x']);
     expect(error.hint).toContain('10m');
+    expect(error.message).toBe("--stuck-after: '5x' is not a duration");
   });
 });
 
