@@ -52,6 +52,7 @@ beforeAll(async () => {
     ALTER TABLE no_event_id DROP INDEX uk_event_id, DROP COLUMN event_id;`);
   await createFixtureTable(laravel, 'laravel_failed_jobs');
   await createFixtureTable(laravel, 'laravel_jobs');
+  await createFixtureTable(laravel, 'job_retries');
 });
 
 afterAll(async () => {
@@ -135,6 +136,17 @@ describe('doctor on MariaDB', () => {
     expect(code).toBe(0);
     expect(byName(json, 'scan index').status).toBe('warn');
     expect(byName(json, 'scan index').hint).toContain('(`reserved_at`, `available_at`)');
+  });
+
+  it("warns that seed 002's (next_retry_at, status) index serves the due scan only in part, and exits 0", async () => {
+    const { code, json } = await doctor(['--db', laravel.dsn, '--profile', 'job-retries']);
+    expect(failed(json)).toEqual([]);
+    expect(code).toBe(0);
+    const index = byName(json, 'scan index');
+    expect(index.status).toBe('warn');
+    expect(index.message).toContain('idx_next_retry (next_retry_at, status)');
+    expect(index.hint).toContain('(`status`, `next_retry_at`)');
+    expect(byName(json, 'status values').status).toBe('ok');
   });
 
   it('checks the indexes of the diff rules on the source: a warning with the DDL when one is missing', async () => {
