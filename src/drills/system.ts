@@ -24,7 +24,7 @@ export interface SystemOptions {
  * dies after delivering, and compensate's manual retry. Every claim is filtered by the run's own
  * biz type, so no pass can take a row the drill did not write.
  */
-export function buildDrillSystem(env: DrillEnv, options: SystemOptions): DrillSystem {
+export function buildDrillSystem(env: Omit<DrillEnv, 'system'>, options: SystemOptions): DrillSystem {
   const dispatchers = new Map<string, Dispatcher>();
   const dispatcherFor = (url: string): Dispatcher => {
     let dispatcher = dispatchers.get(url);

@@ -125,7 +125,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillResult> {
       leaseMs = SANDBOX_LEASE_MS;
       target = await startReferenceHandler(sandbox.db, { variant: options.handlerVariant ?? 'idempotent' });
     }
-    env = {
+    const base: Omit<DrillEnv, 'system'> = {
       runId,
       source,
       effectDb,
@@ -137,12 +137,14 @@ export async function runDrill(options: DrillOptions): Promise<DrillResult> {
       leaseMs,
       policy: expectationOf(options.policy),
       inserted: [],
-      system: undefined as unknown as DrillEnv['system'],
     };
-    env.system = buildDrillSystem(env, {
-      policy: options.redrivePolicy ?? options.policy,
-      wrapDispatcher: options.wrapDispatcher,
-    });
+    env = {
+      ...base,
+      system: buildDrillSystem(base, {
+        policy: options.redrivePolicy ?? options.policy,
+        wrapDispatcher: options.wrapDispatcher,
+      }),
+    };
     // A step makes a few deliveries at most: it gets the step timeout, or longer for a slow handler.
     const stepTimeoutMs = options.stepTimeoutMs ?? Math.max(STEP_TIMEOUT_MS, options.timeoutMs * 3 + 5000);
     const scenarios = await runScenarios(chosen, env, options.listener, { stepTimeoutMs });
