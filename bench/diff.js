@@ -180,15 +180,17 @@ async function main() {
   const configFile = config(dir);
   const outputs = {
     same: join(dir, 'same.json'),
+    noOrphans: join(dir, 'no-orphans.json'),
     match: join(dir, 'match.json'),
     differ: join(dir, 'differ.json'),
   };
-  const series = { baseline: [], same: [], match: [], differ: [] };
+  const series = { baseline: [], same: [], noOrphans: [], match: [], differ: [] };
+  const RULE = { same: 'same-server', noOrphans: 'same-no-orphans' };
   for (let i = 0; i < runs; i++) {
-    const order = i % 2 === 0 ? ['baseline', 'same'] : ['same', 'baseline'];
+    const order = i % 2 === 0 ? ['baseline', 'same', 'noOrphans'] : ['noOrphans', 'same', 'baseline'];
     for (const which of order) {
       const run =
-        which === 'baseline' ? await baseline() : await diff(configFile, 'same-server', outputs.same);
+        which === 'baseline' ? await baseline() : await diff(configFile, RULE[which], outputs[which]);
       if (which === 'baseline' && run.code !== 0)
         throw new Error(`baseline exited ${run.code}: ${run.stderr}`);
       series[which].push(run);
