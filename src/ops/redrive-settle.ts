@@ -3,7 +3,7 @@ import type { RetryPolicies } from '../core/backoff.js';
 import type { TaskId } from '../core/task.js';
 import type { BoundSource } from '../db/bind-source.js';
 import type { ClaimedTask } from '../db/sql/claims.js';
-import { heldClaims } from '../db/sql/claims.js';
+import { heldClaims, txNow } from '../db/sql/claims.js';
 import {
   applyTransition,
   succeedClaimed,
@@ -89,18 +89,35 @@ export class Settler {
     this.buffer = [];
   }
 
+  /**
+   * Optimistic first: write every outcome under its fence and count a row that takes no write as a
+   * lost race. Grouped successes cannot tell which row missed, so when a group changes fewer rows
+   * than it names, the whole flush is rolled back and written again the careful way: read and lock
+   * the rows still held first (heldClaims), then write only those.
+   */
   private async write(items: Settlement[]): Promise<void> {
+    try {
+      await this.writeOnce(items, false);
+    } catch (error) {
+      if (!(error instanceof GroupMissed)) throw error;
+      await this.writeOnce(items, true);
+    }
+  }
+
+  private async writeOnce(items: Settlement[], careful: boolean): Promise<void> {
     const { source } = this;
     const limit = lastErrorLimit(source);
     const events: RedriveEvent[] = [];
     // Counted only once the transaction commits: a rolled-back flush counts and logs nothing.
     const tally = await source.db.transaction(async (tx) => {
-      const held = await heldClaims(
-        tx,
-        source,
-        items.map((s) => s.task),
-      );
-      const nowEpoch = held.nowEpoch;
+      const held = careful
+        ? await heldClaims(
+            tx,
+            source,
+            items.map((s) => s.task),
+          )
+        : undefined;
+      const nowEpoch = held ? held.nowEpoch : await txNow(tx, source);
       const successes = new Map<string, { fence: ClaimFence; ids: TaskId[] }>();
       const tally = { succeeded: 0, retried: 0, failed: 0, released: 0, lostRace: 0 };
       for (const item of items) {
@@ -111,17 +128,21 @@ export class Settler {
           bizType: task.bizType,
           attempt: task.attempts + 1,
         };
-        if (!held.ids.has(String(task.id))) {
+        const lost = () => {
           tally.lostRace++;
           events.push({
             event: 'task_lost_race',
             ...base,
             detail: 'the claim was taken over after its lease expired; nothing written',
           });
+        };
+        if (held && !held.ids.has(String(task.id))) {
+          lost();
           continue;
         }
         if ('release' in item) {
-          await this.must(
+          const written = await this.written(
+            careful,
             applyTransition(tx, source, {
               transition: 'release',
               id: task.id,
@@ -129,6 +150,10 @@ export class Settler {
               nextRetryAt: 'now',
             }),
           );
+          if (!written) {
+            lost();
+            continue;
+          }
           tally.released++;
           events.push({ event: 'task_released', ...base, detail: item.release });
           continue;
@@ -148,7 +173,8 @@ export class Settler {
           successes.set(key, group);
           events.push({ event: 'task_success', ...base });
         } else if (decision.transition === 'retry') {
-          await this.must(
+          const written = await this.written(
+            careful,
             applyTransition(tx, source, {
               transition: 'retry',
               id: task.id,
@@ -158,6 +184,10 @@ export class Settler {
               lastError: decision.error,
             }),
           );
+          if (!written) {
+            lost();
+            continue;
+          }
           tally.retried++;
           events.push({
             event: 'task_retry',
@@ -166,7 +196,8 @@ export class Settler {
             error: truncateError(decision.error, limit),
           });
         } else {
-          await this.must(
+          const written = await this.written(
+            careful,
             applyTransition(tx, source, {
               transition: 'fail',
               id: task.id,
@@ -175,6 +206,10 @@ export class Settler {
               lastError: decision.error,
             }),
           );
+          if (!written) {
+            lost();
+            continue;
+          }
           tally.failed++;
           events.push({
             event: 'task_failed',
@@ -186,8 +221,10 @@ export class Settler {
       }
       for (const group of successes.values()) {
         const changed = await succeedClaimed(tx, source, group.ids, group.fence);
-        if (changed !== group.ids.length)
+        if (changed !== group.ids.length) {
+          if (!careful) throw new GroupMissed();
           throw new Error(`success changed ${changed} of ${group.ids.length} held rows; rolled back`);
+        }
         tally.succeeded += changed;
       }
       return tally;
@@ -200,9 +237,22 @@ export class Settler {
     for (const event of events) this.log(event);
   }
 
-  /** A held row must take its write: anything else means the lock did not hold, and the flush rolls back. */
-  private async must(changed: Promise<number>): Promise<void> {
+  /**
+   * Whether a fenced write took: 0 rows is a lost race. In the careful pass the row was read and
+   * locked as held, so it must take the write; anything else means the lock did not hold, and the
+   * flush rolls back.
+   */
+  private async written(careful: boolean, changed: Promise<number>): Promise<boolean> {
     const n = await changed;
-    if (n !== 1) throw new Error(`a held claim took ${n} writes instead of 1; rolled back`);
+    if (n === 1) return true;
+    if (careful || n !== 0) throw new Error(`a held claim took ${n} writes instead of 1; rolled back`);
+    return false;
+  }
+}
+
+/** A grouped success changed fewer rows than it named: redo the flush the careful way. */
+class GroupMissed extends Error {
+  constructor() {
+    super('a grouped success missed a row');
   }
 }

@@ -24,7 +24,7 @@ beforeAll(async () => {
   schema = await createTestSchema('redrive_concurrency', { timeZone: '+08:00' });
   handler = await startCountingHandler();
   cwd = configDir(
-    `db: ${schema.dsn}\nappTimeZone: "+08:00"\nhandlers:\n  default: { type: http, url: "${handler.url}", timeout: 15s }\n`,
+    `db: ${schema.dsn}\nappTimeZone: "+08:00"\nhandlers:\n  default: { type: http, url: "${handler.url}", timeout: 120s }\n`,
   );
   const init = await runCli(['init'], { cwd });
   expect(init.code, init.stderr).toBe(0);
@@ -76,46 +76,45 @@ describe('redrive with concurrent processes', () => {
   }, 180_000);
 
   it('a handler hanging past the lease: another worker takes over, and the late completions write nothing (lostRace)', async () => {
-    const events = await seedDueTasks(schema.sql, 2_000, { prefix: 'hang' });
-    const hung = new Set(events.filter((_e, i) => i % 200 === 7)); // 10 tasks
-    handler.setBehaviour((d) =>
-      hung.has(d.eventId ?? '') && d.attempt === 1 ? { delayMs: 9_000 } : undefined,
-    );
+    const events = await seedDueTasks(schema.sql, 1_000, { prefix: 'hang' });
+    const hung = new Set(events.filter((_e, i) => i % 100 === 7)); // 10 tasks
+    // The first delivery of each hung task is held until the takeover is over, however slow the machine.
+    let releaseHung: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (releaseHung = resolve));
+    handler.setBehaviour((d) => (hung.has(d.eventId ?? '') && d.attempt === 1 ? { until: held } : undefined));
     const flags = ['redrive', '--pause', '0ms', '--batch', '50', '--lease', '3s', '--stuck-after', '1s'];
-    const first = [1, 2].map(() => runJson<RedriveJson>(flags, { cwd }));
-    // Once every hung task is in its handler and the leases have expired, a third worker recovers them.
+    const first = [1, 2].map(() => runJson<RedriveJson>(flags, { cwd, timeoutMs: 150_000 }));
+    // Once every hung task is in its handler and its lease has expired, a third worker recovers them.
     await waitFor(
       () => [...hung].every((e) => handler.byAttempt.has(`${e}#1`)),
-      20_000,
+      90_000,
       'the hung deliveries',
     );
     await new Promise((r) => setTimeout(r, 3_500));
-    // Hung claims still processing now (a first worker that started late may already have taken some over).
+    // Hung claims still processing now: a first worker that started late (a loaded machine) may already
+    // have taken some of them over in its own stuck pass; the totals below hold either way.
     const [hungRows] = await schema.sql.query('SELECT event_id FROM async_task WHERE status = 1');
     const stillHung = (hungRows as Array<{ event_id: string }>).map((r) => r.event_id);
-    expect(stillHung.length).toBeGreaterThan(0);
     expect(stillHung.every((e) => hung.has(e))).toBe(true);
-    const recovery = await runJson<RedriveJson>(flags, { cwd });
+    const recovery = await runJson<RedriveJson>(flags, { cwd, timeoutMs: 150_000 });
     expect(recovery.code, recovery.stderr).toBe(0);
-    // Under load a late-starting first worker may race it for some of them; all are taken over by someone (below).
-    expect(recovery.json.recoveredStuck).toBeGreaterThan(0);
     expect(recovery.json.recoveredStuck).toBeLessThanOrEqual(stillHung.length);
+    // Now the first workers' handlers answer, long after their leases were taken over.
+    releaseHung();
     const late = await Promise.all(first);
     for (const run of late) expect(run.code, run.stderr).toBe(0);
     const all = [...late.map((r) => r.json), recovery.json];
     expect(sum(all, 'lostRace')).toBe(hung.size);
-    expect(sum(all, 'succeeded')).toBe(2_000);
-    expect(sum(all, 'claimed')).toBe(2_000 + hung.size);
+    expect(sum(all, 'succeeded')).toBe(1_000);
+    expect(sum(all, 'claimed')).toBe(1_000 + hung.size);
     expect(sum(all, 'recoveredStuck')).toBe(hung.size);
     // Exactly once per attempt: the hung ones twice (attempts 1 and 2), the rest once.
     expect(handler.stats().duplicateDeliveriesPerAttempt).toBe(0);
     for (const e of events) expect(handler.deliveries.get(e), e).toBe(hung.has(e) ? 2 : 1);
     for (const e of hung) expect(handler.byAttempt.get(`${e}#2`)).toBe(1);
-    expect(await statusCounts(schema.sql)).toEqual({ '2': 2_000 });
+    expect(await statusCounts(schema.sql)).toEqual({ '2': 1_000 });
     // The recovered tasks count the abandoned attempt.
-    const [rows] = await schema.sql.query(
-      'SELECT event_id, retry_count FROM async_task WHERE retry_count > 0',
-    );
+    const [rows] = await schema.sql.query('SELECT event_id FROM async_task WHERE retry_count > 0');
     expect((rows as Array<{ event_id: string }>).map((r) => r.event_id).sort()).toEqual([...hung].sort());
-  });
+  }, 180_000);
 });

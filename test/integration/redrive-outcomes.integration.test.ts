@@ -157,7 +157,7 @@ describe('redrive outcomes on MariaDB', () => {
     expect([...handler.byAttempt.keys()].sort()).toEqual(
       [1, 2, 3, 4, 5, 6, 7, 8].map((a) => `always-503#${a}`).sort(),
     );
-  });
+  }, 150_000);
 
   it('a permanent error goes straight to failed; success ends success; a connection refused is retried', async () => {
     await insert('coupon', 'gone-1');

@@ -291,8 +291,11 @@ export async function countUnhandled(
   return rows.map((r) => ({ bizType: toText(r.bizType), count: Number(r.n) })).filter((r) => r.count > 0);
 }
 
-/** The database clock inside the claim's transaction, epoch seconds. */
-async function txNow(tx: Queryable, source: BoundSource): Promise<number> {
+/**
+ * The database clock inside a transaction, epoch seconds.
+ * In: nothing. Out: now. Side effects: none.
+ */
+export async function txNow(tx: Queryable, source: BoundSource): Promise<number> {
   const rows = await tx.query<{ now: unknown }>(`SELECT ${source.db.dialect.nowEpoch} AS now`);
   return Number(rows[0]?.now);
 }
