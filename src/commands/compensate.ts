@@ -72,7 +72,7 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
     }),
     limit: countFlag(0)({ summary: 'Act on at most this many tasks; 0 = every match.', default: 0 }),
     rate: Flags.string({ summary: 'At most this many tasks per second, e.g. 200/s or 6000/m.' }),
-    batch: countFlag(1)({ summary: 'Rows per transaction.', default: 500, hidden: true }),
+    batch: countFlag(1)({ summary: 'Rows per transaction.', default: 250, hidden: true }),
   };
 
   async run(): Promise<CompensateResult | undefined> {

@@ -10,6 +10,7 @@ import {
   type CandidateCursor,
   selectCandidateTasks,
   selectWholeRows,
+  selectWrittenColumns,
   type ManualFilter,
 } from '../db/sql/manual.js';
 import type { Fragment } from '../db/task-sql.js';
@@ -50,7 +51,8 @@ import { sourceInfo, type SourceInfo } from './scan.js';
  * match, and the rows of the batch that was cut short were rolled back whole.
  */
 
-export type CompensateOutcome = 'applied' | 'would-apply' | 'already' | 'refused' | 'lost-race';
+/** `skipped`: held back, unchanged, because other tasks named in the same run were refused. */
+export type CompensateOutcome = 'applied' | 'would-apply' | 'already' | 'refused' | 'lost-race' | 'skipped';
 
 export interface CompensateItem {
   id: TaskId;
@@ -102,7 +104,7 @@ export interface CompensateRequest {
 }
 
 export const MAX_KEPT_RESULTS = 1000;
-export const DEFAULT_BATCH = 500;
+export const DEFAULT_BATCH = 250;
 
 /** Picks the framework a failed-jobs profile belongs to. */
 function flavorOf(source: BoundSource): QueueFlavor | undefined {
@@ -237,9 +239,9 @@ class Run {
         moverIds,
         movers.flatMap((m) => (m.push ? [m.push] : [])),
       );
-      const after =
-        rule.to === DELETED || this.requeuer ? [] : await selectWholeRows(tx, source, moverIds, false);
-      const afterById = new Map(after.map((r) => [String(rowId(source.sql, r)), r]));
+      const written =
+        rule.to === DELETED || this.requeuer ? [] : await selectWrittenColumns(tx, source, moverIds);
+      const afterById = new Map(written.map((r) => [String(rowId(source.sql, r)), r]));
       const audit: AuditInsert[] = movers.map((m) => ({
         operator: request.operator,
         host: request.host,
@@ -251,7 +253,7 @@ class Run {
         fromStatus: m.from,
         toStatus: rule.to,
         beforeJson: rowJson(m.row),
-        afterJson: afterImage(afterById.get(String(m.id)), requeued.get(m.id)),
+        afterJson: afterImage(m.row, afterById.get(String(m.id)), requeued.get(m.id)),
         reason: request.reason,
         runId: request.runId,
       }));
@@ -312,9 +314,9 @@ class Run {
   }
 }
 
-function afterImage(row: Row | undefined, requeued: Requeued | undefined): string | null {
+function afterImage(before: Row, written: Row | undefined, requeued: Requeued | undefined): string | null {
   if (requeued) return JSON.stringify({ requeued });
-  return row ? rowJson(row) : null;
+  return written ? rowJson({ ...before, ...written }) : null;
 }
 
 /** How many rows go in one batch: the rate's share of a fifth of a second, capped. */
@@ -370,18 +372,17 @@ async function runIds(run: Run, source: BoundSource, request: CompensateRequest)
   const decided = run.decideRows(rows);
   const refused = decided.filter((d) => d.item?.outcome === 'refused');
   if (refused.length) {
-    for (const d of decided)
+    for (const d of decided) {
       run.record(
-        d.item?.outcome === 'refused'
-          ? d.item
-          : {
-              id: d.id,
-              from: d.from,
-              to: rule.to,
-              outcome: 'already',
-              reason: 'not changed: other tasks of this run were refused',
-            },
+        d.item ?? {
+          id: d.id,
+          from: d.from,
+          to: rule.to,
+          outcome: 'skipped',
+          reason: 'not changed: other tasks named in this run were refused',
+        },
       );
+    }
     return;
   }
   for (const id of missing) {

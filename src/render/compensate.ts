@@ -12,6 +12,7 @@ const OUTCOME_COLOR: Record<string, (s: string) => string> = {
   already: chalk.dim,
   'lost-race': chalk.yellow,
   refused: chalk.red,
+  skipped: chalk.yellow,
 };
 
 /** The human view of a compensate run: one summary line, then the rows and why any were not changed. */

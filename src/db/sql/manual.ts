@@ -226,3 +226,29 @@ export async function selectCandidateTasks(
     rows.push(row as unknown[]);
   return rows;
 }
+
+/**
+ * The columns a manual transition writes (status, attempts, next retry, last error, updated_at),
+ * read back after the write, by their real names — merged into the before-image they make the
+ * after-image without reading every column (payload, errors) a second time.
+ * In: ids. Out: rows of those columns and the id. Reads only (on the caller's transaction).
+ */
+export async function selectWrittenColumns(
+  q: Queryable,
+  source: BoundSource,
+  ids: readonly TaskId[],
+): Promise<Row[]> {
+  if (ids.length === 0) return [];
+  const { sql, profile } = source;
+  const names = new Set<string>();
+  for (const field of ['id', 'attempts', 'nextRetryAt', 'lastError', 'updatedAt'] as const) {
+    const ref = profile.fields[field];
+    if (ref && 'column' in ref) names.add(ref.column);
+  }
+  if (profile.status.kind !== 'constant') names.add(profile.status.column);
+  const w = idIn(sql, ids);
+  return q.query<Row>(
+    `SELECT ${[...names].map((n) => sql.dialect.quoteId(n)).join(', ')} FROM ${sql.table} WHERE ${w.sql}`,
+    w.params,
+  );
+}
