@@ -25,7 +25,7 @@ export class NdjsonWireEncoder implements RowEncoder {
     list: string,
     private readonly chunkBytes = 256 * 1024,
   ) {
-    this.out = Buffer.allocUnsafe(chunkBytes * 2);
+    this.out = Buffer.allocUnsafe(chunkBytes + CHUNK_HEADROOM);
     this.head = Buffer.from(`{"list":${JSON.stringify(list)},"id":`);
   }
 
@@ -40,7 +40,7 @@ export class NdjsonWireEncoder implements RowEncoder {
 
   take(): Buffer {
     const chunk = this.out.subarray(0, this.at);
-    this.out = Buffer.allocUnsafe(this.chunkBytes * 2);
+    this.out = Buffer.allocUnsafe(this.chunkBytes + CHUNK_HEADROOM);
     this.at = 0;
     return chunk;
   }
@@ -229,6 +229,9 @@ export class NdjsonWireEncoder implements RowEncoder {
     this.at = at;
   }
 }
+
+/** Room past a full chunk for the row that fills it (bigger rows grow the buffer). */
+const CHUNK_HEADROOM = 64 * 1024;
 
 const key = (name: string): Uint8Array => Buffer.from(`,"${name}":`, 'latin1');
 const KEY = {
