@@ -35,6 +35,9 @@ import { parseArgs } from 'node:util';
 import { asyncTaskDdl } from '../dist/db/ddl.js';
 import { mysqlDialect } from '../dist/db/dialect.js';
 
+const USAGE = `node bench/generate.js --rows N [--table async_task] [--database taskrecon_bench]
+                        [--mix realistic|outage] [--days 14] [--business] [--force]`;
+
 export const SERVER = { host: '127.0.0.1', port: 3306, user: 'root' };
 const CHUNK = 500_000;
 /** Bumped whenever the generated data changes shape, so old tables are rebuilt. */
@@ -274,8 +277,13 @@ async function main() {
       days: { type: 'string', default: '14' },
       business: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
     },
   });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
   const rows = Number(values.rows.replace(/_/g, ''));
   if (!Number.isInteger(rows) || rows < 1)
     throw new Error(`--rows must be a positive integer, got ${values.rows}`);
