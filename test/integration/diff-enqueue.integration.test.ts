@@ -144,6 +144,15 @@ describe('diff writes nothing unless asked', () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/unknown rule 'coupon-isued'.*Did you mean 'coupon-issued'/s);
   });
+
+  it('checks only the rules --rule names: a broken one elsewhere does not block them', async () => {
+    const file = config(
+      'mixed',
+      `${GOOD_RULE}\n  - { name: broken, bizType: coupon, business: { table: nope, key: order_id } }`,
+    );
+    expect((await runCli(['diff', '--config', file])).code).toBe(3);
+    expect((await runCli(['diff', '--config', file, '--rule', 'coupon-issued'])).code).toBe(1);
+  });
 });
 
 describe('diff --enqueue', () => {
