@@ -95,8 +95,10 @@ export function parseRetryAfter(header: string | string[] | undefined, nowMs: nu
 export function describeFailure(error: unknown): string {
   const e = error as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
   const parts: string[] = [];
-  if (typeof e?.code === 'string') parts.push(e.code);
-  parts.push(typeof e?.message === 'string' ? e.message : String(error));
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  // Node puts the code in the message of socket errors already ("connect ECONNREFUSED …").
+  if (typeof e?.code === 'string' && !message.includes(e.code)) parts.push(e.code);
+  parts.push(message);
   if (e?.cause && typeof e.cause.message === 'string' && e.cause.message !== e.message) {
     parts.push(`(${typeof e.cause.code === 'string' ? `${e.cause.code} ` : ''}${e.cause.message})`);
   }

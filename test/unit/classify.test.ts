@@ -79,6 +79,12 @@ describe('thrown errors', () => {
       cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }),
     });
     expect(describeFailure(e)).toBe('fetch failed: (ECONNREFUSED connect ECONNREFUSED 127.0.0.1:9)');
+    expect(
+      describeFailure(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' })),
+    ).toBe('connect ECONNREFUSED 127.0.0.1:9');
+    expect(
+      describeFailure(Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' })),
+    ).toBe('UND_ERR_HEADERS_TIMEOUT: Headers Timeout Error');
   });
 });
 
