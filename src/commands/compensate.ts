@@ -137,21 +137,11 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
       queueConnections: this.context.source().config.queue?.connections,
     };
     if (interactive) {
-      const preview = await previewCandidates(
-        source,
-        { ...request, action: (this.flags.action ?? 'retry') as CompensateAction },
-        PICKER_ROWS,
-      );
-      if (preview.tasks.length === 0) {
-        this.note('no task matches: nothing to do');
-        return undefined;
-      }
       // Loaded only here: the prompt library is not needed by scripted runs.
       const { pickInteractively } = await import('../render/compensate-prompt.js');
       const choice = await pickInteractively(
         {
-          tasks: preview.tasks,
-          matched: preview.matched,
+          load: (action) => previewCandidates(source, { ...request, action }, PICKER_ROWS),
           action: this.flags.action as CompensateAction | undefined,
           preselected: ids.length > 0,
           reason: request.reason ?? undefined,
@@ -161,6 +151,10 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
         },
         (text) => this.log(text),
       );
+      if (choice === 'none') {
+        this.log('No task matches: nothing to do.');
+        return undefined;
+      }
       if (!choice) {
         this.log('Nothing changed.');
         return undefined;

@@ -5,14 +5,14 @@ import { renderTaskList } from './scan.js';
 import { oneLine } from './terminal.js';
 
 /**
- * The interactive picker of `compensate` (a TTY without --yes): a table of the matches with their
- * error summaries, pick tasks, look at any task in full, choose the action, type a reason, confirm
- * (default no). Returns undefined when the operator says no: nothing is written then.
+ * The interactive picker of `compensate` (a TTY without --yes): choose the action, see a table of the
+ * tasks it would move with their error summaries, pick tasks, look at any task in full, type a reason,
+ * confirm (default no). Returns undefined when the operator says no ('none' when nothing matches):
+ * nothing is written then.
  */
 export interface PickerInput {
-  tasks: Task[];
-  /** Total matches (the table may show fewer). */
-  matched: number;
+  /** The matches an action would move (the first few) and how many there are in all. */
+  load(action: CompensateAction): Promise<{ tasks: Task[]; matched: number }>;
   action?: CompensateAction;
   preselected: boolean;
   reason?: string;
@@ -31,21 +31,23 @@ export interface PickerChoice {
 export async function pickInteractively(
   options: PickerInput,
   write: (text: string) => void,
-): Promise<PickerChoice | undefined> {
-  const shown =
-    options.matched > options.tasks.length
-      ? ` — ${options.tasks.length} of ${options.matched.toLocaleString('en-US')} shown (narrow with filters or --limit)`
-      : '';
-  write(renderTaskList(`Matching tasks in ${options.sourceName}${shown}`, options.tasks));
+): Promise<PickerChoice | 'none' | undefined> {
   const action =
     options.action ??
     (await select<CompensateAction>({
       message: 'Action',
       choices: COMPENSATE_ACTIONS.map((a) => ({ value: a, name: `${a} — ${ACTION_RULES[a].summary}` })),
     }));
+  const { tasks, matched } = await options.load(action);
+  if (tasks.length === 0) return 'none';
+  const shown =
+    matched > tasks.length
+      ? ` — ${tasks.length} of ${matched.toLocaleString('en-US')} shown (narrow with filters or --limit)`
+      : '';
+  write(renderTaskList(`Matching tasks in ${options.sourceName}${shown}`, tasks));
   const ids = await checkbox<TaskId>({
     message: `Tasks to ${action} (space toggles, a toggles all, enter accepts)`,
-    choices: options.tasks.map((t) => ({
+    choices: tasks.map((t) => ({
       value: t.id,
       checked: options.preselected,
       name: `${String(t.id).padEnd(8)} ${(t.bizType ?? '').padEnd(14).slice(0, 14)} ${t.status.padEnd(11)} ${oneLine(t.lastError, 60)}`,

@@ -83,7 +83,11 @@ afterAll(async () => {
 describe('compensate on a terminal without --yes', () => {
   it('shows the matches with their errors; answering "no" writes nothing', async () => {
     const before = [await row(failedId), await row(otherId)];
-    const result = await drive(['--action', 'mark-compensated'], flow('n'));
+    // No --action: the picker asks for it first (retry is first in the list, mark-compensated second).
+    const result = await drive(
+      [],
+      [{ expect: '\\? Action', send: DOWN }, { expect: '❯ mark-compensated', send: ENTER }, ...flow('n')],
+    );
     expect(result.failedStep, result.screen).toBeNull();
     expect(result.code).toBe(0);
     expect(result.screen).toMatch(/Matching tasks in tasks[\s\S]*o-1[\s\S]*coupon service said 500/);
