@@ -14,7 +14,7 @@ interface DemoJson {
 describe('demo', () => {
   it('builds a sandbox with no server and walks through every step it knows, each as the user would run it', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'taskrecon-demo-'));
-    const { code, json, stderr } = await runJson<DemoJson>(['demo', '--tasks', '400'], { cwd, timeoutMs: 120_000 });
+    const { code, json, stderr } = await runJson<DemoJson>(['demo', '--tasks', '400'], { cwd, timeoutMs: 170_000 });
     expect(code, stderr).toBe(0);
     expect(json.tasks).toBe(400);
     expect(json.steps.length).toBeGreaterThan(0);
