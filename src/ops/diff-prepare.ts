@@ -41,12 +41,6 @@ export interface PrepareOptions {
   sourceDsn: string;
 }
 
-const TASK_KEY_FIELD: Record<TaskKey, 'bizId' | 'eventId' | 'id'> = {
-  bizId: 'bizId',
-  eventId: 'eventId',
-  id: 'id',
-};
-
 function ruleError(rule: DiffRule, message: string, hint: string): TaskreconError {
   return configError(`rule '${rule.name}': ${message}`, hint);
 }
@@ -69,7 +63,7 @@ export async function prepareRule(
 ): Promise<PreparedRule> {
   const { sql, profile } = source;
   const warnings: string[] = [];
-  const keyField = TASK_KEY_FIELD[rule.taskKey];
+  const keyField: TaskKey = rule.taskKey;
   const keyExpr = sql.expr(keyField);
   if (!keyExpr) {
     throw ruleError(

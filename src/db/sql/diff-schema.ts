@@ -42,9 +42,6 @@ export async function columnCollation(db: Db, table: string, column: string): Pr
  * In: table. Out: column name or undefined. Reads the catalogue.
  */
 export async function integerPrimaryKey(db: Db, table: string): Promise<string | undefined> {
-  const indexes = await db.indexes(table);
-  const primary = indexes.find((i) => i.name === 'PRIMARY' || /^sqlite_autoindex_.*_1$/.test(i.name));
-  const columns = await db.columns(table);
   if (db.dialect.name === 'sqlite') {
     const info = await db.query<{ name: string; pk: number; type: string }>(
       `SELECT name, pk, type FROM pragma_table_info(?)`,
@@ -53,8 +50,9 @@ export async function integerPrimaryKey(db: Db, table: string): Promise<string |
     const pk = info.filter((c) => c.pk > 0);
     return pk.length === 1 && /int/i.test(pk[0]?.type ?? '') ? pk[0]?.name : undefined;
   }
+  const primary = (await db.indexes(table)).find((i) => i.name === 'PRIMARY');
   if (!primary || primary.columns.length !== 1) return undefined;
-  const col = columns?.find((c) => c.name === primary.columns[0]);
+  const col = (await db.columns(table))?.find((c) => c.name === primary.columns[0]);
   return col && /int/.test(col.dataType) ? col.name : undefined;
 }
 
