@@ -121,7 +121,7 @@ describe('--json output matches schemas/', () => {
     const missing = await runJson(['show', '404', '--db', db]);
     expect(missing.code).toBe(3);
     assertMatchesSchema('error', missing.json);
-  });
+  }, 180_000);
 
   it('a schema rejects output that breaks it', () => {
     expect(() => assertMatchesSchema('doctor', { source: {}, checks: [] })).toThrow(/does not match/);

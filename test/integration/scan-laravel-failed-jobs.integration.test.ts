@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
 import { createFixtureTable } from '../support/fixtures.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
@@ -22,6 +22,11 @@ const payload = (job: string) =>
 beforeAll(async () => {
   schema = await createTestSchema('scan_laravel_failed', { timeZone: '+08:00' });
   await createFixtureTable(schema, 'laravel_failed_jobs');
+});
+
+// Seeded before each test, so the margins hold however long the previous test took.
+beforeEach(async () => {
+  await schema.sql.query('DELETE FROM failed_jobs');
   // Just inside and just outside a one-hour --since window, and a payload that is not JSON.
   const rows: Array<[string, string, string, number]> = [
     ['f-2h', payload('SendSms'), 'sms', 7200],

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
 import { createFixtureTable } from '../support/fixtures.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
@@ -23,6 +23,11 @@ const payload = (job: string, uuid: string) =>
 beforeAll(async () => {
   schema = await createTestSchema('scan_laravel_jobs', { timeZone: '-05:00' });
   await createFixtureTable(schema, 'laravel_jobs');
+});
+
+// Seeded before each test, so the margins hold however long the previous test took.
+beforeEach(async () => {
+  await schema.sql.query('DELETE FROM jobs');
   // Rows just inside and just outside the due (available_at ≤ now) and stuck (reserved_at ≤ now − 90s) cutoffs,
   // with a margin of at least 30s for the CLI's own start-up.
   const rows: Array<[string, string, number | null, number, string]> = [

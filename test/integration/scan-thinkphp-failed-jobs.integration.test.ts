@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runJson } from '../support/cli.js';
 import { createFixtureTable } from '../support/fixtures.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
@@ -13,10 +13,15 @@ const env = { TZ: 'Europe/London' };
 beforeAll(async () => {
   schema = await createTestSchema('scan_thinkphp_failed', { timeZone: '-03:00' });
   await createFixtureTable(schema, 'thinkphp_failed_jobs');
+});
+
+// Seeded before each test, so the margins hold however long the previous test took.
+beforeEach(async () => {
+  await schema.sql.query('DELETE FROM failed_jobs');
   const rows: Array<[string, number, number, string, number]> = [
     ['app\\job\\SendCoupon', 3, 3, 'coupon', 7200],
-    ['app\\job\\SendCoupon', 5, 5, 'coupon', 1810],
-    ['app\\job\\SendSms', 3, 3, 'sms', 1790],
+    ['app\\job\\SendCoupon', 5, 5, 'coupon', 1860],
+    ['app\\job\\SendSms', 3, 3, 'sms', 1740],
     ['app\\job\\AddPoints', 1, 3, 'points', 10],
   ];
   for (const [job, attempts, maxTries, queue, ago] of rows) {
