@@ -85,7 +85,7 @@ describe('connection problems exit 3 with a clear message', () => {
       const started = Date.now();
       const result = await runCli(['scan', '--db', `mysql://app:pw@127.0.0.1:${port}/shop`], {
         cwd,
-        timeoutMs: 20_000,
+        timeoutMs: 40_000,
       });
       const elapsed = Date.now() - started;
       expectCouldNotRun(result, 'cannot connect to mysql://app:***@127.0.0.1');
