@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
-import { fetch } from 'undici';
+import { Agent, fetch, request } from 'undici';
 import { median } from './measure.js';
 import { machineFacts, updateSection } from './results.js';
 
@@ -105,6 +105,73 @@ async function once(n, procs, cwd, flags) {
   return { wallRate: n / wall, runRate: n / inRun, lostRace: results.reduce((s, r) => s + r.lostRace, 0) };
 }
 
+/**
+ * The raw baseline of the no-op case: the least SQL a claim-then-complete loop needs, from one
+ * mysql2 connection — per page: START; SELECT … FOR UPDATE SKIP LOCKED LIMIT 500; UPDATE … status 1;
+ * COMMIT; UPDATE … status 2 — with no dispatch, no fence, no bookkeeping. tasks/s.
+ */
+async function rawSqlBaseline(n) {
+  await seed(n);
+  const conn = await mysql.createConnection({ uri: dsn });
+  await conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+  const started = performance.now();
+  let done = 0;
+  for (;;) {
+    await conn.query('START TRANSACTION');
+    const [rows] = await conn.query(
+      'SELECT id FROM async_task WHERE status = 0 AND next_retry_time <= NOW() ORDER BY next_retry_time, id LIMIT 500 FOR UPDATE SKIP LOCKED',
+    );
+    if (rows.length === 0) {
+      await conn.query('COMMIT');
+      break;
+    }
+    const ids = rows.map((r) => r.id);
+    await conn.query(
+      'UPDATE async_task SET status = 1, next_retry_time = NOW() + INTERVAL 300 SECOND, updated_at = NOW() WHERE id IN (?)',
+      [ids],
+    );
+    await conn.query('COMMIT');
+    await conn.query('UPDATE async_task SET status = 2, updated_at = NOW() WHERE id IN (?) AND status = 1', [
+      ids,
+    ]);
+    done += ids.length;
+  }
+  const rate = done / ((performance.now() - started) / 1000);
+  await conn.end();
+  return rate;
+}
+
+/** The raw baseline of the HTTP case: undici POSTs of the same body to the same handler, 64 at a time, nothing else. req/s. */
+async function rawHttpBaseline(url, n) {
+  const agent = new Agent({ connections: 64 });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < n) {
+        const i = next++;
+        const body = JSON.stringify({
+          eventId: `raw-${i}`,
+          bizType: 'coupon',
+          bizId: `order-${i}`,
+          payload: { orderId: i },
+          attempt: 1,
+        });
+        const res = await request(url, {
+          method: 'POST',
+          dispatcher: agent,
+          headers: { 'content-type': 'application/json', 'idempotency-key': `raw-${i}` },
+          body,
+        });
+        await res.body.dump();
+      }
+    }),
+  );
+  const rate = n / ((performance.now() - started) / 1000);
+  await agent.close();
+  return rate;
+}
+
 async function scenario(name, n, procs, yaml, flags, handler) {
   const rates = [];
   let duplicates = 0;
@@ -134,10 +201,15 @@ async function scenario(name, n, procs, yaml, flags, handler) {
 }
 
 const rows = [];
+const baselines = { sql: [], http: [] };
+for (let i = 0; i < RUNS; i++) baselines.sql.push(await rawSqlBaseline(NOOP_TASKS));
+process.stderr.write(`raw SQL baseline: ${baselines.sql.map(Math.round).join(', ')} tasks/s\n`);
 const noop = `db: ${dsn}\nhandlers:\n  default: { type: mark-only }\n`;
 rows.push(await scenario('no-op (mark-only)', NOOP_TASKS, 1, noop, ['--concurrency', '64']));
 rows.push(await scenario('no-op (mark-only)', NOOP_TASKS, 4, noop, ['--concurrency', '64']));
 const handler = await startHandler();
+for (let i = 0; i < RUNS; i++) baselines.http.push(await rawHttpBaseline(handler.url, HTTP_TASKS));
+process.stderr.write(`raw HTTP baseline: ${baselines.http.map(Math.round).join(', ')} req/s\n`);
 const http = `db: ${dsn}\nhandlers:\n  default: { type: http, url: "${handler.url}", timeout: 10s }\n`;
 rows.push(await scenario('loopback HTTP', HTTP_TASKS, 1, http, ['--concurrency', '64'], handler));
 rows.push(await scenario('loopback HTTP', HTTP_TASKS, 4, http, ['--concurrency', '32'], handler));
@@ -146,13 +218,16 @@ await admin.query(`DROP DATABASE IF EXISTS ${SCHEMA}`);
 await admin.end();
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
+const rawSql = median(baselines.sql);
+const rawHttp = median(baselines.http);
 const table = [
-  '| dispatcher | processes | tasks | tasks/s (in run, median of 3) | tasks/s (wall, start-up included) | target | lostRace | duplicate deliveries |',
-  '|---|---|---|---|---|---|---|---|',
-  ...rows.map(
-    (r) =>
-      `| ${r.name} | ${r.procs} | ${fmt(r.tasks)} | ${fmt(r.run)} | ${fmt(r.wall)} | ${r.name.startsWith('no-op') ? '≥ 10,000' : '≥ 2,000'} | ${r.lostRace} | ${r.duplicates === null ? 'n/a' : `${r.duplicates} of ${fmt(r.deliveries)}`} |`,
-  ),
+  `| dispatcher | processes | tasks | tasks/s (in run, median of ${RUNS}) | tasks/s (wall, start-up included) | raw baseline (median) | ratio (in run ÷ raw) | target | lostRace | duplicate deliveries |`,
+  '|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((r) => {
+    const noopRow = r.name.startsWith('no-op');
+    const raw = noopRow ? rawSql : rawHttp;
+    return `| ${r.name} | ${r.procs} | ${fmt(r.tasks)} | ${fmt(r.run)} | ${fmt(r.wall)} | ${fmt(raw)} ${noopRow ? 'tasks/s (SQL only)' : 'req/s (undici only)'} | ${(r.run / raw).toFixed(2)}× | ${noopRow ? '≥ 10,000' : '≥ 2,000'} | ${r.lostRace} | ${r.duplicates === null ? 'n/a' : `${r.duplicates} of ${fmt(r.deliveries)}`} |`;
+  }),
 ];
 const body = [
   '## redrive throughput',
@@ -163,6 +238,9 @@ const body = [
   '',
   'In-run rate: tasks ÷ the longest `durationMs` among the processes (claim → dispatch → outcome committed).',
   'Wall rate: tasks ÷ time from spawning the processes to the last exit, Node start-up and connection included.',
+  'Raw baselines, measured in the same run: for no-op, one mysql2 connection issuing only the claim and completion',
+  'statements (SELECT … FOR UPDATE SKIP LOCKED LIMIT 500, UPDATE to processing, COMMIT, UPDATE to success) with nothing',
+  'else; for HTTP, undici POSTs of the same body to the same handler, 64 in flight, with no database at all.',
   'Duplicate deliveries: deliveries beyond the first for the same (eventId, attempt), counted by the loopback handler',
   '(`test/fixtures/redrive/counting-handler.js`, a separate process). Every run checks that every row ended `success`.',
 ].join('\n');
