@@ -1,3 +1,4 @@
+import type { TaskId } from '../core/task.js';
 import type { BoundSource } from '../db/bind-source.js';
 import { claimBatch, type ClaimCursor, type ClaimedTask, type ClaimKind } from '../db/sql/claims.js';
 import type { RedriveCounts, RedriveEvent } from './redrive-types.js';
@@ -16,6 +17,7 @@ export interface FeedOptions {
   cutoffEpoch: number;
   stuckCutoffEpoch: number;
   bizTypes?: string[];
+  ids?: TaskId[];
   skipLocked: boolean;
   stopped: () => boolean;
   stop?: AbortSignal;
@@ -87,6 +89,7 @@ export class Feeder {
           stuckCutoffEpoch: options.stuckCutoffEpoch,
           leaseSeconds: options.leaseSeconds,
           bizTypes: options.bizTypes,
+          ids: options.ids,
           cursor: this.cursor,
           skipLocked: options.skipLocked,
         }),

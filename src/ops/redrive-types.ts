@@ -63,6 +63,8 @@ export interface RedriveOptions {
   /** A processing row untouched this long (and past its lease) is stuck, ms. */
   stuckAfterMs: number;
   bizTypes?: string[];
+  /** Only these task ids (compensate --now drives the tasks it has just retried). */
+  ids?: TaskId[];
   dryRun: boolean;
   dispatchers: DispatcherRegistry;
   policies: RetryPolicies;

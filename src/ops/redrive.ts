@@ -115,10 +115,18 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   if (nothingHandled) return result(false);
   if (options.dryRun) {
     const cap = options.maxTasks ?? Number.POSITIVE_INFINITY;
-    counts.recoveredStuck = await countClaimable(source, { kind: 'stuck', ...cutoffs, bizTypes }, cap);
+    counts.recoveredStuck = await countClaimable(
+      source,
+      { kind: 'stuck', ...cutoffs, bizTypes, ids: options.ids },
+      cap,
+    );
     counts.claimed =
       counts.recoveredStuck +
-      (await countClaimable(source, { kind: 'due', ...cutoffs, bizTypes }, cap - counts.recoveredStuck));
+      (await countClaimable(
+        source,
+        { kind: 'due', ...cutoffs, bizTypes, ids: options.ids },
+        cap - counts.recoveredStuck,
+      ));
     return result(false);
   }
 

@@ -42,6 +42,8 @@ export interface ClaimRequest {
   stuckCutoffEpoch: number;
   leaseSeconds: number;
   bizTypes?: readonly string[];
+  /** Only these task ids (compensate --now drives the tasks it has just retried). */
+  ids?: readonly TaskId[];
   cursor?: ClaimCursor;
   skipLocked: boolean;
 }
@@ -89,7 +91,7 @@ export async function detectSkipLocked(source: BoundSource): Promise<boolean> {
 /** The predicate of claimable rows of a kind, as of the run's fixed cutoffs. */
 export function claimableWhere(
   source: BoundSource,
-  request: Pick<ClaimRequest, 'kind' | 'cutoffEpoch' | 'stuckCutoffEpoch' | 'bizTypes'>,
+  request: Pick<ClaimRequest, 'kind' | 'cutoffEpoch' | 'stuckCutoffEpoch' | 'bizTypes' | 'ids'>,
 ): Fragment {
   const { sql } = source;
   const parts: Fragment[] = [];
@@ -113,6 +115,12 @@ export function claimableWhere(
     parts.push({
       sql: `${sql.expr('bizType')} IN (${request.bizTypes.map(() => '?').join(', ')})`,
       params: [...request.bizTypes],
+    });
+  }
+  if (request.ids?.length) {
+    parts.push({
+      sql: `${sql.expr('id')} IN (${request.ids.map(() => '?').join(', ')})`,
+      params: [...request.ids],
     });
   }
   return and(parts);
@@ -245,7 +253,7 @@ export async function heldClaims(
  */
 export async function countClaimable(
   source: BoundSource,
-  request: Pick<ClaimRequest, 'kind' | 'cutoffEpoch' | 'stuckCutoffEpoch' | 'bizTypes'>,
+  request: Pick<ClaimRequest, 'kind' | 'cutoffEpoch' | 'stuckCutoffEpoch' | 'bizTypes' | 'ids'>,
   cap: number,
 ): Promise<number> {
   const where = claimableWhere(source, request);
