@@ -1,6 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { classifyTask, FindingTally, isOrphan, needsSiblings, nextChunkSpan, normalizeRule, roleOf, type ExpectMode } from '../../src/core/diff.js';
-import { childWidth, keyHash, normalizeKey, segmentConsistent, semanticsOfCollation } from '../../src/core/diff-keys.js';
+import {
+  classifyTask,
+  FindingTally,
+  isOrphan,
+  needsSiblings,
+  nextChunkSpan,
+  normalizeRule,
+  roleOf,
+  type ExpectMode,
+} from '../../src/core/diff.js';
+import {
+  childWidth,
+  keyHash,
+  normalizeKey,
+  segmentConsistent,
+  semanticsOfCollation,
+} from '../../src/core/diff-keys.js';
 import { TaskreconError } from '../../src/errors.js';
 
 const one = { tasks: 1, doneTasks: 1 };
@@ -30,7 +45,8 @@ describe('classifyTask', () => {
   });
 
   it('processing and compensated tasks are never findings', () => {
-    for (const rows of [0, 1, 3]) expect(classifyTask('other', { rows, tasks: 1, doneTasks: 0 }, 'exactly-one')).toBeUndefined();
+    for (const rows of [0, 1, 3])
+      expect(classifyTask('other', { rows, tasks: 1, doneTasks: 0 }, 'exactly-one')).toBeUndefined();
   });
 
   it('two done tasks sharing a key expect a row each', () => {
@@ -65,7 +81,11 @@ describe('classifyTask', () => {
 describe('normalizeRule', () => {
   const base = { name: 'r', bizType: 'coupon', business: { table: 'user_coupon', key: 'order_id' } };
   it('applies the defaults', () => {
-    expect(normalizeRule(base, 0)).toMatchObject({ taskStatus: ['success'], taskKey: 'bizId', business: { expect: 'exactly-one' } });
+    expect(normalizeRule(base, 0)).toMatchObject({
+      taskStatus: ['success'],
+      taskKey: 'bizId',
+      business: { expect: 'exactly-one' },
+    });
   });
   it.each([
     [{ expect: 'exactly-once' }, /unknown expect mode 'exactly-once'/],
@@ -83,7 +103,9 @@ describe('normalizeRule', () => {
     expect((error as TaskreconError).message).toMatch(message);
   });
   it('keeps a where whose quoted text holds what would otherwise be refused', () => {
-    expect(normalizeRule({ ...base, business: { ...base.business, where: "note <> '--x#'" } }, 0).business.where).toBe("note <> '--x#'");
+    expect(
+      normalizeRule({ ...base, business: { ...base.business, where: "note <> '--x#'" } }, 0).business.where,
+    ).toBe("note <> '--x#'");
   });
 });
 
@@ -117,10 +139,18 @@ describe('cross-server keys', () => {
     expect(keyHash('ord-1')).toBe(576472767);
   });
   it('a segment is consistent only when both sides hold the same keys and every task is done', () => {
-    expect(segmentConsistent({ rows: 2, hashSum: 10, notDone: 0 }, { rows: 2, hashSum: 10, notDone: 0 })).toBe(true);
-    expect(segmentConsistent({ rows: 2, hashSum: 10, notDone: 1 }, { rows: 2, hashSum: 10, notDone: 0 })).toBe(false);
-    expect(segmentConsistent({ rows: 2, hashSum: 10, notDone: 0 }, { rows: 2, hashSum: 11, notDone: 0 })).toBe(false);
-    expect(segmentConsistent({ rows: 2, hashSum: 10, notDone: 0 }, { rows: 3, hashSum: 10, notDone: 0 })).toBe(false);
+    expect(
+      segmentConsistent({ rows: 2, hashSum: 10, notDone: 0 }, { rows: 2, hashSum: 10, notDone: 0 }),
+    ).toBe(true);
+    expect(
+      segmentConsistent({ rows: 2, hashSum: 10, notDone: 1 }, { rows: 2, hashSum: 10, notDone: 0 }),
+    ).toBe(false);
+    expect(
+      segmentConsistent({ rows: 2, hashSum: 10, notDone: 0 }, { rows: 2, hashSum: 11, notDone: 0 }),
+    ).toBe(false);
+    expect(
+      segmentConsistent({ rows: 2, hashSum: 10, notDone: 0 }, { rows: 3, hashSum: 10, notDone: 0 }),
+    ).toBe(false);
   });
   it('splits a mismatching segment into leaf-sized children, bounded by the fan-out', () => {
     expect(childWidth(2 ** 32, 640, 64, 4096)).toBe(Math.ceil(2 ** 32 / 10));
@@ -132,7 +162,15 @@ describe('cross-server keys', () => {
 describe('FindingTally', () => {
   it('counts every finding, orphans by business rows, and keeps the first samples of each kind', () => {
     const tally = new FindingTally(1);
-    const f = { rule: 'r', taskId: 1, key: 'k', bizId: 'k', eventId: null, status: 'success' as const, businessRows: 0 };
+    const f = {
+      rule: 'r',
+      taskId: 1,
+      key: 'k',
+      bizId: 'k',
+      eventId: null,
+      status: 'success' as const,
+      businessRows: 0,
+    };
     tally.add({ ...f, kind: 'missing' });
     tally.add({ ...f, kind: 'missing', taskId: 2 });
     tally.add({ ...f, kind: 'orphan', taskId: null, status: null, businessRows: 3 });
