@@ -38,11 +38,12 @@ interface QueryEvents {
 
 /**
  * A row parser in mysql2's shape (`next(packet)`) that finds the columns of a text-protocol row
- * (length-encoded strings; 0xFB is NULL) and hands their byte ranges to `encoder`.
+ * (length-encoded strings; 0xFB is NULL), hands their byte ranges to `encoder`, then calls `afterRow`.
  */
 function wireRowParser(
   columns: number,
   encoder: RowEncoder,
+  afterRow: () => void,
 ): { next(packet: { buffer: Buffer; offset: number }): null } {
   const starts = new Int32Array(columns);
   const ends = new Int32Array(columns);
@@ -73,6 +74,7 @@ function wireRowParser(
         ends[i] = at;
       }
       encoder.encode(buf, starts, ends);
+      afterRow();
       return null;
     },
   };
@@ -274,17 +276,17 @@ class MysqlDb extends MysqlQueryable implements Db {
    */
   streamEncoded(sql: string, params: readonly unknown[], encoder: RowEncoder): AsyncIterable<Buffer> {
     return this.pump<Buffer>(sql, params, false, (query, out) => {
+      const afterRow = () => {
+        if (encoder.pending >= STREAM_CHUNK_BYTES) out.push(encoder.take());
+      };
       query.on('fields', (fields: unknown[]) => {
-        const parser = wireRowParser(fields.length, encoder);
+        const parser = wireRowParser(fields.length, encoder, afterRow);
         // mysql2 assigns its own parser right after this event; keep ours (the driver is pinned).
         Object.defineProperty(query, '_rowParser', {
           configurable: true,
           get: () => parser,
           set: () => undefined,
         });
-      });
-      query.on('result', () => {
-        if (encoder.pending >= STREAM_CHUNK_BYTES) out.push(encoder.take());
       });
       return () => {
         if (encoder.pending > 0) out.push(encoder.take());
