@@ -15,13 +15,15 @@ const useGnuTime = existsSync(GNU_TIME);
  * @param {string} command
  * @param {string[]} args
  * @param {{stdout?: string, env?: Record<string,string>, cwd?: string}} options stdout: a file path ('/dev/null' default)
- * @returns {Promise<{seconds: number, peakRssMb: number, code: number, stderr: string}>}
+ * @returns {Promise<{seconds: number, cpuSeconds: number, peakRssMb: number, code: number, stderr: string}>} cpuSeconds: user + system (NaN without GNU time)
  */
 export async function measure(command, args, options = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'taskrecon-bench-'));
   const timeFile = join(dir, 'time');
   const out = openSync(options.stdout ?? '/dev/null', 'w');
-  const argv = useGnuTime ? [GNU_TIME, ['-f', '%M', '-o', timeFile, command, ...args]] : [command, args];
+  const argv = useGnuTime
+    ? [GNU_TIME, ['-f', '%M %U %S', '-o', timeFile, command, ...args]]
+    : [command, args];
   const started = performance.now();
   const child = spawn(argv[0], argv[1], {
     stdio: ['ignore', out, 'pipe'],
@@ -46,12 +48,15 @@ export async function measure(command, args, options = {}) {
   if (poll) clearInterval(poll);
   closeSync(out);
   let peakKb = polledKb;
+  let cpuSeconds = Number.NaN;
   if (useGnuTime) {
     const lines = readFileSync(timeFile, 'utf8').trim().split('\n');
-    peakKb = Number(lines[lines.length - 1]);
+    const [maxRss, user, system] = (lines[lines.length - 1] ?? '').split(' ').map(Number);
+    peakKb = maxRss ?? Number.NaN;
+    cpuSeconds = (user ?? Number.NaN) + (system ?? Number.NaN);
   }
   rmSync(dir, { recursive: true, force: true });
-  return { seconds, peakRssMb: peakKb / 1024, code, stderr };
+  return { seconds, cpuSeconds, peakRssMb: peakKb / 1024, code, stderr };
 }
 
 export function median(values) {
