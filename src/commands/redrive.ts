@@ -33,7 +33,11 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
 
   static override flags = {
     batch: countFlag(1)({ summary: 'Rows claimed per transaction.', default: DEFAULT_BATCH }),
-    pause: durationFlag({ summary: 'Rest between batches (e.g. 100ms).', default: DEFAULT_PAUSE_MS }),
+    pause: durationFlag({
+      summary: 'Rest between batches.',
+      default: DEFAULT_PAUSE_MS,
+      defaultHelp: async () => `${DEFAULT_PAUSE_MS}ms`,
+    }),
     concurrency: countFlag(1)({
       summary: 'Tasks dispatched at once by this process.',
       default: DEFAULT_CONCURRENCY,
@@ -42,6 +46,7 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
     lease: durationFlag({
       summary:
         'How long a claim is held before another worker may take it over (≥ 1s; longer than the slowest handler).',
+      defaultHelp: async () => `${DEFAULT_LEASE_SECONDS / 60}m`,
     }),
     'stuck-after': durationFlag({
       summary:
