@@ -1,15 +1,11 @@
 import { Flags } from '@oclif/core';
-import { hostname, userInfo } from 'node:os';
+import { hostname } from 'node:os';
 import { BaseCommand } from '../base-command.js';
-import { Context } from '../context.js';
-import { closest } from '../config/suggest.js';
-import { DEFAULT_CHUNK_TIME_MS, normalizeRule, totalOf, type DiffRule } from '../core/diff.js';
-import { bindSource } from '../db/bind-source.js';
-import { connect } from '../db/connect.js';
-import type { Db } from '../db/types.js';
-import { ExitCode, usageError } from '../errors.js';
+import { DEFAULT_CHUNK_TIME_MS, totalOf } from '../core/diff.js';
+import { ExitCode } from '../errors.js';
 import { countFlag, durationFlag, FORMATS, resolveTime, timeFlag } from '../flags.js';
 import { prepareRules, runDiff, type DiffResult, type RuleTarget } from '../ops/diff.js';
+import { defaultOperator, RuleTargets, selectRules } from '../ops/diff-targets.js';
 import { FINDING_CSV_HEADER, findingCsv, findingNdjson, renderDiff } from '../render/diff.js';
 import { startProgress } from '../render/progress.js';
 import { writeOut } from '../render/terminal.js';
@@ -52,16 +48,16 @@ export default class Diff extends BaseCommand<typeof Diff> {
     reason: Flags.string({ summary: 'Why, for the audit of --enqueue.' }),
   };
 
-  private readonly extraContexts: Context[] = [];
-  private readonly businessDbs: Db[] = [];
+  private targets: RuleTargets | undefined;
 
   async run(): Promise<DiffResult> {
     const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
-    const rules = this.selectedRules();
+    const rules = selectRules(this.context.config.rules ?? [], this.flags.rule);
     const main = await this.openSource();
     const nowEpoch = await main.db.nowEpoch();
+    this.targets = new RuleTargets(this.context, main);
     const targets: RuleTarget[] = [];
-    for (const rule of rules) targets.push(await this.target(rule, main));
+    for (const rule of rules) targets.push(await this.targets.open(rule));
     const sinceEpoch = resolveTime(this.flags.since, nowEpoch);
     const untilEpoch = resolveTime(this.flags.until, nowEpoch);
     const prepared = await prepareRules(targets, { sinceEpoch, untilEpoch });
@@ -104,72 +100,8 @@ export default class Diff extends BaseCommand<typeof Diff> {
     return result;
   }
 
-  /** The configured rules, checked, narrowed by --rule. */
-  private selectedRules(): DiffRule[] {
-    const configured = this.context.config.rules ?? [];
-    if (configured.length === 0) {
-      throw usageError(
-        'no diff rules are configured',
-        'Add `rules:` to taskrecon.config.yaml, e.g. { name: coupon-issued, bizType: coupon, business: { table: user_coupon, key: order_id } }.',
-      );
-    }
-    const names = this.flags.rule;
-    if (!names?.length) return configured.map((r, i) => normalizeRule(r, i));
-    // Only the rules asked for are checked: a broken rule elsewhere does not block them.
-    return names.map((name) => {
-      const index = configured.findIndex((r) => r.name === name);
-      if (index < 0) {
-        const all = configured.map((r) => r.name);
-        const guess = closest(name, all);
-        throw usageError(
-          `unknown rule '${name}'`,
-          `${guess ? `Did you mean '${guess}'? ` : ''}Configured rules: ${all.join(', ')}.`,
-        );
-      }
-      return normalizeRule(configured[index] as (typeof configured)[number], index);
-    });
-  }
-
-  /** Opens where a rule's tables are: its source (default: the command's) and its business database. */
-  private async target(rule: DiffRule, main: Awaited<ReturnType<Diff['openSource']>>): Promise<RuleTarget> {
-    let source = main;
-    let sourceDsn = this.context.dsn(this.context.source());
-    if (rule.source && rule.source !== main.name) {
-      const context = new Context({
-        ...this.context.input,
-        source: rule.source,
-        profile: undefined,
-        table: undefined,
-      });
-      this.extraContexts.push(context);
-      const choice = context.source();
-      sourceDsn = context.dsn(choice);
-      source = await bindSource(await context.open(choice), choice.profile, choice.name);
-    }
-    let businessDb = source.db;
-    if (rule.business.db && rule.business.db !== sourceDsn) {
-      businessDb = await connect(rule.business.db, { appTimeZone: this.context.config.appTimeZone });
-      this.businessDbs.push(businessDb);
-    }
-    return { rule, source, sourceDsn, businessDb };
-  }
-
   override async finally(error: Error | undefined): Promise<void> {
-    await Promise.allSettled([
-      ...this.businessDbs.map((db) => db.close()),
-      ...this.extraContexts.map((c) => c.close()),
-    ]);
+    await this.targets?.close();
     await super.finally(error);
   }
-}
-
-/** OS user@host, the default operator. */
-function defaultOperator(): string {
-  let user = process.env.USER ?? process.env.LOGNAME ?? 'unknown';
-  try {
-    user = userInfo().username;
-  } catch {
-    // no passwd entry (containers): the environment's name will do
-  }
-  return `${user}@${hostname()}`;
 }
