@@ -45,7 +45,10 @@ export function columnChecks(source: BoundSource): DoctorCheck[] {
     );
   }
   if (!source.problems.some((p) => p.severity === 'error')) {
-    const mapped = mappedColumns(source.profile).map(({ field, column }) => `${field}→${column}`);
+    const mapped = mappedColumns(source.profile).map(({ field, column }) => {
+      const ref = field === 'status' ? undefined : source.profile.fields[field];
+      return `${field}→${ref && 'json' in ref ? `${column} ${ref.path}` : column}`;
+    });
     checks.push(
       check(
         'columns',

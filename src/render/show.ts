@@ -32,7 +32,7 @@ export function renderShow(result: ShowResult, options: { full: boolean }): stri
     ['id', String(task.id)],
     [
       'status',
-      `${colorStatus(task.status)}${task.rawStatus !== undefined && task.rawStatus !== null ? chalk.dim(` (stored ${printable(String(task.rawStatus), 40)})`) : ''}`,
+      `${colorStatus(task.status)}${task.rawStatus !== undefined && task.rawStatus !== null && String(task.rawStatus) !== task.status ? chalk.dim(` (stored ${printable(String(task.rawStatus), 40)})`) : ''}`,
     ],
     ['biz type', task.bizType === null ? null : printable(task.bizType, 200)],
     ['biz id', task.bizId === null ? null : printable(task.bizId, 200)],
