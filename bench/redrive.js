@@ -243,6 +243,9 @@ const body = [
   'else; for HTTP, undici POSTs of the same body to the same handler, 64 in flight, with no database at all.',
   'Duplicate deliveries: deliveries beyond the first for the same (eventId, attempt), counted by the loopback handler',
   '(`test/fixtures/redrive/counting-handler.js`, a separate process). Every run checks that every row ended `success`.',
+  '',
+  'Read the ratios first: when the load average at start is far above the core count, other work shares the CPUs and',
+  'MariaDB with this run, and every figure here, the raw baselines included, is lower for it.',
 ].join('\n');
 updateSection(join(ROOT, 'bench/RESULTS.md'), 'redrive', body);
 process.stdout.write(`${body}\n`);
