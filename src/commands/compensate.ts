@@ -11,6 +11,7 @@ import {
   type CompensateRequest,
   type CompensateResult,
 } from '../ops/compensate.js';
+import { checkDispatchable, dispatchNow } from '../ops/compensate-now.js';
 import { COMPENSATE_ACTIONS, parseRate, type CompensateAction } from '../ops/compensate-plan.js';
 import { parseTaskId, showTask } from '../ops/show.js';
 import { renderCompensate, startBar } from '../render/compensate.js';
@@ -66,6 +67,10 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
       summary: 'Why, for the audit (required when config compensate.requireReason is true).',
     }),
     'dry-run': Flags.boolean({ summary: 'Show what would change; write nothing.' }),
+    now: Flags.boolean({
+      summary:
+        'With --action retry on a task table: run the retried tasks at once through their handlers, as redrive does.',
+    }),
     yes: Flags.boolean({
       char: 'y',
       summary: 'Do not ask: act on every match (needed when not on a terminal).',
@@ -108,6 +113,16 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
     }
     if (!this.flags.action && !interactive)
       throw usageError('--action is required', `One of: ${COMPENSATE_ACTIONS.join(', ')}.`);
+    if (this.flags.now) {
+      if (this.flags.action !== 'retry')
+        throw usageError(
+          '--now goes with --action retry',
+          'It runs the tasks a retry has just sent back to pending.',
+        );
+      if (this.flags['dry-run'])
+        throw usageError('--now and --dry-run exclude each other: a dry run changes and runs nothing');
+      checkDispatchable(source, this.context.config);
+    }
     const reasonRequired = this.context.config.compensate?.requireReason === true;
     if (reasonRequired && !interactive && !this.flags['dry-run'] && !this.flags.reason?.trim()) {
       throw usageError(
@@ -171,12 +186,22 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
     process.on('SIGTERM', onSignal);
     const bar = startBar(request.action, !this.jsonEnabled());
     let result: CompensateResult;
+    const retried: TaskId[] = [];
     try {
       result = await compensate(source, {
         ...request,
         shouldStop: () => stopping,
         onProgress: (done, total, applied) => bar.update(done, total, applied),
+        onApplied: this.flags.now ? (applied) => retried.push(...applied) : undefined,
       });
+      if (this.flags.now && retried.length > 0 && !stopping) {
+        result.dispatched = await dispatchNow(
+          source,
+          retried,
+          this.context.config,
+          this.context.source().stuckAfterMs,
+        );
+      }
     } finally {
       bar.stop();
       process.off('SIGINT', onSignal);

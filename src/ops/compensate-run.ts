@@ -187,6 +187,8 @@ export class Run {
     const order = new Map(ids.map((id, index) => [String(id), index]));
     items.sort((a, b) => (order.get(String(a.id)) ?? 0) - (order.get(String(b.id)) ?? 0));
     for (const item of items) this.record(item);
+    const applied = items.filter((i) => i.outcome === 'applied').map((i) => i.id);
+    if (applied.length) this.request.onApplied?.(applied);
     this.processed += ids.length;
   }
 

@@ -34,6 +34,8 @@ export interface CompensateResult {
   results: CompensateItem[];
   /** Items beyond MAX_KEPT_RESULTS are counted here, not listed (the audit log has every change: `audit --run RUNID`). */
   resultsOmitted: number;
+  /** With --now: what running the retried tasks at once came to (as redrive counts it). */
+  dispatched?: { claimed: number; succeeded: number; retried: number; failed: number; lostRace: number };
 }
 
 export interface CompensateRequest {
@@ -56,6 +58,8 @@ export interface CompensateRequest {
   /** Polled between batches: true stops the run after the batch in hand (SIGINT). */
   shouldStop?: () => boolean;
   onProgress?: (done: number, total: number, applied: number) => void;
+  /** Called with the ids of each committed batch's changed tasks. */
+  onApplied?: (ids: TaskId[]) => void;
 }
 
 export const MAX_KEPT_RESULTS = 1000;

@@ -47,6 +47,13 @@ export function renderCompensate(result: CompensateResult): string {
         ),
       );
   }
+  if (result.dispatched) {
+    const d = result.dispatched;
+    out.push(
+      `run at once (--now): ${d.claimed} claimed, ${chalk.green(String(d.succeeded))} succeeded, ${d.retried} to retry later, ` +
+        `${d.failed ? chalk.red(String(d.failed)) : '0'} failed${d.lostRace ? `, ${d.lostRace} taken by another worker` : ''}`,
+    );
+  }
   if (!result.dryRun && result.applied > 0)
     out.push(
       chalk.dim(
