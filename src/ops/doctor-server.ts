@@ -199,13 +199,14 @@ export function zoneCheck(input: ZoneInput): DoctorCheck[] {
     );
     return checks;
   }
+  const app = appTimeZone === appOffset ? appOffset : `${appTimeZone} (${appOffset})`;
   const appSeconds = (offsetMinutes(appOffset) ?? 0) * 60;
   if (clock.sessionOffsetSeconds !== appSeconds) {
     checks.push(
       check(
         name,
         'fail',
-        `${zones}: the session is not at appTimeZone ${appTimeZone} (${appOffset}), so DATETIME columns (${columns}) are misread`,
+        `${zones}: the session is not at appTimeZone ${app}, so DATETIME columns (${columns}) are misread`,
         "Load the server's zone tables, or give appTimeZone as an offset such as '+08:00'.",
       ),
     );
@@ -220,7 +221,7 @@ export function zoneCheck(input: ZoneInput): DoctorCheck[] {
       check(
         name,
         'fail',
-        `DATETIME columns (${columns}) with a server/app zone mismatch: ${zones}; the server's zone ${differ} appTimeZone ${appTimeZone} (${appOffset}). ` +
+        `DATETIME columns (${columns}) with a server/app zone mismatch: ${zones}; the server's zone ${differ} appTimeZone ${app}. ` +
           'Values the server fills (DEFAULT CURRENT_TIMESTAMP, NOW() in a session left at the default zone) and values the app writes are in different zones, so due and stuck are off by the difference',
         `Make them agree: set the server's default_time_zone='${appOffset}' (my.cnf, or SET GLOBAL time_zone='${appOffset}'), ` +
           `or have every writer SET time_zone='${appOffset}'; if the app in fact writes in the server's zone, set appTimeZone to ${globalOffset ?? 'that zone'}.`,
@@ -232,7 +233,7 @@ export function zoneCheck(input: ZoneInput): DoctorCheck[] {
     check(
       name,
       'ok',
-      `${zones}; appTimeZone ${appTimeZone} (${appOffset}) agrees with the server for DATETIME columns (${columns})`,
+      `${zones}; appTimeZone ${app} agrees with the server for DATETIME columns (${columns})`,
     ),
   );
   return checks;
