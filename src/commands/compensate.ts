@@ -34,6 +34,7 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
   static override examples = [
     '<%= config.bin %> compensate 1042 1043 --action mark-compensated --reason "coupon issued by hand" --yes',
     '<%= config.bin %> compensate --action retry --status failed --biz-type sms --error-like timeout --dry-run',
+    '<%= config.bin %> compensate 2001 2002 --action retry --now --reason "partner API is back" --yes',
     '<%= config.bin %> compensate --source failed --action retry --queue high --rate 200/s --yes',
     '<%= config.bin %> compensate --profile laravel-failed-jobs --action forget --job-class "App\\Jobs\\SendSms" --yes',
   ];
