@@ -16,7 +16,6 @@ import {
 } from '../ops/scan.js';
 import { NdjsonWireEncoder } from '../render/ndjson-wire.js';
 import { startProgress } from '../render/progress.js';
-import { renderScan } from '../render/scan.js';
 import { CSV_HEADER, rowSerializer } from '../render/task-rows.js';
 import { writeOut } from '../render/terminal.js';
 import { toIso } from '../db/task-sql.js';
@@ -90,7 +89,11 @@ export default class Scan extends BaseCommand<typeof Scan> {
     }
     const progress = startProgress('scanning', format === 'table');
     const result = await scan(source, options).finally(() => progress.stop());
-    if (format === 'table') this.log(renderScan(result));
+    if (format === 'table') {
+      // Imported here: the table renderer (cli-table3) is not needed to stream or print JSON.
+      const { renderScan } = await import('../render/scan.js');
+      this.log(renderScan(result));
+    }
     return result;
   }
 

@@ -16,6 +16,7 @@ export class NdjsonWireEncoder implements RowEncoder {
   private at = 0;
   private head: Buffer;
   private readonly statusCache = new Map<string, Buffer>();
+  private readonly oneByteStatus: Array<Buffer | undefined> = [];
   private readonly isoDays = [new DayCache(), new DayCache(), new DayCache()];
   private lastBuf: Buffer | undefined;
   private readonly lastKey = new Int32Array(4);
@@ -171,6 +172,16 @@ export class NdjsonWireEncoder implements RowEncoder {
   }
 
   private status(buf: Buffer, start: number, end: number): void {
+    if (end - start === 1 && (buf[start] as number) < 0x80) {
+      // One-byte statuses (tinyint 0..9) are the common case: a table by byte, no string.
+      const byte = buf[start] as number;
+      let one = this.oneByteStatus[byte];
+      if (!one) {
+        one = Buffer.from(JSON.stringify(this.sql.logicalStatus(String.fromCharCode(byte))));
+        this.oneByteStatus[byte] = one;
+      }
+      return this.bytes(one);
+    }
     const raw = start < 0 ? '\u0000null' : buf.toString('utf8', start, end);
     let encoded = this.statusCache.get(raw);
     if (!encoded) {

@@ -268,6 +268,8 @@ describe('the wire NDJSON encoder', () => {
     { 4: '3' },
     { 4: '9' },
     { 4: null },
+    { 4: Buffer.from([0xff]) },
+    { 4: 'pending' },
     { 5: '-2' },
     { 5: '0' },
     { 5: '05' },
