@@ -31,6 +31,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
     'chunk-time': durationFlag({
       summary: 'Aim each chunk of the table walk at this long (like pt-table-checksum).',
       default: DEFAULT_CHUNK_TIME_MS,
+      defaultHelp: async () => `${DEFAULT_CHUNK_TIME_MS}ms`,
     }),
     samples: countFlag(0)({ summary: 'Findings kept as samples per kind and rule.', default: 10 }),
     format: Flags.string({
