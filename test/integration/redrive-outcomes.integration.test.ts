@@ -11,7 +11,20 @@ import {
   type CountingHandler,
 } from '../fixtures/redrive/counting-handler.js';
 import { configDir } from '../fixtures/redrive/seed.js';
-import { DEFAULT_SCHEDULE_MS } from '../../src/core/backoff.js';
+import { DEFAULT_SCHEDULE_MS, RetryPolicies } from '../../src/core/backoff.js';
+import { connect } from '../../src/db/connect.js';
+import { bindSource } from '../../src/db/bind-source.js';
+import { asyncTask } from '../../src/db/profiles/builtin.js';
+import { registryOf } from '../../src/dispatch/registry.js';
+import { HttpDispatcher } from '../../src/dispatch/http.js';
+import { runRedrive } from '../../src/ops/redrive.js';
+
+interface RetryLine {
+  attempt: number;
+  waitSeconds: number;
+  eventId: string;
+  error: string;
+}
 
 // The app writes DATETIMEs in +08:00; the CLI runs in New York: next_retry_time must follow the database clock regardless.
 const APP_ZONE = '+08:00';
@@ -109,10 +122,37 @@ describe('redrive outcomes on MariaDB', () => {
   it('a task that always fails retryably follows the seed schedule against the database clock, then ends failed', async () => {
     await insert('coupon', 'always-503');
     const waits: number[] = [];
+    // The first attempt through the CLI (a real process, its JSON and its log line); the other seven in
+    // process through the same runRedrive, so the test stays quick. Each is checked against the database clock.
+    const db = await connect(schema.dsn, { appTimeZone: APP_ZONE });
+    const source = await bindSource(db, asyncTask, 'async-task');
+    const dispatchers = registryOf({ coupon: new HttpDispatcher({ url: handler.url, timeoutMs: 5000 }) });
+    const runAttempt = async (attempt: number) => {
+      if (attempt === 1) {
+        const { code, json, stderr } = await redrive(['--log-format', 'json']);
+        expect(code, stderr).toBe(0);
+        assertMatchesSchema('redrive', json);
+        const line = stderr.split('\n').find((l) => l.includes('"task_retry"'));
+        return { json, logged: line ? (JSON.parse(line) as RetryLine) : undefined };
+      }
+      const events: RetryLine[] = [];
+      const json = await runRedrive(source, {
+        batch: 500,
+        pauseMs: 0,
+        concurrency: 4,
+        leaseSeconds: 300,
+        stuckAfterMs: 600_000,
+        dryRun: false,
+        dispatchers,
+        policies: RetryPolicies.fromConfig(undefined),
+        log: (e) => {
+          if (e.event === 'task_retry') events.push(e as RetryLine);
+        },
+      });
+      return { json, logged: events[0] };
+    };
     for (let attempt = 1; attempt <= 8; attempt++) {
-      const { code, json, stderr } = await redrive(['--log-format', 'json']);
-      expect(code, stderr).toBe(0);
-      assertMatchesSchema('redrive', json);
+      const { json, logged } = await runAttempt(attempt);
       expect(json.claimed).toBe(1);
       const r = await row('always-503');
       expect(r.attempts).toBe(attempt);
@@ -128,13 +168,7 @@ describe('redrive outcomes on MariaDB', () => {
         const wait = r.nrt - r.upd;
         expect(wait).toBeGreaterThanOrEqual(base - 1);
         expect(wait).toBeLessThanOrEqual(Math.ceil(base * 1.1) + 1);
-        const line = stderr.split('\n').find((l) => l.includes('"task_retry"'));
-        const logged = JSON.parse(line as string) as {
-          attempt: number;
-          waitSeconds: number;
-          eventId: string;
-          error: string;
-        };
+        if (!logged) throw new Error(`no task_retry logged at attempt ${attempt}`);
         expect(logged).toMatchObject({ attempt, eventId: 'always-503' });
         expect(logged.waitSeconds).toBeGreaterThanOrEqual(base);
         expect(logged.waitSeconds).toBeLessThanOrEqual(Math.ceil(base * 1.1));
@@ -157,6 +191,8 @@ describe('redrive outcomes on MariaDB', () => {
     expect([...handler.byAttempt.keys()].sort()).toEqual(
       [1, 2, 3, 4, 5, 6, 7, 8].map((a) => `always-503#${a}`).sort(),
     );
+    await dispatchers.close();
+    await db.close();
   }, 150_000);
 
   it('a permanent error goes straight to failed; success ends success; a connection refused is retried', async () => {
