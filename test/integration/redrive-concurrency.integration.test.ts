@@ -81,7 +81,16 @@ describe('redrive with concurrent processes', () => {
     // The first delivery of each hung task is held until the takeover is over, however slow the machine.
     let releaseHung: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (releaseHung = resolve));
-    handler.setBehaviour((d) => (hung.has(d.eventId ?? '') && d.attempt === 1 ? { until: held } : undefined));
+    // The recovering worker's own deliveries are held too, so the late answers land while its claims are live:
+    // only the fence (not the status guard) can then tell the late worker it lost.
+    let holdSecond = false;
+    let releaseSecond: () => void = () => undefined;
+    const heldSecond = new Promise<void>((resolve) => (releaseSecond = resolve));
+    handler.setBehaviour((d) => {
+      if (!hung.has(d.eventId ?? '')) return undefined;
+      if (d.attempt === 1) return { until: held };
+      return holdSecond ? { until: heldSecond } : undefined;
+    });
     const flags = ['redrive', '--pause', '0ms', '--batch', '50', '--lease', '3s', '--stuck-after', '1s'];
     const first = [1, 2].map(() => runJson<RedriveJson>(flags, { cwd, timeoutMs: 150_000 }));
     // Once every hung task is in its handler and its lease has expired, a third worker recovers them.
@@ -96,15 +105,30 @@ describe('redrive with concurrent processes', () => {
     const [hungRows] = await schema.sql.query('SELECT event_id FROM async_task WHERE status = 1');
     const stillHung = (hungRows as Array<{ event_id: string }>).map((r) => r.event_id);
     expect(stillHung.every((e) => hung.has(e))).toBe(true);
-    const recovery = await runJson<RedriveJson>(flags, { cwd, timeoutMs: 150_000 });
-    expect(recovery.code, recovery.stderr).toBe(0);
-    expect(recovery.json.recoveredStuck).toBeLessThanOrEqual(stillHung.length);
-    // Now the first workers' handlers answer, long after their leases were taken over.
+    holdSecond = true;
+    const recovering = runJson<RedriveJson>(flags, { cwd, timeoutMs: 150_000 });
+    await waitFor(
+      () => stillHung.every((e) => handler.byAttempt.has(`${e}#2`)),
+      90_000,
+      'the takeover deliveries',
+    );
+    // Now the first workers' handlers answer, long after their leases were taken over, while the takeover is in flight.
     releaseHung();
-    const late = await Promise.all(first);
+    const late = await Promise.race([
+      Promise.all(first),
+      new Promise<never>((_r, reject) =>
+        setTimeout(() => reject(new Error('first workers did not finish')), 90_000),
+      ),
+    ]);
+    releaseSecond();
+    const recovery = await recovering;
+    expect(recovery.code, recovery.stderr).toBe(0);
+    expect(recovery.json.recoveredStuck).toBe(stillHung.length);
     for (const run of late) expect(run.code, run.stderr).toBe(0);
     const all = [...late.map((r) => r.json), recovery.json];
+    // The late workers lost (their writes named a fence that was no longer there); the taker's outcomes stood.
     expect(sum(all, 'lostRace')).toBe(hung.size);
+    expect(recovery.json.lostRace).toBe(0);
     expect(sum(all, 'succeeded')).toBe(1_000);
     expect(sum(all, 'claimed')).toBe(1_000 + hung.size);
     expect(sum(all, 'recoveredStuck')).toBe(hung.size);
