@@ -80,6 +80,13 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
         'Add `handlers:` to taskrecon.config.yaml, per biz type or as `default:` — e.g. `default: { type: http, url: "http://127.0.0.1:8080/tasks" }`, or `{ type: mark-only }` to only record success.',
       );
     }
+    const slowest = Math.max(0, ...dispatchers.all().map((d) => d.timeoutMs ?? 0));
+    if (slowest > leaseMs) {
+      this.warnLine(
+        `--lease ${Math.ceil(leaseMs / 1000)}s is shorter than the slowest handler's timeout (${Math.ceil(slowest / 1000)}s): ` +
+          'a task still running may be taken over by another worker and run twice; give --lease more than the timeout',
+      );
+    }
     for (const [bizType, type] of dispatchers.unsupported) {
       this.warnLine(
         `handlers.${bizType} is ${type}, which re-pushes failed jobs: redrive leaves biz type ${bizType} alone (see compensate)`,

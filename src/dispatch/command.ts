@@ -34,7 +34,11 @@ export function fillTemplate(arg: string, task: DispatchTask): string {
 export class CommandDispatcher implements Dispatcher {
   readonly kind = 'command';
 
-  constructor(private readonly options: CommandDispatcherOptions) {}
+  readonly timeoutMs: number;
+
+  constructor(private readonly options: CommandDispatcherOptions) {
+    this.timeoutMs = options.timeoutMs;
+  }
 
   dispatch(task: DispatchTask, context: DispatchContext): Promise<DispatchResult> {
     const [program, ...args] = this.options.argv.map((a) => fillTemplate(a, task));

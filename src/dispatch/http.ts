@@ -25,7 +25,11 @@ export class HttpDispatcher implements Dispatcher {
   readonly kind = 'http';
   private undici: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
 
-  constructor(private readonly options: HttpDispatcherOptions) {}
+  readonly timeoutMs: number;
+
+  constructor(private readonly options: HttpDispatcherOptions) {
+    this.timeoutMs = options.timeoutMs;
+  }
 
   private client() {
     this.undici ??= import('undici').then(({ Agent, request }) => ({

@@ -70,8 +70,12 @@ export class MapRegistry implements DispatcherRegistry {
     );
   }
 
+  all(): Dispatcher[] {
+    return [...new Set(this.byBizType.values())];
+  }
+
   async close(): Promise<void> {
-    await Promise.allSettled([...new Set(this.byBizType.values())].map((d) => d.close?.()));
+    await Promise.allSettled(this.all().map((d) => d.close?.()));
   }
 }
 

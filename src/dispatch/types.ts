@@ -41,6 +41,8 @@ export interface Dispatcher {
   dispatch(task: DispatchTask, context: DispatchContext): Promise<DispatchResult>;
   /** Releases pooled connections and the like. */
   close?(): Promise<void>;
+  /** The longest one dispatch may take, when the dispatcher bounds it (a lease must outlast it). */
+  readonly timeoutMs?: number;
 }
 
 /** Handlers by biz type; `default` is the fallback. An unknown biz type with no default gets none. */
@@ -51,4 +53,6 @@ export interface DispatcherRegistry {
   readonly bizTypes: readonly string[];
   readonly hasDefault: boolean;
   close(): Promise<void>;
+  /** Every dispatcher it holds (to check their timeouts against a lease). */
+  all?(): Dispatcher[];
 }

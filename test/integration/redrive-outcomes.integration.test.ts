@@ -318,6 +318,13 @@ describe('redrive outcomes on MariaDB', () => {
 
   it('refuses a lease under a second and an unknown log format with exit 3', async () => {
     expect((await runCli(['redrive', '--lease', '500ms'], { cwd })).code).toBe(3);
+    // A lease shorter than a handler's timeout (coupon: 5s) is allowed but warned about.
+    const short = await runCli(['redrive', '--lease', '2s', '--dry-run'], { cwd });
+    expect(short.code).toBe(0);
+    expect(short.stderr).toMatch(/--lease 2s is shorter than the slowest handler's timeout \(5s\)/);
+    expect((await runCli(['redrive', '--lease', '6s', '--dry-run'], { cwd })).stderr).not.toMatch(
+      /shorter than/,
+    );
     const bad = await runCli(['redrive', '--log-format', 'xml'], { cwd });
     expect(bad.code).toBe(3);
     expect(bad.stderr).toContain('--log-format');
