@@ -91,6 +91,15 @@ function taskreconScanArgs(table, extra) {
   return [RUN_JS, 'scan', '--db', DB_URL, '--profile', 'async-task', '--table', table, ...extra];
 }
 
+/** When a section was measured and how busy the shared machine was then. */
+function measuredAt() {
+  const load = os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' / ');
+  return `Measured ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}, load average at start ${load} (1/5/15 min).`;
+}
+
 async function nowEpoch(conn) {
   const [rows] = await conn.query('SELECT UNIX_TIMESTAMP() AS now');
   return Number(rows[0].now);
@@ -135,6 +144,7 @@ async function serverFacts(conn) {
 }
 
 async function benchNdjson(conn) {
+  const started = measuredAt();
   const results = [];
   for (const dataset of plan.ndjson) {
     await generate({ ...dataset, database: DATABASE, log });
@@ -187,6 +197,8 @@ async function benchNdjson(conn) {
   const body = [
     '## scan --format ndjson vs mariadb --quick -N -B',
     '',
+    started,
+    '',
     `\`taskrecon scan --limit 0 --format ndjson\` (all three lists: stuck, due, failed) against \`mariadb --quick -N -B -e "<the same list statements, unpaged>"\`, both to /dev/null. ` +
       'Tables of the "outage" mix (bench/generate.js), where ~88% of the rows are listed. taskrecon pages each list in index order (keyset, cutoff fixed once); ' +
       `the baseline runs each list as one query. Wall time from spawn to exit, median of ${runs}, runs interleaved.`,
@@ -228,6 +240,7 @@ async function benchNdjson(conn) {
 }
 
 async function benchSummary(conn) {
+  const started = measuredAt();
   const dataset = plan.summary;
   await generate({ ...dataset, database: DATABASE, log });
   const { table } = dataset;
@@ -261,6 +274,8 @@ async function benchSummary(conn) {
   const body = [
     `## scan summary on ${int(dataset.rows)} rows vs the raw aggregate SQL`,
     '',
+    started,
+    '',
     `\`taskrecon scan --json --limit 1\` (the summary: counts by biz type and status, due and stuck with the oldest of each, plus the first row of each list) ` +
       `against \`mariadb -N -B -e "<the three summary statements>"\`, run one after another. Table of the "realistic" mix. Median of ${runs}, runs interleaved.`,
     '',
@@ -291,6 +306,7 @@ async function benchSummary(conn) {
 }
 
 async function benchStartup() {
+  const started = measuredAt();
   const n = Math.max(runs, 11);
   const saved = runs;
   const series = { a: [], b: [] };
@@ -304,6 +320,8 @@ async function benchStartup() {
   log(`startup: node -e 0 ${fmt(base, 0)} ms, taskrecon --help ${fmt(help, 0)} ms`);
   const body = [
     '## taskrecon --help start-up vs node -e 0',
+    '',
+    started,
     '',
     `Median of ${n}, interleaved, wall time from spawn to exit; CPU is user + system time of the child (much less sensitive to the load of a shared machine than wall time).`,
     '',
