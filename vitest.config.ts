@@ -7,6 +7,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 180_000,
     hookTimeout: 180_000,
-    reporters: process.env.CI ? ['default', ['json', { outputFile: 'test-results/vitest.json' }]] : ['default'],
+    reporters: process.env.CI
+      ? ['default', ['json', { outputFile: 'test-results/vitest.json' }]]
+      : ['default'],
   },
 });

@@ -16,7 +16,8 @@ export interface DemoResult {
 }
 
 export default class Demo extends BaseCommand<typeof Demo> {
-  static override summary = 'Build a SQLite sandbox with realistic broken tasks and walk through every command on it.';
+  static override summary =
+    'Build a SQLite sandbox with realistic broken tasks and walk through every command on it.';
   static override description =
     'Needs no database server. The sandbox holds the reference task table, three business tables and a few thousand ' +
     'tasks across coupon, points and sms, some stuck, overdue, failed, or with missing and duplicated effects. ' +
@@ -30,7 +31,11 @@ export default class Demo extends BaseCommand<typeof Demo> {
   static override flags = {
     file: Flags.string({ summary: 'Where to build the sandbox.', default: 'taskrecon-demo.sqlite' }),
     tasks: countFlag(10)({ summary: 'How many tasks to generate.', default: 3000 }),
-    tour: Flags.boolean({ summary: 'Walk through the commands after building.', default: true, allowNo: true }),
+    tour: Flags.boolean({
+      summary: 'Walk through the commands after building.',
+      default: true,
+      allowNo: true,
+    }),
   };
 
   async run(): Promise<DemoResult> {
@@ -40,11 +45,21 @@ export default class Demo extends BaseCommand<typeof Demo> {
       `Built ${show(sandbox.file)}: ${sandbox.tasks} tasks, ${sandbox.businessRows} business rows; config ${show(sandbox.configFile)}`,
     );
     const available = TOUR_STEPS.filter((step) => this.config.findCommand(step.command));
-    const steps = this.flags.tour ? await runTour(available, sandbox, (text) => this.log(text), { quiet: this.jsonEnabled() }) : [];
+    const steps = this.flags.tour
+      ? await runTour(available, sandbox, (text) => this.log(text), { quiet: this.jsonEnabled() })
+      : [];
     if (steps.some((s) => !s.ok)) this.setExit(ExitCode.findings);
     if (this.flags.tour && !this.jsonEnabled()) {
-      this.log(`\nThe sandbox stays in ${show(sandbox.file)}. Point any command at it with --config ${show(sandbox.configFile)}.`);
+      this.log(
+        `\nThe sandbox stays in ${show(sandbox.file)}. Point any command at it with --config ${show(sandbox.configFile)}.`,
+      );
     }
-    return { file: sandbox.file, configFile: sandbox.configFile, tasks: sandbox.tasks, businessRows: sandbox.businessRows, steps };
+    return {
+      file: sandbox.file,
+      configFile: sandbox.configFile,
+      tasks: sandbox.tasks,
+      businessRows: sandbox.businessRows,
+      steps,
+    };
   }
 }

@@ -30,7 +30,10 @@ export const TRANSITIONS = {
   'mark-failed': { from: ['pending', 'processing'], to: 'failed', actor: 'operator' },
   /** Reconciliation found a success whose effect is missing: run it again. */
   requeue: { from: ['success'], to: 'pending', actor: 'operator' },
-} as const satisfies Record<string, { from: readonly LogicalStatus[]; to: LogicalStatus; actor: 'worker' | 'operator' }>;
+} as const satisfies Record<
+  string,
+  { from: readonly LogicalStatus[]; to: LogicalStatus; actor: 'worker' | 'operator' }
+>;
 
 export type TransitionName = keyof typeof TRANSITIONS;
 
@@ -41,7 +44,10 @@ export interface TransitionCheck {
 }
 
 /** Whether a task in `from` may take `transition`. */
-export function checkTransition(transition: TransitionName, from: LogicalStatus | 'unknown'): TransitionCheck {
+export function checkTransition(
+  transition: TransitionName,
+  from: LogicalStatus | 'unknown',
+): TransitionCheck {
   const rule = TRANSITIONS[transition];
   if ((rule.from as readonly string[]).includes(from)) return { allowed: true };
   return {

@@ -75,7 +75,15 @@ export function buildFixtures(count: number, seed = 20261129): FixtureSet {
     if (roll < 0.8) {
       // Done. A few lost their effect (the worker crashed after reporting) or applied it twice.
       const effects = rand() < 0.012 ? 0 : rand() < 0.008 ? 2 : 1;
-      tasks.push({ ...base, status: 2, retryCount: rand() < 0.1 ? 1 : 0, nextRetryIn: -createdAgo, lastError: null, updatedAgo: createdAgo - 2, effects });
+      tasks.push({
+        ...base,
+        status: 2,
+        retryCount: rand() < 0.1 ? 1 : 0,
+        nextRetryIn: -createdAgo,
+        lastError: null,
+        updatedAgo: createdAgo - 2,
+        effects,
+      });
     } else if (roll < 0.86) {
       const retries = 1 + Math.floor(rand() * 4);
       const overdue = rand() < 0.6;
@@ -91,12 +99,36 @@ export function buildFixtures(count: number, seed = 20261129): FixtureSet {
     } else if (roll < 0.9) {
       // Processing: most stuck (the worker died), some in flight.
       const stuck = rand() < 0.7;
-      tasks.push({ ...base, status: 1, retryCount: 0, nextRetryIn: -createdAgo, lastError: null, updatedAgo: stuck ? 1800 + Math.floor(rand() * 3600) : 20, effects: 0 });
+      tasks.push({
+        ...base,
+        status: 1,
+        retryCount: 0,
+        nextRetryIn: -createdAgo,
+        lastError: null,
+        updatedAgo: stuck ? 1800 + Math.floor(rand() * 3600) : 20,
+        effects: 0,
+      });
     } else if (roll < 0.97) {
       // Failed after 7 retries; a few did take effect before failing (unsettled).
-      tasks.push({ ...base, status: 3, retryCount: 7, nextRetryIn: -600, lastError: pick(ERRORS[bizType]), updatedAgo: 600, effects: rand() < 0.05 ? 1 : 0 });
+      tasks.push({
+        ...base,
+        status: 3,
+        retryCount: 7,
+        nextRetryIn: -600,
+        lastError: pick(ERRORS[bizType]),
+        updatedAgo: 600,
+        effects: rand() < 0.05 ? 1 : 0,
+      });
     } else {
-      tasks.push({ ...base, status: 4, retryCount: 7, nextRetryIn: -3600, lastError: pick(ERRORS[bizType]), updatedAgo: 3000, effects: 1 });
+      tasks.push({
+        ...base,
+        status: 4,
+        retryCount: 7,
+        nextRetryIn: -3600,
+        lastError: pick(ERRORS[bizType]),
+        updatedAgo: 3000,
+        effects: 1,
+      });
     }
   }
   const orphans: FixtureSet['orphans'] = [
@@ -108,7 +140,8 @@ export function buildFixtures(count: number, seed = 20261129): FixtureSet {
 
 function payloadOf(bizType: FixtureTask['bizType'], orderId: string, i: number): Record<string, unknown> {
   const userId = 10_000 + (i % 997);
-  if (bizType === 'coupon') return { order_id: orderId, user_id: userId, coupon_template_id: 'TPL-NEWUSER-20' };
+  if (bizType === 'coupon')
+    return { order_id: orderId, user_id: userId, coupon_template_id: 'TPL-NEWUSER-20' };
   if (bizType === 'points') return { order_id: orderId, user_id: userId, points: 10 + (i % 90) };
   return { order_id: orderId, phone: `138${String(10_000_000 + i).slice(-8)}`, template: 'SMS_PAY_OK' };
 }

@@ -63,7 +63,8 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
   }
   const db = openSqlite({ kind: 'sqlite', file }, { create: true });
   try {
-    for (const statement of [...asyncTaskDdl(db.dialect), ...auditDdl(db.dialect), ...BUSINESS_DDL]) await db.execute(statement);
+    for (const statement of [...asyncTaskDdl(db.dialect), ...auditDdl(db.dialect), ...BUSINESS_DDL])
+      await db.execute(statement);
     const fixtures = buildFixtures(count);
     const businessRows = await db.transaction(async (tx) => {
       let rows = 0;
@@ -71,11 +72,28 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
         await tx.execute(
           `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, datetime('now', ?), ?, datetime('now', ?), datetime('now', ?))`,
-          [task.bizType, task.bizId, task.eventId, task.payload, task.status, task.retryCount, `${task.nextRetryIn} seconds`, task.lastError, `-${task.createdAgo} seconds`, `-${task.updatedAgo} seconds`],
+          [
+            task.bizType,
+            task.bizId,
+            task.eventId,
+            task.payload,
+            task.status,
+            task.retryCount,
+            `${task.nextRetryIn} seconds`,
+            task.lastError,
+            `-${task.createdAgo} seconds`,
+            `-${task.updatedAgo} seconds`,
+          ],
         );
-        for (let i = 0; i < task.effects; i++) rows += await insertEffect(tx, task.bizType, task.bizId, task.eventId, JSON.parse(task.payload));
+        for (let i = 0; i < task.effects; i++)
+          rows += await insertEffect(tx, task.bizType, task.bizId, task.eventId, JSON.parse(task.payload));
       }
-      for (const [bizType, orderId] of fixtures.orphans) rows += await insertEffect(tx, bizType, orderId, null, { user_id: 10_001, points: 5, phone: '13800000000' });
+      for (const [bizType, orderId] of fixtures.orphans)
+        rows += await insertEffect(tx, bizType, orderId, null, {
+          user_id: 10_001,
+          points: 5,
+          phone: '13800000000',
+        });
       await tx.execute(`INSERT INTO ${MARKER_TABLE} (tasks) VALUES (?)`, [count]);
       return rows;
     });
@@ -95,18 +113,32 @@ async function insertEffect(
   payload: Record<string, unknown>,
 ): Promise<number> {
   if (bizType === 'coupon') {
-    await tx.execute('INSERT INTO user_coupon (order_id, user_id, coupon_template_id, event_id) VALUES (?, ?, ?, ?)', [orderId, payload.user_id, 'TPL-NEWUSER-20', eventId]);
+    await tx.execute(
+      'INSERT INTO user_coupon (order_id, user_id, coupon_template_id, event_id) VALUES (?, ?, ?, ?)',
+      [orderId, payload.user_id, 'TPL-NEWUSER-20', eventId],
+    );
   } else if (bizType === 'points') {
-    await tx.execute('INSERT INTO user_points (order_id, user_id, points, event_id) VALUES (?, ?, ?, ?)', [orderId, payload.user_id, payload.points, eventId]);
+    await tx.execute('INSERT INTO user_points (order_id, user_id, points, event_id) VALUES (?, ?, ?, ?)', [
+      orderId,
+      payload.user_id,
+      payload.points,
+      eventId,
+    ]);
   } else {
-    await tx.execute('INSERT INTO sms_log (order_id, phone, event_id) VALUES (?, ?, ?)', [orderId, payload.phone, eventId]);
+    await tx.execute('INSERT INTO sms_log (order_id, phone, event_id) VALUES (?, ?, ?)', [
+      orderId,
+      payload.phone,
+      eventId,
+    ]);
   }
   return 1;
 }
 
 async function samples(db: Db): Promise<Sandbox['samples']> {
   const first = async (where: string): Promise<number | null> => {
-    const rows = await db.query<{ id: number }>(`SELECT id FROM async_task WHERE ${where} ORDER BY id LIMIT 1`);
+    const rows = await db.query<{ id: number }>(
+      `SELECT id FROM async_task WHERE ${where} ORDER BY id LIMIT 1`,
+    );
     return rows[0]?.id ?? null;
   };
   return {

@@ -37,7 +37,8 @@ export async function runTour(
   for (const [index, step] of steps.entries()) {
     const args = commandLine(step, sandbox);
     const command = `taskrecon ${args.map(quote).join(' ')}`;
-    if (!options.quiet) print(`\n── ${index + 1}/${steps.length} ${step.title}\n${step.why}\n\n$ ${command}\n`);
+    if (!options.quiet)
+      print(`\n── ${index + 1}/${steps.length} ${step.title}\n${step.why}\n\n$ ${command}\n`);
     const exitCode = await new Promise<number | null>((resolve, reject) => {
       const child = spawn(process.execPath, [BIN, ...args], { stdio: options.quiet ? 'ignore' : 'inherit' });
       child.on('error', reject);

@@ -14,7 +14,10 @@ interface DemoJson {
 describe('demo', () => {
   it('builds a sandbox with no server and walks through every step it knows, each as the user would run it', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'taskrecon-demo-'));
-    const { code, json, stderr } = await runJson<DemoJson>(['demo', '--tasks', '400'], { cwd, timeoutMs: 170_000 });
+    const { code, json, stderr } = await runJson<DemoJson>(['demo', '--tasks', '400'], {
+      cwd,
+      timeoutMs: 170_000,
+    });
     expect(code, stderr).toBe(0);
     expect(json.tasks).toBe(400);
     expect(json.steps.length).toBeGreaterThan(0);
@@ -22,9 +25,14 @@ describe('demo', () => {
       expect(step.ok, `${step.title}: ${step.command}`).toBe(true);
       expect(step.command).toMatch(/^taskrecon .* --config taskrecon-demo\.config\.yaml$/);
     }
-    expect(readFileSync(join(cwd, 'taskrecon-demo.config.yaml'), 'utf8')).toContain('db: sqlite:taskrecon-demo.sqlite');
+    expect(readFileSync(join(cwd, 'taskrecon-demo.config.yaml'), 'utf8')).toContain(
+      'db: sqlite:taskrecon-demo.sqlite',
+    );
     // The printed commands work from the same directory.
-    const scan = await runJson<{ summary: { total: number } }>(['scan', '--config', 'taskrecon-demo.config.yaml'], { cwd });
+    const scan = await runJson<{ summary: { total: number } }>(
+      ['scan', '--config', 'taskrecon-demo.config.yaml'],
+      { cwd },
+    );
     expect(scan.json.summary.total).toBe(400);
   });
 

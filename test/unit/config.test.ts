@@ -30,10 +30,16 @@ describe('config', () => {
     const root = mkdtempSync(join(tmpdir(), 'taskrecon-cfg-'));
     writeFileSync(join(root, 'taskrecon.config.yaml'), 'db: mysql://cfg@127.0.0.1/a\n');
     expect(new Context({}, {}, root).dsn()).toBe('mysql://cfg@127.0.0.1/a');
-    expect(new Context({}, { TASKRECON_DB: 'mysql://env@127.0.0.1/a' }, root).dsn()).toBe('mysql://env@127.0.0.1/a');
-    expect(new Context({ db: 'mysql://flag@127.0.0.1/a' }, { TASKRECON_DB: 'mysql://env@127.0.0.1/a' }, root).dsn()).toBe(
-      'mysql://flag@127.0.0.1/a',
+    expect(new Context({}, { TASKRECON_DB: 'mysql://env@127.0.0.1/a' }, root).dsn()).toBe(
+      'mysql://env@127.0.0.1/a',
     );
+    expect(
+      new Context(
+        { db: 'mysql://flag@127.0.0.1/a' },
+        { TASKRECON_DB: 'mysql://env@127.0.0.1/a' },
+        root,
+      ).dsn(),
+    ).toBe('mysql://flag@127.0.0.1/a');
   });
 
   it('stops without a DSN and points to demo', () => {
@@ -67,6 +73,10 @@ describe('config', () => {
     expect(profile.table).toBe('my_tasks');
     expect(profile.fields.bizType).toEqual({ column: 'type' });
     expect(profile.fields.eventId).toBeUndefined();
-    expect(profile.status).toEqual({ kind: 'column', column: 'state', values: { pending: ['NEW'], failed: ['DEAD', 'GONE'] } });
+    expect(profile.status).toEqual({
+      kind: 'column',
+      column: 'state',
+      values: { pending: ['NEW'], failed: ['DEAD', 'GONE'] },
+    });
   });
 });

@@ -4,7 +4,14 @@ import { displayDsn, maskDsnText, parseDsn } from '../../src/db/dsn.js';
 describe('DSN', () => {
   it('parses a MySQL DSN and never shows its password', () => {
     const dsn = parseDsn('mysql://app:s3cr%40t@127.0.0.1:3307/shop');
-    expect(dsn).toMatchObject({ kind: 'mysql', user: 'app', password: 's3cr@t', host: '127.0.0.1', port: 3307, database: 'shop' });
+    expect(dsn).toMatchObject({
+      kind: 'mysql',
+      user: 'app',
+      password: 's3cr@t',
+      host: '127.0.0.1',
+      port: 3307,
+      database: 'shop',
+    });
     expect(displayDsn(dsn)).toBe('mysql://app:***@127.0.0.1:3307/shop');
     expect(displayDsn(dsn)).not.toContain('s3cr');
   });

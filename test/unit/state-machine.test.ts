@@ -20,7 +20,9 @@ describe('state machine', () => {
 
   it('never leaves a final state except by an operator', () => {
     for (const rule of Object.values(TRANSITIONS)) {
-      if ((rule.from as readonly string[]).some((s) => s === 'success' || s === 'failed' || s === 'compensated')) {
+      if (
+        (rule.from as readonly string[]).some((s) => s === 'success' || s === 'failed' || s === 'compensated')
+      ) {
         expect(rule.actor).toBe('operator');
       }
     }

@@ -14,9 +14,15 @@ describe('TaskSql', () => {
 
   it('keeps the column bare when comparing with a cutoff, so the index is usable', () => {
     const sql = new TaskSql(mysqlDialect, asyncTask, { nextRetryAt: 'datetime' });
-    expect(sql.timeCompare('nextRetryAt', '<=', 1000)).toEqual({ sql: '`next_retry_time` <= FROM_UNIXTIME(?)', params: [1000] });
+    expect(sql.timeCompare('nextRetryAt', '<=', 1000)).toEqual({
+      sql: '`next_retry_time` <= FROM_UNIXTIME(?)',
+      params: [1000],
+    });
     const unix = new TaskSql(mysqlDialect, laravelJobs, laravelJobs.timeTypes);
-    expect(unix.timeCompare('nextRetryAt', '<=', 1000)).toEqual({ sql: '`available_at` <= ?', params: [1000] });
+    expect(unix.timeCompare('nextRetryAt', '<=', 1000)).toEqual({
+      sql: '`available_at` <= ?',
+      params: [1000],
+    });
   });
 
   it('models Laravel jobs by reservation and failed jobs as all failed', () => {
