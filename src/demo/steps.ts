@@ -23,6 +23,18 @@ export const TOUR_STEPS: TourStep[] = [
     args: () => ['scan', '--limit', '5'],
   },
   {
+    command: 'show',
+    title: 'One failed task in full: show',
+    why: 'Every field, the payload pretty-printed, the whole last error (control characters escaped) and the audit history of manual changes.',
+    args: (sandbox) => ['show', String(sandbox.samples.failedId ?? 1)],
+  },
+  {
+    command: 'doctor',
+    title: 'Can taskrecon trust this table? doctor',
+    why: 'Columns and types against the profile, the index scan and redrive read through (with the EXPLAIN of the real queries), time zones and clock skew, SKIP LOCKED, the last_error length and the audit table; exit 1 when a check fails.',
+    args: () => ['doctor'],
+  },
+  {
     command: 'diff',
     title: 'Did the work really happen? diff',
     why: 'Reconciles each task with the business row it was meant to write (the rules in the sandbox config): missing effects (the task says success, no coupon), duplicates (idempotency broken), orphans (a row no task explains) and unsettled ones (the effect is there, the task failed). With --enqueue the missing ones go back to pending for redrive, audited.',
