@@ -1,5 +1,6 @@
 import type { BoundSource } from '../db/bind-source.js';
 import { AUDIT_TABLE } from '../db/ddl.js';
+import { AUDIT_WRITE_COLUMNS } from '../db/sql/audit.js';
 import { statusValueCounts } from '../db/sql/doctor.js';
 import type { Db } from '../db/types.js';
 import { mappedColumns } from '../db/profiles/types.js';
@@ -9,23 +10,7 @@ import { check, type DoctorCheck } from './doctor-check.js';
 const TEXT_MAX_CHARS = 65_535;
 
 /** The audit columns taskrecon writes; a table that lacks one cannot take an audit row. */
-export const AUDIT_COLUMNS = [
-  'id',
-  'created_at',
-  'operator',
-  'host',
-  'action',
-  'source',
-  'task_table',
-  'task_id',
-  'event_id',
-  'from_status',
-  'to_status',
-  'before_json',
-  'after_json',
-  'reason',
-  'run_id',
-] as const;
+export const AUDIT_COLUMNS = ['id', 'created_at', ...AUDIT_WRITE_COLUMNS] as const;
 
 /** The table, each mapped column and its type, as inspectSource found them. */
 export function columnChecks(source: BoundSource): DoctorCheck[] {

@@ -58,7 +58,8 @@ function auditClock(dialect: Dialect): { epoch: string; param: string } {
   return { epoch: `UNIX_TIMESTAMP(${col})`, param: 'FROM_UNIXTIME(?)' };
 }
 
-const COLUMNS = [
+/** The columns an audit row is written with (id and created_at come from the database). */
+export const AUDIT_WRITE_COLUMNS = [
   'operator',
   'host',
   'action',
@@ -95,7 +96,7 @@ export async function insertAudit(tx: Queryable, dialect: Dialect, entry: AuditI
     entry.runId,
   ];
   await tx.execute(
-    `INSERT INTO ${dialect.quoteId(AUDIT_TABLE)} (${COLUMNS.map((c) => dialect.quoteId(c)).join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
+    `INSERT INTO ${dialect.quoteId(AUDIT_TABLE)} (${AUDIT_WRITE_COLUMNS.map((c) => dialect.quoteId(c)).join(', ')}) VALUES (${AUDIT_WRITE_COLUMNS.map(() => '?').join(', ')})`,
     values,
   );
 }
@@ -132,7 +133,7 @@ function selectList(dialect: Dialect): string {
   return [
     `${q('id')} AS id`,
     `${auditClock(dialect).epoch} AS atEpoch`,
-    ...COLUMNS.map((c) => `${q(c)} AS ${q(c)}`),
+    ...AUDIT_WRITE_COLUMNS.map((c) => `${q(c)} AS ${q(c)}`),
   ].join(', ');
 }
 
@@ -215,7 +216,7 @@ export async function insertAuditBatch(
   entries: readonly AuditInsert[],
 ): Promise<void> {
   if (entries.length === 0) return;
-  const row = `(${COLUMNS.map(() => '?').join(', ')})`;
+  const row = `(${AUDIT_WRITE_COLUMNS.map(() => '?').join(', ')})`;
   const values = entries.flatMap((e) => [
     e.operator,
     e.host,
@@ -232,7 +233,7 @@ export async function insertAuditBatch(
     e.runId,
   ]);
   await tx.execute(
-    `INSERT INTO ${dialect.quoteId(AUDIT_TABLE)} (${COLUMNS.map((c) => dialect.quoteId(c)).join(', ')}) VALUES ${entries.map(() => row).join(', ')}`,
+    `INSERT INTO ${dialect.quoteId(AUDIT_TABLE)} (${AUDIT_WRITE_COLUMNS.map((c) => dialect.quoteId(c)).join(', ')}) VALUES ${entries.map(() => row).join(', ')}`,
     values,
   );
 }
