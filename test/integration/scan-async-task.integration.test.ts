@@ -12,7 +12,13 @@ let schema: TestSchema;
 let cwd: string;
 
 interface ScanJson {
-  summary: { total: number; byStatus: Record<string, number>; stuck: number; due: number; oldestDueSeconds: number | null };
+  summary: {
+    total: number;
+    byStatus: Record<string, number>;
+    stuck: number;
+    due: number;
+    oldestDueSeconds: number | null;
+  };
   stuck: Array<{ bizId: string }>;
   due: Array<{ bizId: string }>;
   failed: Array<{ bizId: string }>;
@@ -56,7 +62,13 @@ describe('scan on the async-task profile', () => {
     expect(json.summary.total).toBe(Number(truth[0]?.total));
     expect(json.summary.due).toBe(Number(truth[0]?.due));
     expect(json.summary.stuck).toBe(Number(truth[0]?.stuck));
-    expect(json.summary.byStatus).toMatchObject({ pending: 3, processing: 2, success: 1, failed: 1, compensated: 1 });
+    expect(json.summary.byStatus).toMatchObject({
+      pending: 3,
+      processing: 2,
+      success: 1,
+      failed: 1,
+      compensated: 1,
+    });
     expect(json.due.map((t) => t.bizId)).toEqual(['due-old', 'due-1']);
     expect(json.stuck.map((t) => t.bizId)).toEqual(['stuck']);
     expect(json.failed.map((t) => t.bizId)).toEqual(['failed']);
@@ -76,12 +88,23 @@ describe('scan on the async-task profile', () => {
     expect(json.summary.total).toBe(3);
     const ndjson = await runCli(['scan', '--limit', '0', '--format', 'ndjson'], { cwd });
     expect(ndjson.code).toBe(0);
-    const lines = ndjson.stdout.trim().split('\n').map((l) => JSON.parse(l) as { list: string; bizId: string });
-    expect(lines.map((l) => `${l.list}:${l.bizId}`)).toEqual(['stuck:stuck', 'due:due-old', 'due:due-1', 'failed:failed']);
+    const lines = ndjson.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { list: string; bizId: string });
+    expect(lines.map((l) => `${l.list}:${l.bizId}`)).toEqual([
+      'stuck:stuck',
+      'due:due-old',
+      'due:due-1',
+      'failed:failed',
+    ]);
   });
 
   it('refuses bad flags with exit 3 and a message naming the flag', async () => {
-    for (const args of [['--limit', '-1'], ['--stuck-after', '5x']]) {
+    for (const args of [
+      ['--limit', '-1'],
+      ['--stuck-after', '5x'],
+    ]) {
       const result = await runCli(['scan', ...args], { cwd });
       expect(result.code).toBe(3);
       expect(result.stderr).toContain(args[0]);
