@@ -39,6 +39,24 @@ const USAGE = `node bench/generate.js --rows N [--table async_task] [--database 
                         [--mix realistic|outage] [--days 14] [--business] [--force]`;
 
 export const SERVER = { host: '127.0.0.1', port: 3306, user: 'root' };
+
+/** argv of the raw baseline client: `mariadb --quick -N -B DATABASE -e SQL` against SERVER. */
+export function mariadbArgs(database, sql) {
+  return [
+    '-h',
+    SERVER.host,
+    '-P',
+    String(SERVER.port),
+    '-u',
+    SERVER.user,
+    '--quick',
+    '-N',
+    '-B',
+    database,
+    '-e',
+    sql,
+  ];
+}
 const CHUNK = 500_000;
 /** Bumped whenever the generated data changes shape, so old tables are rebuilt. */
 const GENERATOR_VERSION = 2;

@@ -21,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { generate, SERVER } from './generate.js';
+import { generate, mariadbArgs, SERVER } from './generate.js';
 import { measure, median, rssMethod } from './measure.js';
 import { machineFacts, markdownTable, updateSection } from './results.js';
 
@@ -46,20 +46,7 @@ const fmt = (n, digits = 2) =>
   n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 function mariadb(sql) {
-  return measure('mariadb', [
-    '-h',
-    SERVER.host,
-    '-P',
-    String(SERVER.port),
-    '-u',
-    SERVER.user,
-    '--quick',
-    '-N',
-    '-B',
-    DATABASE,
-    '-e',
-    sql,
-  ]);
+  return measure('mariadb', mariadbArgs(DATABASE, sql));
 }
 
 /** Baseline A: the window aggregate alone; A' (`sequential`) without the index MariaDB picks for the GROUP BY. */

@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { generate, SERVER } from './generate.js';
+import { generate, mariadbArgs, SERVER } from './generate.js';
 import { measure, median, rssMethod } from './measure.js';
 import { machineFacts, markdownTable, updateSection } from './results.js';
 import { listStatements, summaryStatements } from './statements.js';
@@ -69,23 +69,6 @@ const fmt = (n, digits = 2) =>
   n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const int = (n) => Math.round(n).toLocaleString('en-US');
 const pass = (ok) => (ok ? '**met**' : '**missed**');
-
-function mariadbArgs(sql) {
-  return [
-    '-h',
-    SERVER.host,
-    '-P',
-    String(SERVER.port),
-    '-u',
-    SERVER.user,
-    '--quick',
-    '-N',
-    '-B',
-    DATABASE,
-    '-e',
-    sql,
-  ];
-}
 
 function taskreconScanArgs(table, extra) {
   return [RUN_JS, 'scan', '--db', DB_URL, '--profile', 'async-task', '--table', table, ...extra];
@@ -159,12 +142,15 @@ async function benchNdjson(conn) {
     );
     const listed = counted.reduce((sum, r) => sum + Number(r.n), 0);
     log(`ndjson ${table}: ${int(listed)} listed rows; warming up`);
-    await measure('mariadb', mariadbArgs(statements.join(';\n')));
+    await measure('mariadb', mariadbArgs(DATABASE, statements.join(';\n')));
     let taskreconRows = 0;
     const series = await pair(
       `ndjson ${table}`,
       async () =>
-        measure('mariadb', mariadbArgs((await listStatements(table, await nowEpoch(conn))).join(';\n'))),
+        measure(
+          'mariadb',
+          mariadbArgs(DATABASE, (await listStatements(table, await nowEpoch(conn))).join(';\n')),
+        ),
       async () => {
         const run = await measure(
           process.execPath,
@@ -249,11 +235,14 @@ async function benchSummary(conn) {
   const { table } = dataset;
   const statements = await summaryStatements(table, await nowEpoch(conn));
   log(`summary ${table}: warming up`);
-  await measure('mariadb', mariadbArgs(statements.join(';\n')));
+  await measure('mariadb', mariadbArgs(DATABASE, statements.join(';\n')));
   const series = await pair(
     `summary ${table}`,
     async () =>
-      measure('mariadb', mariadbArgs((await summaryStatements(table, await nowEpoch(conn))).join(';\n'))),
+      measure(
+        'mariadb',
+        mariadbArgs(DATABASE, (await summaryStatements(table, await nowEpoch(conn))).join(';\n')),
+      ),
     () => measure(process.execPath, taskreconScanArgs(table, ['--json', '--limit', '1'])),
   );
   // taskrecon runs the three statements at once on its pool: also time them as three raw clients at once.
@@ -261,7 +250,9 @@ async function benchSummary(conn) {
   for (let i = 0; i < runs; i++) {
     const started = performance.now();
     const each = await Promise.all(
-      (await summaryStatements(table, await nowEpoch(conn))).map((s) => measure('mariadb', mariadbArgs(s))),
+      (await summaryStatements(table, await nowEpoch(conn))).map((s) =>
+        measure('mariadb', mariadbArgs(DATABASE, s)),
+      ),
     );
     parallel.push((performance.now() - started) / 1000);
     log(
