@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import type { ReportMetrics } from '../../src/core/report.js';
 import { runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
@@ -13,18 +14,7 @@ const CLIENT = { TZ: 'America/New_York' };
 let schema: TestSchema;
 let cwd: string;
 
-interface Metrics {
-  created: number | null;
-  succeeded: number | null;
-  failed: number | null;
-  failureRate: number | null;
-  latencyAvgSeconds: number | null;
-  latencyP95Seconds: number | null;
-  due: number | null;
-  stuck: number | null;
-  failedOpen: number | null;
-  oldestDueSeconds: number | null;
-}
+type Metrics = ReportMetrics;
 interface ReportJson {
   status: string;
   metrics: Metrics;

@@ -15,6 +15,7 @@ import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
 import { rowSerializer } from '../../src/render/task-rows.js';
 import { runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { TASK_FIELDS } from '../support/task-fields.js';
 
 // The fast NDJSON path (rows encoded from the wire, big keyset pages) must write what the plain
 // path (driver values, string serializer) writes: same rows, same order, same bytes.
@@ -138,18 +139,7 @@ describe('scan --format ndjson from the wire', () => {
       ['scan', '--limit', '0', '--stuck-after', '20m'],
       { cwd, env },
     );
-    const fields = [
-      'id',
-      'bizType',
-      'bizId',
-      'eventId',
-      'status',
-      'attempts',
-      'nextRetryAt',
-      'lastError',
-      'createdAt',
-      'updatedAt',
-    ];
+    const fields = TASK_FIELDS;
     const expected = ALL_LISTS.flatMap((list) =>
       (json[list] ?? []).map((t) => ({ list, ...Object.fromEntries(fields.map((f) => [f, t[f]])) })),
     );

@@ -3,6 +3,7 @@ import { mysqlDialect } from '../../src/db/dialect.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
 import { TaskSql } from '../../src/db/task-sql.js';
 import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
+import { TASK_FIELDS } from '../support/task-fields.js';
 import { CSV_HEADER, isoWriter, jsonId, rowSerializer } from '../../src/render/task-rows.js';
 
 const sql = new TaskSql(mysqlDialect, asyncTask, {
@@ -10,18 +11,7 @@ const sql = new TaskSql(mysqlDialect, asyncTask, {
   createdAt: 'datetime',
   updatedAt: 'datetime',
 });
-const FIELDS = [
-  'id',
-  'bizType',
-  'bizId',
-  'eventId',
-  'status',
-  'attempts',
-  'nextRetryAt',
-  'lastError',
-  'createdAt',
-  'updatedAt',
-] as const;
+const FIELDS = TASK_FIELDS;
 
 /** What a line must mean: the task object of the JSON output, cut to the NDJSON fields. */
 function expected(list: string, row: unknown[]): Record<string, unknown> {

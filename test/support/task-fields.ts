@@ -1,0 +1,13 @@
+/** The fields of the task object of the JSON contract (SPEC §3), in the order NDJSON and CSV write them. */
+export const TASK_FIELDS = [
+  'id',
+  'bizType',
+  'bizId',
+  'eventId',
+  'status',
+  'attempts',
+  'nextRetryAt',
+  'lastError',
+  'createdAt',
+  'updatedAt',
+] as const;
