@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { measure, median, rssMethod } from './measure.js';
 import { machineFacts, markdownTable, updateSection } from './results.js';
+import { mariadbArgs } from './generate.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RUN_JS = join(ROOT, 'bin', 'run.js');
@@ -145,46 +146,19 @@ const ANTI_JOIN = `SELECT COUNT(*) FROM async_task t LEFT JOIN user_coupon b ON 
   WHERE t.biz_type = 'coupon' AND t.status = 2 AND b.order_id IS NULL`;
 
 function baseline() {
-  return measure('mariadb', [
-    '-h',
-    '127.0.0.1',
-    '-u',
-    'root',
-    '--quick',
-    '-N',
-    '-B',
-    TASKS_DB,
-    '-e',
-    ANTI_JOIN,
-  ]);
+  return measure('mariadb', mariadbArgs(TASKS_DB, ANTI_JOIN));
 }
 
 /** The raw cost of one checksum scan per side, by the `mariadb` client, one after the other. */
 async function rawChecksums() {
-  const task = await measure('mariadb', [
-    '-h',
-    '127.0.0.1',
-    '-u',
-    'root',
-    '--quick',
-    '-N',
-    '-B',
-    TASKS_DB,
-    '-e',
-    "SELECT COUNT(*), SUM(CRC32(biz_id)) FROM async_task WHERE biz_type = 'coupon'",
-  ]);
-  const business = await measure('mariadb', [
-    '-h',
-    '127.0.0.1',
-    '-u',
-    'root',
-    '--quick',
-    '-N',
-    '-B',
-    MATCH_DB,
-    '-e',
-    'SELECT COUNT(*), SUM(CRC32(order_id)) FROM user_coupon',
-  ]);
+  const task = await measure(
+    'mariadb',
+    mariadbArgs(TASKS_DB, "SELECT COUNT(*), SUM(CRC32(biz_id)) FROM async_task WHERE biz_type = 'coupon'"),
+  );
+  const business = await measure(
+    'mariadb',
+    mariadbArgs(MATCH_DB, 'SELECT COUNT(*), SUM(CRC32(order_id)) FROM user_coupon'),
+  );
   return {
     seconds: task.seconds + business.seconds,
     peakRssMb: Math.max(task.peakRssMb, business.peakRssMb),
