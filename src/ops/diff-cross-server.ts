@@ -1,5 +1,6 @@
 import { classifyTask, isOrphan, type Finding } from '../core/diff.js';
 import {
+  BINARY_KEYS,
   childWidth,
   emptyDigest,
   HASH_SUM_MODULUS,
@@ -12,11 +13,15 @@ import {
 import {
   businessDigests,
   businessRows,
+  notDoneCount,
+  notDoneHashes,
   nullKeyTasks,
   taskDigests,
   taskRows,
   WHOLE,
+  windowCount,
   type DigestRow,
+  type HashKind,
   type LevelQuery,
 } from '../db/sql/diff-checksum.js';
 import { nullKeyBusinessRows } from '../db/sql/diff.js';
@@ -40,75 +45,129 @@ export const LEAF_ROWS = 64;
 /**
  * Children per split at most (one GROUP BY of this many groups per level): large enough that 2M
  * rows reach leaf-sized segments in one split, so a run with a few differences costs the
- * whole-table digest, one grouped digest and one row-level read per side.
+ * whole-table digests, one grouped digest and one row-level read per side.
  */
 export const MAX_FANOUT = 65_536;
 /** Rows per row-level batch on each side (bounds the memory of a run). */
-export const ROW_BATCH = 30_000;
+export const ROW_BATCH = 64_000;
+/**
+ * Mismatching segments holding this many rows in all are read row by row rather than split again:
+ * a further level costs a scan of each side, as a row-level batch does.
+ */
+export const ROW_LEVEL_ROWS = 2 * ROW_BATCH;
+/**
+ * Up to this many tasks not done are listed by their hashes (4 bytes each), so digests read only
+ * the key index; beyond it the digests read each task's status instead.
+ */
+export const NOT_DONE_LISTED = 1_000_000;
 
-type Digests = Map<number, SegmentDigest & { inWindow: number }>;
+type Digests = Map<number, SegmentDigest>;
 
 /** One side's digests at a level: MariaDB/MySQL computes them, SQLite streams and the client does. */
 interface Side {
-  digests(level: LevelQuery): Promise<Digests>;
+  /** Digests of a level; `notDone` counts the tasks not done in each segment (0 on the business side). */
+  digests(level: LevelQuery, kind: HashKind): Promise<Digests>;
   rows(width: number, ids: readonly number[]): Promise<Iterable<unknown> | AsyncIterable<unknown>>;
 }
 
 function digestMap(rows: DigestRow[]): Digests {
   const map: Digests = new Map();
   for (const r of rows)
-    map.set(Number(r.g), {
-      rows: Number(r.n),
-      hashSum: Number(r.s),
-      notDone: Number(r.nd),
-      inWindow: Number(r.w),
-    });
+    map.set(Number(r.g), { rows: Number(r.n), hashSum: Number(r.s), notDone: Number(r.nd) });
   return map;
 }
 
-/** Aggregates digests in the client from a stream of [hash-input key, role, inWindow] rows. */
+/** The segment of `level` a hash falls in, or undefined when its parent is not asked for. */
+function segmentOf(h: number, level: LevelQuery, parents: Set<number> | undefined): number | undefined {
+  if (parents && !parents.has(Math.floor(h / (level.parentWidth as number)))) return undefined;
+  return Math.floor(h / level.width);
+}
+
+/** Aggregates digests in the client from a stream of rows with a key `k` (and a role `r` on the task side). */
 async function clientDigests(
   stream: AsyncIterable<unknown>,
-  keyOf: (row: Record<string, unknown>) => unknown,
   semantics: KeySemantics,
   level: LevelQuery,
   isTask: boolean,
 ): Promise<Digests> {
   const map: Digests = new Map();
-  const parents = level.parents ? new Set(level.parents) : undefined;
+  const parents = level.parents && (level.parentWidth ?? WHOLE) < WHOLE ? new Set(level.parents) : undefined;
   for await (const raw of stream) {
     const row = raw as Record<string, unknown>;
-    const nk = normalizeKey(keyOf(row), semantics);
+    const nk = normalizeKey(row.k, semantics);
     if (nk === null) continue;
     const h = keyHash(nk);
-    if (parents && !parents.has(Math.floor(h / (level.parentWidth as number)))) continue;
-    const g = Math.floor(h / level.width);
-    const d = map.get(g) ?? { ...emptyDigest(), inWindow: 0 };
+    const g = segmentOf(h, level, parents);
+    if (g === undefined) continue;
+    const d = map.get(g) ?? emptyDigest();
     d.rows++;
     d.hashSum = (d.hashSum + h) % HASH_SUM_MODULUS;
-    if (isTask) {
-      if (Number(row.r) !== 1) d.notDone++;
-      d.inWindow += Number(row.w);
-    }
+    if (isTask && Number(row.r) !== 1) d.notDone++;
     map.set(g, d);
   }
   return map;
 }
 
+/** The key semantics of a hash kind: `exact` hashes keys as stored. */
+function semanticsOf(p: PreparedRule, kind: HashKind): KeySemantics {
+  return kind === 'exact' ? BINARY_KEYS : p.crossSemantics;
+}
+
+/**
+ * The MariaDB/MySQL task side. Digests read the (biz type, key) index only; the tasks not done
+ * are counted apart (whole table) or listed by hash once and placed in their segments here —
+ * unless there are more than NOT_DONE_LISTED of them, when each digest reads the statuses.
+ */
+function mysqlTaskSide(p: PreparedRule, q: Queryable): Side {
+  const t = p.crossTask;
+  let notDone: Promise<number> | undefined;
+  let listed: Promise<Uint32Array | undefined> | undefined;
+  const count = () => (notDone ??= notDoneCount(q, t));
+  const list = () =>
+    (listed ??= count().then(async (n) => {
+      if (n > NOT_DONE_LISTED) return undefined;
+      const hashes = new Uint32Array(n);
+      let i = 0;
+      for await (const row of notDoneHashes(p.source.db, t, p.crossSemantics))
+        if (i < n) hashes[i++] = Number((row as { h: unknown }).h);
+      return hashes.subarray(0, i);
+    }));
+  return {
+    digests: async (level, kind) => {
+      const semantics = semanticsOf(p, kind);
+      if (kind === 'exact' || level.width >= WHOLE) {
+        const map = digestMap(
+          await taskDigests(q, t, semantics, { width: WHOLE }, { kind, withRole: false }),
+        );
+        const n = await count();
+        const whole = map.get(0);
+        if (whole) whole.notDone = n;
+        return map;
+      }
+      const hashes = await list();
+      if (!hashes) return digestMap(await taskDigests(q, t, semantics, level, { kind, withRole: true }));
+      const map = digestMap(await taskDigests(q, t, semantics, level, { kind, withRole: false }));
+      const parents =
+        level.parents && (level.parentWidth ?? WHOLE) < WHOLE ? new Set(level.parents) : undefined;
+      for (const h of hashes) {
+        const g = segmentOf(h, level, parents);
+        const d = g === undefined ? undefined : map.get(g);
+        if (d) d.notDone++;
+      }
+      return map;
+    },
+    rows: (width, ids) => taskRows(p.source.db, t, p.crossSemantics, { width, ids }),
+  };
+}
+
 function taskSide(p: PreparedRule, q: Queryable): Side {
   const db = p.source.db;
-  if (db.dialect.name === 'mysql') {
-    return {
-      digests: async (level) => digestMap(await taskDigests(q, p.crossTask, p.crossSemantics, level)),
-      rows: (width, ids) => taskRows(db, p.crossTask, p.crossSemantics, { width, ids }),
-    };
-  }
+  if (db.dialect.name === 'mysql') return mysqlTaskSide(p, q);
   return {
-    digests: async (level) =>
+    digests: async (level, kind) =>
       clientDigests(
         (await taskRows(db, p.crossTask, p.crossSemantics)) as AsyncIterable<unknown>,
-        (r) => r.k,
-        p.crossSemantics,
+        semanticsOf(p, kind),
         level,
         true,
       ),
@@ -120,16 +179,16 @@ function businessSide(p: PreparedRule, q: Queryable): Side {
   const db = p.businessDb;
   if (db.dialect.name === 'mysql') {
     return {
-      digests: async (level) => digestMap(await businessDigests(q, p.business, p.crossSemantics, level)),
+      digests: async (level, kind) =>
+        digestMap(await businessDigests(q, p.business, semanticsOf(p, kind), level, kind)),
       rows: (width, ids) => businessRows(db, q, p.business, p.crossSemantics, { width, ids }),
     };
   }
   return {
-    digests: async (level) =>
+    digests: async (level, kind) =>
       clientDigests(
         (await businessRows(db, q, p.business, p.crossSemantics)) as AsyncIterable<unknown>,
-        (r) => r.k,
-        p.crossSemantics,
+        semanticsOf(p, kind),
         level,
         false,
       ),
@@ -139,8 +198,8 @@ function businessSide(p: PreparedRule, q: Queryable): Side {
 
 export interface CrossStats {
   tasksChecked: number;
-  /** Segments compared at each level, and how many mismatched. */
-  levels: Array<{ width: number; segments: number; mismatched: number }>;
+  /** Segments compared at each level, and how many mismatched; the first level compares keys as stored. */
+  levels: Array<{ width: number; segments: number; mismatched: number; hash: HashKind }>;
   rowsCompared: number;
 }
 
@@ -148,6 +207,23 @@ export async function runCrossServer(p: PreparedRule, options: WalkOptions): Pro
   return withReadOnly(p.source.db, (tq) =>
     withReadOnly(p.businessDb, (bq) => crossDiff(p, taskSide(p, tq), businessSide(p, bq), tq, bq, options)),
   );
+}
+
+interface Mismatch {
+  id: number;
+  rows: number;
+}
+
+/** Compares one level's digests of both sides: the segments that need a closer look. */
+function mismatches(t: Digests, b: Digests): { segments: number; mismatched: Mismatch[] } {
+  const ids = new Set([...t.keys(), ...b.keys()]);
+  const mismatched: Mismatch[] = [];
+  for (const id of ids) {
+    const td = t.get(id) ?? emptyDigest();
+    const bd = b.get(id) ?? emptyDigest();
+    if (!segmentConsistent(td, bd)) mismatched.push({ id, rows: Math.max(td.rows, bd.rows) });
+  }
+  return { segments: ids.size, mismatched };
 }
 
 async function crossDiff(
@@ -159,34 +235,47 @@ async function crossDiff(
   options: WalkOptions,
 ): Promise<CrossStats> {
   const stats: CrossStats = { tasksChecked: 0, levels: [], rowsCompared: 0 };
-  let level: LevelQuery = { width: WHOLE };
-  let mismatched: Array<{ id: number; rows: number }> = [];
-  for (;;) {
-    options.progress(
-      `checksums: level ${stats.levels.length} (${level.parents ? `${level.parents.length} segments split` : 'whole table'})`,
-    );
-    const [t, b] = await Promise.all([tasks.digests(level), business.digests(level)]);
-    if (stats.levels.length === 0)
-      stats.tasksChecked = [...t.values()].reduce((sum, d) => sum + d.inWindow, 0);
-    const ids = new Set([...t.keys(), ...b.keys()]);
-    mismatched = [];
-    for (const id of ids) {
-      const td = t.get(id) ?? { ...emptyDigest(), inWindow: 0 };
-      const bd = b.get(id) ?? { ...emptyDigest(), inWindow: 0 };
-      if (!segmentConsistent(td, bd)) mismatched.push({ id, rows: Math.max(td.rows, bd.rows) });
-    }
-    stats.levels.push({ width: level.width, segments: ids.size, mismatched: mismatched.length });
-    const largest = Math.max(0, ...mismatched.map((m) => m.rows));
-    if (mismatched.length === 0 || largest <= LEAF_ROWS || level.width <= 1) break;
-    const width = childWidth(level.width, largest, LEAF_ROWS, MAX_FANOUT);
-    level = { width, parentWidth: level.width, parents: mismatched.map((m) => m.id) };
+  const windowed = p.crossTask.window.sql !== '1=1';
+  // The window's tasks are counted apart (the digests read no time column); it runs alongside.
+  const counted = windowed ? windowCount(tq, p.crossTask) : undefined;
+  counted?.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  options.progress('checksums: whole table, keys as stored');
+  const whole = { width: WHOLE };
+  const [te, be] = await Promise.all([tasks.digests(whole, 'exact'), business.digests(whole, 'exact')]);
+  const first = mismatches(te, be);
+  stats.levels.push({
+    width: WHOLE,
+    segments: first.segments,
+    mismatched: first.mismatched.length,
+    hash: 'exact',
+  });
+  stats.tasksChecked = counted ? await counted : (te.get(0)?.rows ?? 0);
+  let width = WHOLE;
+  let mismatched = first.mismatched;
+  while (mismatched.length > 0 && width > 1) {
+    // A few rows left are read rather than split again.
+    if (mismatched.reduce((sum, m) => sum + m.rows, 0) <= ROW_LEVEL_ROWS) break;
+    const largest = mismatched.reduce((max, m) => Math.max(max, m.rows), 0);
+    const next = childWidth(width, largest, LEAF_ROWS, MAX_FANOUT);
+    const level = { width: next, parentWidth: width, parents: mismatched.map((m) => m.id) };
+    options.progress(`checksums: level ${stats.levels.length} (${mismatched.length} segments split)`);
+    const [t, b] = await Promise.all([tasks.digests(level, 'normal'), business.digests(level, 'normal')]);
+    const found = mismatches(t, b);
+    stats.levels.push({
+      width: next,
+      segments: found.segments,
+      mismatched: found.mismatched.length,
+      hash: 'normal',
+    });
+    width = next;
+    mismatched = found.mismatched;
   }
   // Row level: batches of mismatching segments, each read once per side.
   let batch: number[] = [];
   let batchRows = 0;
   const flush = async () => {
     if (batch.length === 0) return;
-    stats.rowsCompared += await compareRows(p, tasks, business, level.width, batch, options);
+    stats.rowsCompared += await compareRows(p, tasks, business, width, batch, options);
     options.progress(`rows: ${stats.rowsCompared.toLocaleString('en-US')} compared`);
     batch = [];
     batchRows = 0;
@@ -202,6 +291,7 @@ async function crossDiff(
 }
 
 interface KeyGroup {
+  /** The key as the side that met it first spelled it (an orphan's is the business row's). */
   rawKey: unknown;
   rows: number;
   tasks: Array<{ id: unknown; e: unknown; s: unknown; r: unknown; w: unknown; k: unknown }>;
@@ -225,22 +315,26 @@ async function compareRows(
   };
   const inBatch = (nk: string) => wanted.has(Math.floor(keyHash(nk) / width));
   let compared = 0;
-  for await (const raw of await tasks.rows(width, ids)) {
-    const r = raw as KeyGroup['tasks'][number];
-    const nk = normalizeKey(r.k, p.crossSemantics);
-    if (nk === null || !inBatch(nk)) continue;
-    group(nk, r.k).tasks.push(r);
-    compared++;
-  }
-  for await (const raw of await business.rows(width, ids)) {
-    const r = raw as { k: unknown };
-    const nk = normalizeKey(r.k, p.crossSemantics);
-    if (nk === null || !inBatch(nk)) continue;
-    const g = group(nk, r.k);
-    if (g.tasks.length === 0 && g.rows === 0) g.rawKey = r.k;
-    g.rows++;
-    compared++;
-  }
+  // Both sides are read at once; a group is classified only when both are done.
+  const readTasks = async () => {
+    for await (const raw of await tasks.rows(width, ids)) {
+      const r = raw as KeyGroup['tasks'][number];
+      const nk = normalizeKey(r.k, p.crossSemantics);
+      if (nk === null || !inBatch(nk)) continue;
+      group(nk, r.k).tasks.push(r);
+      compared++;
+    }
+  };
+  const readBusiness = async () => {
+    for await (const raw of await business.rows(width, ids)) {
+      const r = raw as { k: unknown };
+      const nk = normalizeKey(r.k, p.crossSemantics);
+      if (nk === null || !inBatch(nk)) continue;
+      group(nk, r.k).rows++;
+      compared++;
+    }
+  };
+  await Promise.all([readTasks(), readBusiness()]);
   const expect = p.rule.business.expect;
   for (const g of groups.values()) {
     if (isOrphan(g.tasks.length, g.rows)) {

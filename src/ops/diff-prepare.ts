@@ -55,6 +55,13 @@ function roleCase(source: BoundSource, rule: DiffRule): Fragment {
   };
 }
 
+/** True for a status the rule does not call done: NULL and unmapped values too (role 0 or 2). */
+function notDonePredicate(source: BoundSource, rule: DiffRule): Fragment {
+  const done = source.sql.statusIn(statusesOfRole('done', rule.taskStatus));
+  const raw = source.sql.rawStatusExpr();
+  return { sql: `NOT (${done.sql}) OR ${raw} IS NULL`, params: done.params };
+}
+
 export async function prepareRule(
   rule: DiffRule,
   source: BoundSource,
@@ -162,6 +169,7 @@ export async function prepareRule(
     key: keyExpr,
     keyIsInt: taskKeyIsInt,
     inWindow: { sql: `CASE WHEN ${window.sql} THEN 1 ELSE 0 END`, params: window.params },
+    notDone: notDonePredicate(source, rule),
   };
   const business = {
     dialect: businessDb.dialect,

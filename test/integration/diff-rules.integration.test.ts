@@ -239,4 +239,27 @@ describe('diff finds exactly the seeded sets', () => {
     expect(code).toBe(0);
     expect(json.rules.map((r) => r.tasksChecked)).toEqual([3, 3]);
   });
+
+  it('across servers, still finds what only the statuses tell when the keys agree byte for byte', async () => {
+    // Every key has exactly one row on each side, so the digests of the keys as stored agree:
+    // only the tasks' statuses make s-failed and s-pending unsettled.
+    await otherDb.sql.query(`CREATE TABLE settle_coupon LIKE user_coupon`);
+    await otherDb.sql.query(
+      `INSERT INTO settle_coupon (order_id) VALUES ('s-done'), ('s-failed'), ('s-pending'), ('s-flight')`,
+    );
+    await tasksDb.sql.query(
+      `INSERT INTO async_task (biz_type, biz_id, event_id, status) VALUES
+       ('settle', 's-done', 's-1', 2), ('settle', 's-failed', 's-2', 3), ('settle', 's-pending', 's-3', 0), ('settle', 's-flight', 's-4', 1)`,
+    );
+    const file = config(
+      'settle',
+      `db: ${tasksDb.dsn}\nrules:\n  - { name: settle, bizType: settle, business: { table: settle_coupon, key: order_id, db: "${otherDb.dsn}" } }\n`,
+    );
+    const { code, json } = await runJson<DiffJson>(['diff', '--config', file, '--samples', '10']);
+    expect(json.rules[0]?.samples.map((s) => `${s.kind}:${s.key}`).sort()).toEqual([
+      'unsettled:s-failed',
+      'unsettled:s-pending',
+    ]);
+    expect(code).toBe(1);
+  });
 });

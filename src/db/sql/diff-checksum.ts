@@ -30,6 +30,10 @@ export interface CrossTaskSide {
   role: Fragment;
   /** 1 when the task is inside the --since/--until window. */
   inWindow: Fragment;
+  /** The --since/--until window as a predicate ('1=1' without one). */
+  window: Fragment;
+  /** True for a task whose status is not one the rule calls done (NULL and unmapped values included). */
+  notDone: Fragment;
 }
 
 export interface CrossBusinessSide {
@@ -57,6 +61,24 @@ export function hashSql(dialect: Dialect, key: string, isInt: boolean, semantics
   return `CRC32(CONVERT(${normalizedKeySql(dialect, key, isInt, semantics)} USING utf8mb4))`;
 }
 
+/**
+ * Which hash a digest is made of. `exact`: CRC32 of the key as stored (the column's bytes, an
+ * integer's decimal text) — byte-identical key multisets are identical in every normal form too,
+ * so when these digests agree the (dearer) normal form is never computed. `normal`: CRC32 of the
+ * normal form, which decides whenever the exact digests differ.
+ */
+export type HashKind = 'exact' | 'normal';
+
+function keyHashSql(
+  dialect: Dialect,
+  key: string,
+  isInt: boolean,
+  semantics: KeySemantics,
+  kind: HashKind,
+): string {
+  return kind === 'exact' ? `CRC32(${key})` : hashSql(dialect, key, isInt, semantics);
+}
+
 /** The hash of a key in SQL, or 0 on SQLite (no CRC32(): the client hashes). */
 function hashOrZero(dialect: Dialect, key: string, isInt: boolean, semantics: KeySemantics): string {
   return dialect.name === 'mysql' ? hashSql(dialect, key, isInt, semantics) : '0';
@@ -71,8 +93,29 @@ function taskRowsSql(t: CrossTaskSide, semantics: KeySemantics): Fragment {
   };
 }
 
+/**
+ * The task side's key hashes, with the role only when asked: without it the statement reads
+ * (biz type, key) index entries and no table row.
+ */
+function taskHashesSql(
+  t: CrossTaskSide,
+  semantics: KeySemantics,
+  kind: HashKind,
+  withRole: boolean,
+): Fragment {
+  const hash = keyHashSql(t.dialect, t.key, t.keyIsInt, semantics, kind);
+  return {
+    sql: `SELECT ${hash} AS h${withRole ? `, ${t.role.sql} AS r` : ''} FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL`,
+    params: [...(withRole ? t.role.params : []), t.bizTypeValue],
+  };
+}
+
+function businessWhere(b: CrossBusinessSide): string {
+  return `${b.key} IS NOT NULL${b.where ? ` AND (${b.where})` : ''}`;
+}
+
 function businessRowsSql(b: CrossBusinessSide, semantics: KeySemantics): string {
-  return `SELECT ${hashOrZero(b.dialect, b.key, b.keyIsInt, semantics)} AS h, ${b.key} AS k FROM ${b.table} WHERE ${b.key} IS NOT NULL${b.where ? ` AND (${b.where})` : ''}`;
+  return `SELECT ${hashOrZero(b.dialect, b.key, b.keyIsInt, semantics)} AS h, ${b.key} AS k FROM ${b.table} WHERE ${businessWhere(b)}`;
 }
 
 /** Which segments a level asks for: width `width`, restricted to the children of `parents` at `parentWidth`. */
@@ -87,54 +130,94 @@ export interface DigestRow {
   n: unknown;
   s: unknown;
   nd: unknown;
-  w: unknown;
 }
 
-function levelSql(inner: Fragment, level: LevelQuery, withTasks: boolean): Fragment {
-  const filter = level.parents
-    ? {
-        sql: ` WHERE FLOOR(h / ?) IN (${level.parents.map(() => '?').join(', ')})`,
-        params: [level.parentWidth, ...level.parents],
-      }
-    : { sql: '', params: [] };
-  const whole = level.width >= WHOLE && !level.parents;
-  const extra = withTasks
-    ? `, SUM(CASE WHEN r <> 1 THEN 1 ELSE 0 END) AS nd, SUM(w) AS w`
-    : ', 0 AS nd, 0 AS w';
+function levelSql(inner: Fragment, level: LevelQuery, withRole: boolean): Fragment {
+  const filter =
+    level.parents && (level.parentWidth ?? WHOLE) < WHOLE
+      ? {
+          sql: ` WHERE FLOOR(h / ?) IN (${level.parents.map(() => '?').join(', ')})`,
+          params: [level.parentWidth, ...level.parents],
+        }
+      : { sql: '', params: [] };
+  const whole = level.width >= WHOLE;
+  const nd = withRole ? 'SUM(CASE WHEN r <> 1 THEN 1 ELSE 0 END)' : '0';
   const seg = whole ? '0' : 'FLOOR(h / ?)';
   return {
-    sql: `SELECT ${seg} AS g, COUNT(*) AS n, MOD(SUM(h), ${SUM_MOD}) AS s${extra} FROM (${inner.sql}) x${filter.sql}${whole ? '' : ' GROUP BY g'}`,
+    sql: `SELECT ${seg} AS g, COUNT(*) AS n, MOD(SUM(h), ${SUM_MOD}) AS s, ${nd} AS nd FROM (${inner.sql}) x${filter.sql}${whole ? '' : ' GROUP BY g'}`,
     params: [...(whole ? [] : [level.width]), ...inner.params, ...filter.params],
   };
 }
 
 /**
  * Digests of the task side's segments at one level (MariaDB/MySQL).
- * In: task side, key semantics, level. Out: one row per non-empty segment (segment, rows, hash
- * sum mod 2^48, tasks not done, tasks in the window). Reads the rule's tasks once.
+ * In: task side, key semantics, level, hash kind, whether to count the tasks not done in SQL
+ * (which reads every task row; without it only the (biz type, key) index, and `nd` is 0).
+ * Out: one row per non-empty segment (segment, rows, hash sum mod 2^48, tasks not done).
  */
 export async function taskDigests(
   q: Queryable,
   t: CrossTaskSide,
   semantics: KeySemantics,
   level: LevelQuery,
+  options: { kind: HashKind; withRole: boolean },
 ): Promise<DigestRow[]> {
-  const s = levelSql(taskRowsSql(t, semantics), level, true);
+  const s = levelSql(taskHashesSql(t, semantics, options.kind, options.withRole), level, options.withRole);
   return q.query<DigestRow>(s.sql, s.params);
 }
 
 /**
  * Digests of the business side's segments at one level (MariaDB/MySQL).
- * In: business side, key semantics, level. Out: as taskDigests (nd, w = 0). Reads the business table once.
+ * In: business side, key semantics, level, hash kind. Out: as taskDigests (nd = 0). Reads the
+ * business key (its index when the rule has no `where`) once.
  */
 export async function businessDigests(
   q: Queryable,
   b: CrossBusinessSide,
   semantics: KeySemantics,
   level: LevelQuery,
+  kind: HashKind,
 ): Promise<DigestRow[]> {
-  const s = levelSql({ sql: businessRowsSql(b, semantics), params: [] }, level, false);
+  const hash = keyHashSql(b.dialect, b.key, b.keyIsInt, semantics, kind);
+  const inner = { sql: `SELECT ${hash} AS h FROM ${b.table} WHERE ${businessWhere(b)}`, params: [] };
+  const s = levelSql(inner, level, false);
   return q.query<DigestRow>(s.sql, s.params);
+}
+
+/**
+ * How many of the rule's tasks with a key are not done (any of them may be a finding).
+ * In: task side. Out: a count. Reads the status index where there is one.
+ */
+export async function notDoneCount(q: Queryable, t: CrossTaskSide): Promise<number> {
+  const rows = await q.query<{ n: unknown }>(
+    `SELECT COUNT(*) AS n FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL AND (${t.notDone.sql})`,
+    [t.bizTypeValue, ...t.notDone.params],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * The normal-form hashes of the rule's tasks that are not done (MariaDB/MySQL), so digests can
+ * be read from the key index alone and the segments holding such a task marked in the client.
+ * In: task side, semantics. Out: rows `{h}`, streamed. Reads the status index where there is one.
+ */
+export function notDoneHashes(db: Db, t: CrossTaskSide, semantics: KeySemantics): AsyncIterable<unknown> {
+  return db.stream(
+    `SELECT ${hashSql(t.dialect, t.key, t.keyIsInt, semantics)} AS h FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL AND (${t.notDone.sql})`,
+    [t.bizTypeValue, ...t.notDone.params],
+  );
+}
+
+/**
+ * How many of the rule's tasks with a key are in the --since/--until window (tasksChecked).
+ * In: task side. Out: a count.
+ */
+export async function windowCount(q: Queryable, t: CrossTaskSide): Promise<number> {
+  const rows = await q.query<{ n: unknown }>(
+    `SELECT COUNT(*) AS n FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL AND (${t.window.sql})`,
+    [t.bizTypeValue, ...t.window.params],
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 export interface CrossTaskRow {
