@@ -76,8 +76,10 @@ export default class Diff extends BaseCommand<typeof Diff> {
           ? async (finding) => {
               streamed += format === 'ndjson' ? findingNdjson(finding) : findingCsv(finding);
               if (streamed.length > 65_536) {
-                await writeOut(streamed);
+                // Emptied before the await: findings of another walk may arrive while stdout drains.
+                const text = streamed;
                 streamed = '';
+                await writeOut(text);
               }
             }
           : undefined,

@@ -45,14 +45,18 @@ function ruleError(rule: DiffRule, message: string, hint: string): TaskreconErro
   return configError(`rule '${rule.name}': ${message}`, hint);
 }
 
-/** The role CASE of a task's status: 1 done, 2 open (failed/pending), 0 other. */
-function roleCase(source: BoundSource, rule: DiffRule): Fragment {
+/**
+ * How a task's status takes part in the rule, as SQL: the done and open (failed/pending)
+ * predicates, and the role CASE built from them (1 done, 2 open, 0 other).
+ */
+function rolePredicates(source: BoundSource, rule: DiffRule): Pick<TaskSide, 'role' | 'done' | 'open'> {
   const done = source.sql.statusIn(statusesOfRole('done', rule.taskStatus));
   const open = source.sql.statusIn(statusesOfRole('open', rule.taskStatus));
-  return {
+  const role: Fragment = {
     sql: `CASE WHEN ${done.sql} THEN 1 WHEN ${open.sql} THEN 2 ELSE 0 END`,
     params: [...done.params, ...open.params],
   };
+  return { role, done, open };
 }
 
 /** True for a status the rule does not call done: NULL and unmapped values too (role 0 or 2). */
@@ -161,7 +165,7 @@ export async function prepareRule(
     bizType: bizTypeExpr,
     bizTypeValue: rule.bizType,
     rawStatus: sql.rawStatusExpr(),
-    role: roleCase(source, rule),
+    ...rolePredicates(source, rule),
     window,
   };
   const crossTask: CrossTaskSide = {

@@ -1,88 +1,184 @@
-import {
-  classifyTask,
-  FIRST_CHUNK_SPAN,
-  needsSiblings,
-  nextChunkSpan,
-  type Finding,
-  type TaskRole,
-} from '../core/diff.js';
+import { classifyTask, FIRST_CHUNK_SPAN, nextChunkSpan, type Finding, type TaskRole } from '../core/diff.js';
 import { normalizeKey } from '../core/diff-keys.js';
 import {
   businessKeyBound,
-  chunkSuspects,
   countChunkTasks,
+  duplicateCandidates,
+  duplicateKeys,
   keySiblings,
+  missingChunk,
   nextTaskId,
   nullKeyBusinessRows,
   orphanChunk,
   ROLE_DONE,
   ROLE_OPEN,
   taskIdRange,
-  type SuspectRow,
+  unsettledCandidates,
+  type CandidateRow,
+  type IdRange,
+  type MissingRow,
 } from '../db/sql/diff.js';
 import { withReadOnly } from '../db/sql/diff-readonly.js';
 import { toId, toText } from '../db/task-sql.js';
-import type { Queryable } from '../db/types.js';
+import type { Db, Queryable } from '../db/types.js';
 import type { PreparedRule } from './diff-prepare.js';
 
 /**
- * The same-server diff: the database joins. The task walk reads the task table by primary-key
- * ranges sized toward `chunkTimeMs` and the orphan walk reads the business table in key order,
- * concurrently on two connections, each in its own read-only transaction; memory holds one
- * chunk's suspects at a time.
+ * The same-server diff: the database joins. Two walks, each cut into chunks sized toward
+ * `chunkTimeMs`:
+ * - the task walk reads the task table by primary-key ranges: done tasks without a business row
+ *   (missing), open tasks with one (unsettled candidates);
+ * - the business walk reads the business table in key order: keys without a task (orphans), and
+ *   keys with several rows, whose tasks are then looked up (duplicates).
+ * A small pool of workers (`parallel` connections, each in its own read-only transaction) shares
+ * both walks: a worker takes the next chunk of its walk and, once that walk is exhausted, helps
+ * with the other. Memory holds one chunk's findings per worker at a time.
  */
 export interface WalkOptions {
   chunkTimeMs: number;
   emit: (finding: Finding) => void | Promise<void>;
   progress: (text: string) => void;
+  /** Connections the same-server walks share (default 2; SQLite always uses its one connection). */
+  parallel?: number;
 }
+
+export const DEFAULT_PARALLEL = 2;
+
+/** Keys per lookup of the tasks sharing them (bound parameters of one IN list). */
+const KEYS_PER_LOOKUP = 500;
 
 export function roleOfCode(code: unknown): TaskRole {
   const n = Number(code);
   return n === ROLE_DONE ? 'done' : n === ROLE_OPEN ? 'open' : 'other';
 }
 
+/** One chunk's statements, run on the connection of the worker that took it. */
+type Chunk = (q: Queryable) => Promise<void>;
+
+/** A walk hands out its chunks one at a time (undefined once exhausted), never the same one twice. */
+interface Walk {
+  next: (q: Queryable) => Promise<Chunk | undefined>;
+}
+
 export async function runSameServer(
   p: PreparedRule,
   options: WalkOptions,
 ): Promise<{ tasksChecked: number }> {
-  const state = { tasksDone: 0, taskProgress: '', orphanProgress: '' };
-  const show = () => options.progress([state.taskProgress, state.orphanProgress].filter(Boolean).join(' · '));
-  const [tasksChecked] = await Promise.all([
-    withReadOnly(p.source.db, (q) =>
-      walkTasks(q, p, options, (text) => {
-        state.taskProgress = text;
-        show();
-      }),
-    ),
-    p.rule.business.orphans
-      ? withReadOnly(p.businessDb, (q) =>
-          walkOrphans(q, p, options, (text) => {
-            state.orphanProgress = text;
-            show();
-          }),
-        )
-      : undefined,
+  const line = progressLine(options.progress);
+  const tasks = await taskWalk(p, options, line('tasks'));
+  const business = businessWalk(p, options, line('business'));
+  await runWorkers(workerDbs(p, options.parallel ?? DEFAULT_PARALLEL), [
+    tasks.walk,
+    ...(business ? [business] : []),
   ]);
-  return { tasksChecked };
+  return { tasksChecked: await tasks.tasksChecked() };
 }
 
-async function walkTasks(
-  q: Queryable,
+/** One progress line from both walks' latest texts. */
+function progressLine(
+  progress: (text: string) => void,
+): (part: 'tasks' | 'business') => (text: string) => void {
+  const texts = { tasks: '', business: '' };
+  return (part) => (text) => {
+    texts[part] = text;
+    progress([texts.tasks, texts.business].filter(Boolean).join(' · '));
+  };
+}
+
+/**
+ * The pools the workers take their connections from: alternately the task source's and the
+ * business table's (the same server, often the same pool). SQLite has one connection: one worker.
+ */
+function workerDbs(p: PreparedRule, parallel: number): Db[] {
+  if (p.source.db.dialect.name !== 'mysql') return [p.source.db];
+  return Array.from({ length: Math.max(1, Math.trunc(parallel)) }, (_, i) =>
+    i % 2 === 0 ? p.source.db : p.businessDb,
+  );
+}
+
+/**
+ * Runs the walks to their end on one worker per pool entry, each in its own read-only
+ * transaction; worker i starts on walk i (mod the number of walks) and then helps with the
+ * others. After a failure no worker takes another chunk; the first error is rethrown once every
+ * worker has stopped.
+ */
+async function runWorkers(dbs: Db[], walks: Walk[]): Promise<void> {
+  const state = { failed: false };
+  const results = await Promise.allSettled(
+    dbs.map((db, i) => {
+      const start = i % walks.length;
+      const order = [...walks.slice(start), ...walks.slice(0, start)];
+      return withReadOnly(db, (q) => work(q, order, state));
+    }),
+  );
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
+}
+
+async function work(q: Queryable, walks: Walk[], state: { failed: boolean }): Promise<void> {
+  try {
+    for (const walk of walks) {
+      for (;;) {
+        if (state.failed) return;
+        const chunk = await walk.next(q);
+        if (!chunk) break;
+        await chunk(q);
+      }
+    }
+  } catch (error) {
+    state.failed = true;
+    throw error;
+  }
+}
+
+/** Serializes calls of `fn`: a call starts once the previous one has settled (a promise lock). */
+function serialized<A extends unknown[], T>(fn: (...args: A) => Promise<T>): (...args: A) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (...args) => {
+    const result = tail.then(() => fn(...args));
+    tail = result.catch(() => undefined);
+    return result;
+  };
+}
+
+/** A walk of one chunk. */
+function single(chunk: Chunk): Walk {
+  let taken = false;
+  return {
+    next: async () => {
+      if (taken) return undefined;
+      taken = true;
+      return chunk;
+    },
+  };
+}
+
+interface TaskWalk {
+  walk: Walk;
+  /** The rule's tasks in the window, once the walk is done. */
+  tasksChecked: () => Promise<number>;
+}
+
+/**
+ * The task walk: primary-key ranges from the smallest id to the largest one at the start (rows
+ * inserted during the run are not looked at), a chunk never starting inside a gap.
+ */
+async function taskWalk(
   p: PreparedRule,
   options: WalkOptions,
   progress: (text: string) => void,
-): Promise<number> {
-  const idColumn = p.source.columns.find((c) => p.task.id === p.source.db.dialect.quoteId(c.name));
-  const chunkable = !idColumn || /int/.test(idColumn.dataType);
-  if (!chunkable) {
-    // Ids that are not integers cannot be ranged by arithmetic: one pass (still only suspects come back).
-    const suspects = await chunkSuspects(q, p.task, p.business, undefined, p.rule.business.expect);
-    await classifySuspects(q, p, suspects, options);
-    return countChunkTasks(q, p.task, undefined);
+): Promise<TaskWalk> {
+  if (!chunkableIds(p)) {
+    // Ids that are not integers cannot be ranged by arithmetic: one pass (still only findings come back).
+    let checked = 0;
+    const walk = single(async (q) => {
+      await taskChunk(q, p, undefined, options);
+      checked = await countChunkTasks(q, p.task, undefined);
+    });
+    return { walk, tasksChecked: async () => checked };
   }
-  const range = await taskIdRange(q, p.task);
-  if (!range) return 0;
+  const range = await withReadOnly(p.source.db, (q) => taskIdRange(q, p.task));
+  if (!range) return { walk: { next: async () => undefined }, tasksChecked: async () => 0 };
   const [min, max] = range;
   // Without a time window the rule's tasks are counted once from the (biz type, key) index; with
   // one, each chunk counts its own (the window's column is in the rows just read).
@@ -90,108 +186,181 @@ async function walkTasks(
   // The count reads another index than the walk: on its own connection it runs alongside.
   const counted = perChunkCount
     ? undefined
-    : withReadOnly(p.source.db, (q2) => countChunkTasks(q2, p.task, { lo: min, hi: max }));
+    : withReadOnly(p.source.db, (q) => countChunkTasks(q, p.task, { lo: min, hi: max }));
   counted?.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
-  let checked = 0;
-  let lo = min;
-  let span = FIRST_CHUNK_SPAN;
-  for (;;) {
-    const hi = Math.min(max, lo + span - 1);
-    const started = performance.now();
-    const suspects = await chunkSuspects(q, p.task, p.business, { lo, hi }, p.rule.business.expect);
-    if (perChunkCount) checked += await countChunkTasks(q, p.task, { lo, hi });
-    span = nextChunkSpan(span, performance.now() - started, options.chunkTimeMs);
-    await classifySuspects(q, p, suspects, options);
-    progress(
-      `tasks: id ${hi.toLocaleString('en-US')} of ${max.toLocaleString('en-US')} (${Math.floor(((hi - min + 1) / (max - min + 1)) * 100)}%)`,
-    );
-    if (hi >= max) break;
-    const next = await nextTaskId(q, p.task, hi + 1);
-    if (next === undefined || next > max) break;
-    lo = next;
-  }
-  return counted ?? checked;
+  const cursor = { lo: min as number | undefined, span: FIRST_CHUNK_SPAN, through: min - 1, checked: 0 };
+  const next = serialized(async (q: Queryable): Promise<Chunk | undefined> => {
+    if (cursor.lo === undefined) return undefined;
+    const chunk = { lo: cursor.lo, hi: Math.min(max, cursor.lo + cursor.span - 1) };
+    const span = cursor.span;
+    const following = chunk.hi >= max ? undefined : await nextTaskId(q, p.task, chunk.hi + 1);
+    cursor.lo = following === undefined || following > max ? undefined : following;
+    return async (cq) => {
+      const started = performance.now();
+      await taskChunk(cq, p, chunk, options);
+      const inChunk = perChunkCount ? await countChunkTasks(cq, p.task, chunk) : 0;
+      cursor.checked += inChunk; // not `+= await`: that would add to a total read before another chunk's
+      cursor.span = nextChunkSpan(span, performance.now() - started, options.chunkTimeMs);
+      cursor.through = Math.max(cursor.through, chunk.hi);
+      progress(
+        `tasks: id ${cursor.through.toLocaleString('en-US')} of ${max.toLocaleString('en-US')} (${Math.floor(((cursor.through - min + 1) / (max - min + 1)) * 100)}%)`,
+      );
+    };
+  });
+  return { walk: { next }, tasksChecked: async () => (counted ? counted : cursor.checked) };
 }
 
-/** Classifies one chunk's suspects, looking up the other tasks of a key only where it matters. */
-async function classifySuspects(
+/** Whether the task ids are integers (ranged by arithmetic); an unknown id column is assumed so. */
+function chunkableIds(p: PreparedRule): boolean {
+  const idColumn = p.source.columns.find((c) => p.task.id === p.source.db.dialect.quoteId(c.name));
+  return !idColumn || /int/.test(idColumn.dataType);
+}
+
+/**
+ * One chunk of the task walk: its missing tasks (a done task without a business row is missing
+ * whatever its siblings), then its open tasks with business rows, classified against the done
+ * tasks sharing their key.
+ */
+async function taskChunk(q: Queryable, p: PreparedRule, range: IdRange, options: WalkOptions): Promise<void> {
+  if (p.rule.business.expect !== 'at-most-one') {
+    for (const row of await missingChunk(q, p.task, p.business, range)) {
+      await options.emit(taskFinding(p, 'missing', row, 0));
+    }
+  }
+  await emitClassified(q, p, 'open', await unsettledCandidates(q, p.task, p.business, range), options);
+}
+
+/**
+ * Classifies tasks with business rows (open ones, or done ones with several rows), looking up
+ * the other tasks of their keys (any status, any time): whether one is a finding depends on them.
+ */
+async function emitClassified(
   q: Queryable,
   p: PreparedRule,
-  suspects: SuspectRow[],
+  role: 'done' | 'open',
+  candidates: CandidateRow[],
   options: WalkOptions,
 ): Promise<void> {
-  const expect = p.rule.business.expect;
-  const keyed = suspects.filter((s) => s.k !== null && needsSiblings(roleOfCode(s.r), Number(s.n), expect));
+  if (candidates.length === 0) return;
+  const siblings = await siblingsOf(q, p, candidates);
+  for (const c of candidates) {
+    const rows = Number(c.n);
+    const sib = c.k === null ? undefined : siblings.get(normalizeKey(c.k, p.taskSemantics) as string);
+    const kind = classifyTask(
+      role,
+      { rows, tasks: sib?.tasks ?? 1, doneTasks: sib?.done ?? (role === 'done' ? 1 : 0) },
+      p.rule.business.expect,
+    );
+    if (kind) await options.emit(taskFinding(p, kind, c, rows));
+  }
+}
+
+/** The rule's tasks per key of `candidates` (normal form), and the done ones among them. */
+async function siblingsOf(
+  q: Queryable,
+  p: PreparedRule,
+  candidates: CandidateRow[],
+): Promise<Map<string, { tasks: number; done: number }>> {
   const siblings = new Map<string, { tasks: number; done: number }>();
-  const keys = [...new Map(keyed.map((s) => [normalizeKey(s.k, p.taskSemantics) as string, s.k])).values()];
-  for (let i = 0; i < keys.length; i += 500) {
-    for (const row of await keySiblings(q, p.task, keys.slice(i, i + 500))) {
+  const keyed = candidates.filter((c) => c.k !== null);
+  const keys = [...new Map(keyed.map((c) => [normalizeKey(c.k, p.taskSemantics) as string, c.k])).values()];
+  for (let i = 0; i < keys.length; i += KEYS_PER_LOOKUP) {
+    for (const row of await keySiblings(q, p.task, keys.slice(i, i + KEYS_PER_LOOKUP))) {
       siblings.set(normalizeKey(row.k, p.taskSemantics) as string, {
         tasks: Number(row.tasks),
         done: Number(row.done),
       });
     }
   }
-  for (const s of suspects) {
-    const role = roleOfCode(s.r);
-    const rows = Number(s.n);
-    const sib = s.k === null ? undefined : siblings.get(normalizeKey(s.k, p.taskSemantics) as string);
-    const kind = classifyTask(
-      role,
-      { rows, tasks: sib?.tasks ?? 1, doneTasks: sib?.done ?? (role === 'done' ? 1 : 0) },
-      expect,
-    );
-    if (!kind) continue;
-    const key = toText(s.k);
-    await options.emit({
-      kind,
-      rule: p.rule.name,
-      taskId: toId(s.id),
-      key,
-      bizId: p.rule.taskKey === 'bizId' ? key : null,
-      eventId: toText(s.e),
-      status: p.source.sql.logicalStatus(s.s),
-      businessRows: rows,
-    });
-  }
+  return siblings;
 }
 
-async function walkOrphans(
-  q: Queryable,
+/**
+ * The business walk: business keys in order, chunks ending on a key (so a key never spans two),
+ * for orphans (unless the rule leaves them out) and duplicates (unless it expects at least one).
+ * A business key without an index is read in one pass.
+ */
+function businessWalk(
   p: PreparedRule,
   options: WalkOptions,
   progress: (text: string) => void,
+): Walk | undefined {
+  if (!p.rule.business.orphans && p.rule.business.expect === 'at-least-one') return undefined;
+  if (!p.businessKeyIndexed) return single((q) => businessChunk(q, p, undefined, undefined, true, options));
+  const cursor = { after: undefined as unknown, span: FIRST_CHUNK_SPAN, exhausted: false, seen: 0 };
+  const next = serialized(async (q: Queryable): Promise<Chunk | undefined> => {
+    if (cursor.exhausted) return undefined;
+    const started = performance.now();
+    const after = cursor.after;
+    const span = cursor.span;
+    const bound = await businessKeyBound(q, p.business, after, span - 1);
+    const boundMs = performance.now() - started;
+    if (bound) cursor.after = bound.key;
+    else cursor.exhausted = true;
+    return async (cq) => {
+      const chunkStarted = performance.now();
+      await businessChunk(cq, p, after, bound?.key, !bound, options);
+      cursor.span = nextChunkSpan(span, boundMs + performance.now() - chunkStarted, options.chunkTimeMs);
+      cursor.seen += span;
+      progress(`business keys: ~${cursor.seen.toLocaleString('en-US')}`);
+    };
+  });
+  return { next };
+}
+
+/**
+ * One chunk of the business walk, keys in (after, upTo]: its orphans, the done tasks with
+ * several rows of its duplicated keys classified (only duplicates come from here: missing and
+ * unsettled tasks are the task walk's), and — in the last chunk — the business rows with a NULL
+ * key (orphans).
+ */
+async function businessChunk(
+  q: Queryable,
+  p: PreparedRule,
+  after: unknown,
+  upTo: unknown,
+  last: boolean,
+  options: WalkOptions,
 ): Promise<void> {
-  const emitOrphan = (key: unknown, rows: number) =>
-    options.emit({
-      kind: 'orphan',
-      rule: p.rule.name,
-      taskId: null,
-      key: toText(key),
-      bizId: null,
-      eventId: null,
-      status: null,
-      businessRows: rows,
-    });
-  if (!p.businessKeyIndexed) {
-    for (const row of await orphanChunk(q, p.task, p.business, undefined, undefined))
-      await emitOrphan(row.k, Number(row.n));
-  } else {
-    let after: unknown = undefined;
-    let span = FIRST_CHUNK_SPAN;
-    let seen = 0;
-    for (;;) {
-      const started = performance.now();
-      const bound = await businessKeyBound(q, p.business, after, span - 1);
-      const orphans = await orphanChunk(q, p.task, p.business, after, bound?.key);
-      for (const row of orphans) await emitOrphan(row.k, Number(row.n));
-      seen += span;
-      progress(`business keys: ~${seen.toLocaleString('en-US')}`);
-      if (!bound) break;
-      after = bound.key;
-      span = nextChunkSpan(span, performance.now() - started, options.chunkTimeMs);
+  if (p.rule.business.orphans) {
+    for (const row of await orphanChunk(q, p.task, p.business, after, upTo)) {
+      await options.emit(orphanFinding(p, row.k, Number(row.n)));
+    }
+    const nullRows = last ? await nullKeyBusinessRows(q, p.business) : 0;
+    if (nullRows > 0) await options.emit(orphanFinding(p, null, nullRows));
+  }
+  if (p.rule.business.expect !== 'at-least-one') {
+    const keys = await duplicateKeys(q, p.business, after, upTo);
+    for (let i = 0; i < keys.length; i += KEYS_PER_LOOKUP) {
+      const batch = keys.slice(i, i + KEYS_PER_LOOKUP);
+      await emitClassified(q, p, 'done', await duplicateCandidates(q, p.task, p.business, batch), options);
     }
   }
-  const nullRows = await nullKeyBusinessRows(q, p.business);
-  if (nullRows > 0) await emitOrphan(null, nullRows);
+}
+
+function taskFinding(p: PreparedRule, kind: Finding['kind'], row: MissingRow, businessRows: number): Finding {
+  const key = toText(row.k);
+  return {
+    kind,
+    rule: p.rule.name,
+    taskId: toId(row.id),
+    key,
+    bizId: p.rule.taskKey === 'bizId' ? key : null,
+    eventId: toText(row.e),
+    status: p.source.sql.logicalStatus(row.s),
+    businessRows,
+  };
+}
+
+function orphanFinding(p: PreparedRule, key: unknown, rows: number): Finding {
+  return {
+    kind: 'orphan',
+    rule: p.rule.name,
+    taskId: null,
+    key: toText(key),
+    bizId: null,
+    eventId: null,
+    status: null,
+    businessRows: rows,
+  };
 }

@@ -1,4 +1,3 @@
-import type { ExpectMode } from '../../core/diff.js';
 import type { Dialect } from '../dialect.js';
 import type { Fragment } from '../task-sql.js';
 import type { Queryable } from '../types.js';
@@ -6,9 +5,11 @@ import { keyMatch, type KeyExpr } from './diff-keys.js';
 
 /**
  * The statements of a same-server diff: both tables on one connection, so the database joins
- * them. The task table is walked by primary-key ranges (one LEFT JOIN with grouped counts per
- * chunk, never NOT EXISTS: MariaDB plans the LEFT JOIN … IS NULL form as an index anti-join);
- * the business table is walked in key order for orphans. Every statement reads only.
+ * them. The task table is walked by primary-key ranges for missing tasks (done tasks LEFT JOINed
+ * to the business key, never NOT EXISTS and never grouped: MariaDB plans the LEFT JOIN … IS NULL
+ * form as a "Not exists" index anti-join) and unsettled ones (open tasks with business rows); the
+ * business table is walked in key order for orphans and for duplicated keys, whose tasks are then
+ * looked up. Every statement reads only.
  *
  * The business table always enters as a derived table with one column, `taskrecon_bk`, so the
  * rule's `where` is evaluated against the business table alone (no column of the task table is
@@ -28,6 +29,10 @@ export interface TaskSide {
   rawStatus: string;
   /** CASE expression: 1 for a done status, 2 for an open (failed/pending) one, 0 otherwise. */
   role: Fragment;
+  /** Predicate: the task's status is one of the rule's done statuses (role 1). */
+  done: Fragment;
+  /** Predicate: the task is open — failed or pending and not done (role 2). */
+  open: Fragment;
   /** The --since/--until window on the task table ('1=1' without one). */
   window: Fragment;
 }
@@ -78,71 +83,84 @@ export async function nextTaskId(q: Queryable, t: TaskSide, from: number): Promi
   return id === null || id === undefined ? undefined : Number(id);
 }
 
-/** A task of one chunk whose business row count could make it a finding. */
-export interface SuspectRow {
+/** An id range of the task walk (both ends included); undefined: the whole table. */
+export type IdRange = { lo: number; hi: number } | undefined;
+
+function idRangeSql(t: TaskSide, range: IdRange): Fragment {
+  return range
+    ? { sql: ` AND ${t.id} >= ? AND ${t.id} <= ?`, params: [range.lo, range.hi] }
+    : { sql: '', params: [] };
+}
+
+/** A done task with no business row. */
+export interface MissingRow {
   id: unknown;
   k: unknown;
   e: unknown;
   s: unknown;
-  r: unknown;
+}
+
+/**
+ * One chunk of the task walk, done side: the rule's done tasks with ids in the range and inside
+ * the window that no business row matches — each one `missing`, whatever other tasks share its
+ * key. The LEFT JOIN … IS NULL form without GROUP BY is what MariaDB plans as a "Not exists"
+ * index anti-join. In: sides, id range. Out: tasks (id, key, event id, raw status). Reads a
+ * primary-key range and the business key index.
+ */
+export async function missingChunk(
+  q: Queryable,
+  t: TaskSide,
+  b: BusinessSide,
+  range: IdRange,
+): Promise<MissingRow[]> {
+  const match = keyMatch(t.dialect, { sql: `b.${BK}`, isInt: b.keyIsInt }, t.key);
+  const ids = idRangeSql(t, range);
+  return q.query<MissingRow>(
+    `SELECT ${t.id} AS id, ${t.key.sql} AS k, ${t.eventId ?? 'NULL'} AS e, ${t.rawStatus} AS s` +
+      ` FROM ${t.table} LEFT JOIN ${businessDerived(b)} b ON ${match}` +
+      ` WHERE ${t.bizType} = ?${ids.sql} AND (${t.done.sql}) AND (${t.window.sql}) AND b.${BK} IS NULL`,
+    [t.bizTypeValue, ...ids.params, ...t.done.params, ...t.window.params],
+  );
+}
+
+/** A task with business rows, and how many: a finding or not depending on its siblings. */
+export interface CandidateRow extends MissingRow {
   n: unknown;
 }
 
 /**
- * One chunk of the task walk: the rule's tasks with ids in [lo, hi] (all of them when lo/hi are
- * undefined), LEFT JOINed to the business key, grouped per task with the count of its business
- * rows, keeping only the suspects: done with no row or with several, open (failed/pending) with
- * any. In: sides, id range, expect mode. Out: suspect rows (id, key, event id, raw status, role,
- * row count). Reads only: a primary-key range and the business key index.
+ * One chunk of the task walk, open side: the rule's open (failed/pending) tasks with ids in the
+ * range and inside the window that business rows match, with the count of those rows; whether
+ * one is `unsettled` depends on the done tasks sharing its key (keySiblings). In: sides, id
+ * range. Out: tasks (id, key, event id, raw status, row count). Reads the status index or the
+ * primary-key range, and the business key index.
  */
-export async function chunkSuspects(
+export async function unsettledCandidates(
   q: Queryable,
   t: TaskSide,
   b: BusinessSide,
-  range: { lo: number; hi: number } | undefined,
-  expect: ExpectMode,
-): Promise<SuspectRow[]> {
-  const n = `COUNT(b.${BK})`;
-  const role = `MIN(${t.role.sql})`;
-  const doneWhen = [
-    expect !== 'at-most-one' ? `${n} = 0` : undefined,
-    expect !== 'at-least-one' ? `${n} > 1` : undefined,
-  ].filter(Boolean);
-  const having = [
-    `(${role} = ${ROLE_DONE} AND (${doneWhen.join(' OR ')}))`,
-    `(${role} = ${ROLE_OPEN} AND ${n} > 0)`,
-  ].join(' OR ');
+  range: IdRange,
+): Promise<CandidateRow[]> {
   const match = keyMatch(t.dialect, { sql: `b.${BK}`, isInt: b.keyIsInt }, t.key);
-  const rangeSql = range ? ` AND ${t.id} >= ? AND ${t.id} <= ?` : '';
-  const sql =
-    `SELECT ${t.id} AS id, MIN(${t.key.sql}) AS k, ${t.eventId ? `MIN(${t.eventId})` : 'NULL'} AS e, MIN(${t.rawStatus}) AS s, ${role} AS r, ${n} AS n` +
-    ` FROM ${t.table} LEFT JOIN ${businessDerived(b)} b ON ${match}` +
-    ` WHERE ${t.bizType} = ?${rangeSql} AND (${t.window.sql})` +
-    ` GROUP BY ${t.id} HAVING ${having}`;
-  const params = [
-    ...t.role.params,
-    t.bizTypeValue,
-    ...(range ? [range.lo, range.hi] : []),
-    ...t.window.params,
-    ...t.role.params,
-    ...t.role.params,
-  ];
-  return q.query<SuspectRow>(sql, params);
+  const ids = idRangeSql(t, range);
+  return q.query<CandidateRow>(
+    `SELECT ${t.id} AS id, MIN(${t.key.sql}) AS k, ${t.eventId ? `MIN(${t.eventId})` : 'NULL'} AS e, MIN(${t.rawStatus}) AS s, COUNT(*) AS n` +
+      ` FROM ${t.table} JOIN ${businessDerived(b)} b ON ${match}` +
+      ` WHERE ${t.bizType} = ?${ids.sql} AND (${t.open.sql}) AND (${t.window.sql})` +
+      ` GROUP BY ${t.id}`,
+    [t.bizTypeValue, ...ids.params, ...t.open.params, ...t.window.params],
+  );
 }
 
 /**
  * How many of the rule's tasks a chunk holds (tasksChecked).
  * In: task side, id range. Out: a count. Reads the primary-key range the chunk just read.
  */
-export async function countChunkTasks(
-  q: Queryable,
-  t: TaskSide,
-  range: { lo: number; hi: number } | undefined,
-): Promise<number> {
-  const rangeSql = range ? ` AND ${t.id} >= ? AND ${t.id} <= ?` : '';
+export async function countChunkTasks(q: Queryable, t: TaskSide, range: IdRange): Promise<number> {
+  const ids = idRangeSql(t, range);
   const rows = await q.query<{ n: unknown }>(
-    `SELECT COUNT(*) AS n FROM ${t.table} WHERE ${t.bizType} = ?${rangeSql} AND (${t.window.sql})`,
-    [t.bizTypeValue, ...(range ? [range.lo, range.hi] : []), ...t.window.params],
+    `SELECT COUNT(*) AS n FROM ${t.table} WHERE ${t.bizType} = ?${ids.sql} AND (${t.window.sql})`,
+    [t.bizTypeValue, ...ids.params, ...t.window.params],
   );
   return Number(rows[0]?.n ?? 0);
 }
@@ -173,7 +191,7 @@ export async function keySiblings(
 }
 
 /**
- * The upper bound of the next orphan chunk: the key `offset` rows after `after` in key order
+ * The upper bound of the next business-walk chunk: the key `offset` rows after `after` in key order
  * (after = undefined: from the first key). In: business side, after, offset. Out: a key, or
  * undefined when fewer rows remain (the chunk then runs to the end). Reads the key index.
  */
@@ -209,20 +227,24 @@ export async function orphanChunk(
   upTo: unknown,
 ): Promise<OrphanRow[]> {
   const match = keyMatch(t.dialect, t.key, { sql: `b.${BK}`, isInt: b.keyIsInt });
-  const bounds = [
+  const bounds = keyBounds(after, upTo);
+  return q.query<OrphanRow>(
+    `SELECT b.${BK} AS k, COUNT(*) AS n FROM ${businessDerived(b)} b LEFT JOIN ${t.table} ON ${t.bizType} = ? AND ${match}
+      WHERE ${bounds.sql} AND ${t.id} IS NULL GROUP BY b.${BK}`,
+    [t.bizTypeValue, ...bounds.params],
+  );
+}
+
+/** The business keys of a chunk of the business walk, (after, upTo], NULL keys never in it. */
+function keyBounds(after: unknown, upTo: unknown): Fragment {
+  const sql = [
     after === undefined ? `b.${BK} IS NOT NULL` : `b.${BK} > ?`,
     ...(upTo === undefined ? [] : [`b.${BK} <= ?`]),
   ];
-  const params = [
-    t.bizTypeValue,
-    ...(after === undefined ? [] : [after]),
-    ...(upTo === undefined ? [] : [upTo]),
-  ];
-  return q.query<OrphanRow>(
-    `SELECT b.${BK} AS k, COUNT(*) AS n FROM ${businessDerived(b)} b LEFT JOIN ${t.table} ON ${t.bizType} = ? AND ${match}
-      WHERE ${bounds.join(' AND ')} AND ${t.id} IS NULL GROUP BY b.${BK}`,
-    params,
-  );
+  return {
+    sql: sql.join(' AND '),
+    params: [...(after === undefined ? [] : [after]), ...(upTo === undefined ? [] : [upTo])],
+  };
 }
 
 /**
@@ -234,4 +256,48 @@ export async function nullKeyBusinessRows(q: Queryable, b: BusinessSide): Promis
     `SELECT COUNT(*) AS n FROM ${businessDerived(b)} b WHERE ${BK} IS NULL`,
   );
   return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * One chunk of the duplicate walk: business keys in (after, upTo] (open ends when undefined)
+ * held by more than one business row. A key never spans two chunks.
+ * In: business side, bounds. Out: keys. Reads the business key index in order.
+ */
+export async function duplicateKeys(
+  q: Queryable,
+  b: BusinessSide,
+  after: unknown,
+  upTo: unknown,
+): Promise<unknown[]> {
+  const bounds = keyBounds(after, upTo);
+  const rows = await q.query<{ k: unknown }>(
+    `SELECT b.${BK} AS k FROM ${businessDerived(b)} b WHERE ${bounds.sql} GROUP BY b.${BK} HAVING COUNT(*) > 1`,
+    bounds.params,
+  );
+  return rows.map((r) => r.k);
+}
+
+/**
+ * The rule's done tasks inside the window matching one of `keys` (business keys as
+ * duplicateKeys returned them) through more than one business row, driven from the business
+ * side through the key match the task walk uses, each with its count of business rows; whether
+ * one is a `duplicate` depends on the tasks sharing its key (keySiblings).
+ * In: sides, keys. Out: tasks (id, key, event id, raw status, row count). Reads the business key
+ * index and the task (biz type, key) index.
+ */
+export async function duplicateCandidates(
+  q: Queryable,
+  t: TaskSide,
+  b: BusinessSide,
+  keys: readonly unknown[],
+): Promise<CandidateRow[]> {
+  if (keys.length === 0) return [];
+  const match = keyMatch(t.dialect, t.key, { sql: `b.${BK}`, isInt: b.keyIsInt });
+  return q.query<CandidateRow>(
+    `SELECT ${t.id} AS id, MIN(${t.key.sql}) AS k, ${t.eventId ? `MIN(${t.eventId})` : 'NULL'} AS e, MIN(${t.rawStatus}) AS s, COUNT(*) AS n
+       FROM ${businessDerived(b)} b JOIN ${t.table} ON ${t.bizType} = ? AND ${match}
+      WHERE b.${BK} IN (${keys.map(() => '?').join(', ')}) AND (${t.done.sql}) AND (${t.window.sql})
+      GROUP BY ${t.id} HAVING COUNT(*) > 1`,
+    [t.bizTypeValue, ...keys, ...t.done.params, ...t.window.params],
+  );
 }
