@@ -1,4 +1,4 @@
-import { classifyTask, isOrphan, type Finding } from '../core/diff.js';
+import { classifyTask, isOrphan } from '../core/diff.js';
 import {
   BINARY_KEYS,
   childWidth,
@@ -26,9 +26,9 @@ import {
 } from '../db/sql/diff-checksum.js';
 import { nullKeyBusinessRows } from '../db/sql/diff.js';
 import { withReadOnly } from '../db/sql/diff-readonly.js';
-import { toId, toText } from '../db/task-sql.js';
 import type { Queryable } from '../db/types.js';
 import type { PreparedRule } from './diff-prepare.js';
+import { orphanFinding, taskFinding } from './diff-findings.js';
 import { roleOfCode, type WalkOptions } from './diff-same-server.js';
 
 /**
@@ -242,13 +242,10 @@ async function crossDiff(
   options.progress('checksums: whole table, keys as stored');
   const whole = { width: WHOLE };
   const [te, be] = await Promise.all([tasks.digests(whole, 'exact'), business.digests(whole, 'exact')]);
+  const record = (width: number, found: ReturnType<typeof mismatches>, hash: HashKind) =>
+    stats.levels.push({ width, segments: found.segments, mismatched: found.mismatched.length, hash });
   const first = mismatches(te, be);
-  stats.levels.push({
-    width: WHOLE,
-    segments: first.segments,
-    mismatched: first.mismatched.length,
-    hash: 'exact',
-  });
+  record(WHOLE, first, 'exact');
   stats.tasksChecked = counted ? await counted : (te.get(0)?.rows ?? 0);
   let width = WHOLE;
   let mismatched = first.mismatched;
@@ -261,12 +258,7 @@ async function crossDiff(
     options.progress(`checksums: level ${stats.levels.length} (${mismatched.length} segments split)`);
     const [t, b] = await Promise.all([tasks.digests(level, 'normal'), business.digests(level, 'normal')]);
     const found = mismatches(t, b);
-    stats.levels.push({
-      width: next,
-      segments: found.segments,
-      mismatched: found.mismatched.length,
-      hash: 'normal',
-    });
+    record(next, found, 'normal');
     width = next;
     mismatched = found.mismatched;
   }
@@ -339,16 +331,7 @@ async function compareRows(
   for (const g of groups.values()) {
     if (isOrphan(g.tasks.length, g.rows)) {
       if (!p.rule.business.orphans) continue;
-      await options.emit({
-        kind: 'orphan',
-        rule: p.rule.name,
-        taskId: null,
-        key: toText(g.rawKey),
-        bizId: null,
-        eventId: null,
-        status: null,
-        businessRows: g.rows,
-      });
+      await options.emit(orphanFinding(p, g.rawKey, g.rows));
       continue;
     }
     const doneTasks = g.tasks.filter((t) => roleOfCode(t.r) === 'done').length;
@@ -359,25 +342,6 @@ async function compareRows(
     }
   }
   return compared;
-}
-
-function taskFinding(
-  p: PreparedRule,
-  kind: Finding['kind'],
-  t: { id: unknown; e: unknown; s: unknown; k: unknown },
-  rows: number,
-): Finding {
-  const key = toText(t.k);
-  return {
-    kind,
-    rule: p.rule.name,
-    taskId: toId(t.id),
-    key,
-    bizId: p.rule.taskKey === 'bizId' ? key : null,
-    eventId: toText(t.e),
-    status: p.source.sql.logicalStatus(t.s),
-    businessRows: rows,
-  };
 }
 
 /**
@@ -398,16 +362,6 @@ async function nullKeys(
     if (kind) await options.emit(taskFinding(p, kind, { ...t, k: null }, 0));
   }
   const rows = p.rule.business.orphans ? await nullKeyBusinessRows(bq, p.business) : 0;
-  if (rows > 0)
-    await options.emit({
-      kind: 'orphan',
-      rule: p.rule.name,
-      taskId: null,
-      key: null,
-      bizId: null,
-      eventId: null,
-      status: null,
-      businessRows: rows,
-    });
+  if (rows > 0) await options.emit(orphanFinding(p, null, rows));
   return checked;
 }

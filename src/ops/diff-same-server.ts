@@ -16,12 +16,11 @@ import {
   unsettledCandidates,
   type CandidateRow,
   type IdRange,
-  type MissingRow,
 } from '../db/sql/diff.js';
 import { withReadOnly } from '../db/sql/diff-readonly.js';
-import { toId, toText } from '../db/task-sql.js';
 import type { Db, Queryable } from '../db/types.js';
 import type { PreparedRule } from './diff-prepare.js';
+import { orphanFinding, taskFinding } from './diff-findings.js';
 
 /**
  * The same-server diff: the database joins. Two walks, each cut into chunks sized toward
@@ -44,7 +43,7 @@ export interface WalkOptions {
 
 export const DEFAULT_PARALLEL = 2;
 
-/** Keys per lookup of the tasks sharing them (bound parameters of one IN list). */
+/** Keys per IN list (sibling lookups, tasks of duplicated keys): bound parameters of one statement. */
 const KEYS_PER_LOOKUP = 500;
 
 export function roleOfCode(code: unknown): TaskRole {
@@ -115,6 +114,7 @@ async function runWorkers(dbs: Db[], walks: Walk[]): Promise<void> {
   if (failure) throw failure.reason;
 }
 
+/** One worker: chunk after chunk of each walk in turn, on its connection, until all are exhausted. */
 async function work(q: Queryable, walks: Walk[], state: { failed: boolean }): Promise<void> {
   try {
     for (const walk of walks) {
@@ -199,7 +199,7 @@ async function taskWalk(
       const started = performance.now();
       await taskChunk(cq, p, chunk, options);
       const inChunk = perChunkCount ? await countChunkTasks(cq, p.task, chunk) : 0;
-      cursor.checked += inChunk; // not `+= await`: that would add to a total read before another chunk's
+      cursor.checked += inChunk; // not `+= await`: that adds to a total read before another chunk added
       cursor.span = nextChunkSpan(span, performance.now() - started, options.chunkTimeMs);
       cursor.through = Math.max(cursor.through, chunk.hi);
       progress(
@@ -336,31 +336,4 @@ async function businessChunk(
       await emitClassified(q, p, 'done', await duplicateCandidates(q, p.task, p.business, batch), options);
     }
   }
-}
-
-function taskFinding(p: PreparedRule, kind: Finding['kind'], row: MissingRow, businessRows: number): Finding {
-  const key = toText(row.k);
-  return {
-    kind,
-    rule: p.rule.name,
-    taskId: toId(row.id),
-    key,
-    bizId: p.rule.taskKey === 'bizId' ? key : null,
-    eventId: toText(row.e),
-    status: p.source.sql.logicalStatus(row.s),
-    businessRows,
-  };
-}
-
-function orphanFinding(p: PreparedRule, key: unknown, rows: number): Finding {
-  return {
-    kind: 'orphan',
-    rule: p.rule.name,
-    taskId: null,
-    key: toText(key),
-    bizId: null,
-    eventId: null,
-    status: null,
-    businessRows: rows,
-  };
 }
