@@ -13,13 +13,13 @@ import {
 import {
   businessDigests,
   businessRows,
-  notDoneCount,
+  countTasks,
   notDoneHashes,
   nullKeyTasks,
   taskDigests,
   taskRows,
   WHOLE,
-  windowCount,
+  restrictingParents,
   type DigestRow,
   type HashKind,
   type LevelQuery,
@@ -77,6 +77,12 @@ function digestMap(rows: DigestRow[]): Digests {
   return map;
 }
 
+/** The parents a level asks for, as a set; none when every hash is in one. */
+function parentSet(level: LevelQuery): Set<number> | undefined {
+  const parents = restrictingParents(level);
+  return parents ? new Set(parents) : undefined;
+}
+
 /** The segment of `level` a hash falls in, or undefined when its parent is not asked for. */
 function segmentOf(h: number, level: LevelQuery, parents: Set<number> | undefined): number | undefined {
   if (parents && !parents.has(Math.floor(h / (level.parentWidth as number)))) return undefined;
@@ -91,7 +97,7 @@ async function clientDigests(
   isTask: boolean,
 ): Promise<Digests> {
   const map: Digests = new Map();
-  const parents = level.parents && (level.parentWidth ?? WHOLE) < WHOLE ? new Set(level.parents) : undefined;
+  const parents = parentSet(level);
   for await (const raw of stream) {
     const row = raw as Record<string, unknown>;
     const nk = normalizeKey(row.k, semantics);
@@ -122,7 +128,7 @@ function mysqlTaskSide(p: PreparedRule, q: Queryable): Side {
   const t = p.crossTask;
   let notDone: Promise<number> | undefined;
   let listed: Promise<Uint32Array | undefined> | undefined;
-  const count = () => (notDone ??= notDoneCount(q, t));
+  const count = () => (notDone ??= countTasks(q, t, t.notDone));
   const list = () =>
     (listed ??= count().then(async (n) => {
       if (n > NOT_DONE_LISTED) return undefined;
@@ -135,7 +141,7 @@ function mysqlTaskSide(p: PreparedRule, q: Queryable): Side {
   return {
     digests: async (level, kind) => {
       const semantics = semanticsOf(p, kind);
-      if (kind === 'exact' || level.width >= WHOLE) {
+      if (level.width >= WHOLE) {
         const map = digestMap(
           await taskDigests(q, t, semantics, { width: WHOLE }, { kind, withRole: false }),
         );
@@ -147,8 +153,7 @@ function mysqlTaskSide(p: PreparedRule, q: Queryable): Side {
       const hashes = await list();
       if (!hashes) return digestMap(await taskDigests(q, t, semantics, level, { kind, withRole: true }));
       const map = digestMap(await taskDigests(q, t, semantics, level, { kind, withRole: false }));
-      const parents =
-        level.parents && (level.parentWidth ?? WHOLE) < WHOLE ? new Set(level.parents) : undefined;
+      const parents = parentSet(level);
       for (const h of hashes) {
         const g = segmentOf(h, level, parents);
         const d = g === undefined ? undefined : map.get(g);
@@ -237,7 +242,7 @@ async function crossDiff(
   const stats: CrossStats = { tasksChecked: 0, levels: [], rowsCompared: 0 };
   const windowed = p.crossTask.window.sql !== '1=1';
   // The window's tasks are counted apart (the digests read no time column); it runs alongside.
-  const counted = windowed ? windowCount(tq, p.crossTask) : undefined;
+  const counted = windowed ? countTasks(tq, p.crossTask, p.crossTask.window) : undefined;
   counted?.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
   options.progress('checksums: whole table, keys as stored');
   const whole = { width: WHOLE };

@@ -132,14 +132,19 @@ export interface DigestRow {
   nd: unknown;
 }
 
+/** The parents a level is restricted to; none when they span the whole hash space (every hash is in one). */
+export function restrictingParents(level: LevelQuery): readonly number[] | undefined {
+  return level.parents && (level.parentWidth ?? WHOLE) < WHOLE ? level.parents : undefined;
+}
+
 function levelSql(inner: Fragment, level: LevelQuery, withRole: boolean): Fragment {
-  const filter =
-    level.parents && (level.parentWidth ?? WHOLE) < WHOLE
-      ? {
-          sql: ` WHERE FLOOR(h / ?) IN (${level.parents.map(() => '?').join(', ')})`,
-          params: [level.parentWidth, ...level.parents],
-        }
-      : { sql: '', params: [] };
+  const parents = restrictingParents(level);
+  const filter = parents
+    ? {
+        sql: ` WHERE FLOOR(h / ?) IN (${parents.map(() => '?').join(', ')})`,
+        params: [level.parentWidth, ...parents],
+      }
+    : { sql: '', params: [] };
   const whole = level.width >= WHOLE;
   const nd = withRole ? 'SUM(CASE WHEN r <> 1 THEN 1 ELSE 0 END)' : '0';
   const seg = whole ? '0' : 'FLOOR(h / ?)';
@@ -185,13 +190,14 @@ export async function businessDigests(
 }
 
 /**
- * How many of the rule's tasks with a key are not done (any of them may be a finding).
- * In: task side. Out: a count. Reads the status index where there is one.
+ * How many of the rule's tasks with a key meet `where`: the tasks not done (`t.notDone`, through
+ * the status index where there is one) or those in the window (`t.window`, tasksChecked).
+ * In: task side, predicate. Out: a count.
  */
-export async function notDoneCount(q: Queryable, t: CrossTaskSide): Promise<number> {
+export async function countTasks(q: Queryable, t: CrossTaskSide, where: Fragment): Promise<number> {
   const rows = await q.query<{ n: unknown }>(
-    `SELECT COUNT(*) AS n FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL AND (${t.notDone.sql})`,
-    [t.bizTypeValue, ...t.notDone.params],
+    `SELECT COUNT(*) AS n FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL AND (${where.sql})`,
+    [t.bizTypeValue, ...where.params],
   );
   return Number(rows[0]?.n ?? 0);
 }
@@ -206,18 +212,6 @@ export function notDoneHashes(db: Db, t: CrossTaskSide, semantics: KeySemantics)
     `SELECT ${hashSql(t.dialect, t.key, t.keyIsInt, semantics)} AS h FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL AND (${t.notDone.sql})`,
     [t.bizTypeValue, ...t.notDone.params],
   );
-}
-
-/**
- * How many of the rule's tasks with a key are in the --since/--until window (tasksChecked).
- * In: task side. Out: a count.
- */
-export async function windowCount(q: Queryable, t: CrossTaskSide): Promise<number> {
-  const rows = await q.query<{ n: unknown }>(
-    `SELECT COUNT(*) AS n FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL AND (${t.window.sql})`,
-    [t.bizTypeValue, ...t.window.params],
-  );
-  return Number(rows[0]?.n ?? 0);
 }
 
 export interface CrossTaskRow {
