@@ -26,7 +26,7 @@ export interface RuleIndexNeed {
 }
 
 /** An index serves `columns` when its leading columns are exactly those (any order: equality lookups). */
-function serving(indexes: IndexInfo[], columns: string[]): IndexInfo | undefined {
+export function servingIndex(indexes: IndexInfo[], columns: string[]): IndexInfo | undefined {
   const wanted = new Set(columns.map((c) => c.toLowerCase()));
   return indexes.find((i) => {
     const lead = i.columns.slice(0, wanted.size).map((c) => c.toLowerCase());
@@ -43,7 +43,7 @@ function need(
   why: string,
   indexes: IndexInfo[],
 ): RuleIndexNeed {
-  const found = serving(indexes, columns);
+  const found = servingIndex(indexes, columns);
   const q = db.dialect.quoteId;
   const name = `idx_${table}_${columns.join('_')}`.slice(0, 64);
   return {

@@ -11,6 +11,10 @@ import type { Fragment } from '../db/task-sql.js';
 import type { Db } from '../db/types.js';
 import { configError, TaskreconError } from '../errors.js';
 import { withReadOnly } from '../db/sql/diff-readonly.js';
+import { spaceWeight } from '../db/sql/diff-merge.js';
+import { mergeableCollation, padsSpaces } from '../core/diff-weights.js';
+import { columnOf } from '../db/profiles/types.js';
+import { servingIndex } from './diff-indexes.js';
 
 /**
  * A rule checked against the live schemas of both tables, with the SQL expressions of each side.
@@ -31,6 +35,12 @@ export interface PreparedRule {
   /** How task keys compare among themselves (the task key column's collation). */
   taskSemantics: KeySemantics;
   businessKeyIndexed: boolean;
+  /**
+   * Set when the same-server walk can merge the two key indexes (see diff-merge-walk.ts): MariaDB
+   * or MySQL, both keys text columns of one single-level collation, both indexed, no business
+   * `where`. `space` is the weight of a space the collation pads with (null: NO PAD).
+   */
+  merge?: { space: Buffer | null };
   warnings: string[];
 }
 
@@ -64,6 +74,17 @@ function notDonePredicate(source: BoundSource, rule: DiffRule): Fragment {
   const done = source.sql.statusIn(statusesOfRole('done', rule.taskStatus));
   const raw = source.sql.rawStatusExpr();
   return { sql: `NOT (${done.sql}) OR ${raw} IS NULL`, params: done.params };
+}
+
+/**
+ * Whether the task table has an index leading with (biz type, key) columns, so the rule's tasks
+ * can be read in key order; the id must be a column too (it rides along in that index).
+ */
+async function taskKeyIndexed(source: BoundSource, keyField: TaskKey): Promise<boolean> {
+  const bizType = columnOf(source.profile, 'bizType');
+  const key = columnOf(source.profile, keyField);
+  if (!bizType || !key || !columnOf(source.profile, 'id')) return false;
+  return Boolean(servingIndex(await source.db.indexes(source.profile.table), [bizType, key]));
 }
 
 export async function prepareRule(
@@ -182,11 +203,27 @@ export async function prepareRule(
     keyIsInt: businessKeyIsInt,
     ...(rule.business.where ? { where: rule.business.where } : {}),
   };
+  const mergeable =
+    sameServer &&
+    source.db.dialect.name === 'mysql' &&
+    !rule.business.where &&
+    businessKeyIndexed &&
+    !taskKeyIsInt &&
+    !businessKeyIsInt &&
+    taskCollation !== null &&
+    taskCollation === businessCollation &&
+    mergeableCollation(taskCollation) &&
+    (await taskKeyIndexed(source, keyField));
+  const merge =
+    mergeable && taskCollation
+      ? { space: padsSpaces(taskCollation) ? await spaceWeight(businessDb, taskCollation) : null }
+      : undefined;
   return {
     rule,
     source,
     businessDb,
     mode: sameServer ? 'same-server' : 'cross-server',
+    ...(merge ? { merge } : {}),
     task,
     crossTask,
     business,

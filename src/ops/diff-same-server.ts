@@ -21,6 +21,7 @@ import { withReadOnly } from '../db/sql/diff-readonly.js';
 import type { Db, Queryable } from '../db/types.js';
 import type { PreparedRule } from './diff-prepare.js';
 import { orphanFinding, taskFinding } from './diff-findings.js';
+import { mergeWalk, type MergeTally } from './diff-merge-walk.js';
 
 /**
  * The same-server diff: the database joins. Two walks, each cut into chunks sized toward
@@ -44,7 +45,7 @@ export interface WalkOptions {
 export const DEFAULT_PARALLEL = 2;
 
 /** Keys per IN list (sibling lookups, tasks of duplicated keys): bound parameters of one statement. */
-const KEYS_PER_LOOKUP = 500;
+export const KEYS_PER_LOOKUP = 500;
 
 export function roleOfCode(code: unknown): TaskRole {
   const n = Number(code);
@@ -52,10 +53,10 @@ export function roleOfCode(code: unknown): TaskRole {
 }
 
 /** One chunk's statements, run on the connection of the worker that took it. */
-type Chunk = (q: Queryable) => Promise<void>;
+export type Chunk = (q: Queryable) => Promise<void>;
 
 /** A walk hands out its chunks one at a time (undefined once exhausted), never the same one twice. */
-interface Walk {
+export interface Walk {
   next: (q: Queryable) => Promise<Chunk | undefined>;
 }
 
@@ -64,12 +65,21 @@ export async function runSameServer(
   options: WalkOptions,
 ): Promise<{ tasksChecked: number }> {
   const line = progressLine(options.progress);
-  const tasks = await taskWalk(p, options, line('tasks'));
+  const parallel = options.parallel ?? DEFAULT_PARALLEL;
+  if (p.merge) {
+    // The merge walk reads every task of the rule's biz type; without a time window that count is the answer.
+    const { expect, orphans } = p.rule.business;
+    const countMerged = p.task.window.sql === '1=1' && (expect !== 'at-most-one' || orphans);
+    const tally: MergeTally = { tasks: 0 };
+    const tasks = await taskWalk(p, options, line('tasks'), { missing: false, count: !countMerged });
+    const merge = mergeWalk(p, p.merge.space, options, line('business'), tally);
+    // Each worker may hold a second connection for its stream: two of them fit the pool.
+    await runWorkers(workerDbs(p, Math.min(parallel, DEFAULT_PARALLEL)), [tasks.walk, merge]);
+    return { tasksChecked: countMerged ? tally.tasks : await tasks.tasksChecked() };
+  }
+  const tasks = await taskWalk(p, options, line('tasks'), { missing: true, count: true });
   const business = businessWalk(p, options, line('business'));
-  await runWorkers(workerDbs(p, options.parallel ?? DEFAULT_PARALLEL), [
-    tasks.walk,
-    ...(business ? [business] : []),
-  ]);
+  await runWorkers(workerDbs(p, parallel), [tasks.walk, ...(business ? [business] : [])]);
   return { tasksChecked: await tasks.tasksChecked() };
 }
 
@@ -132,7 +142,9 @@ async function work(q: Queryable, walks: Walk[], state: { failed: boolean }): Pr
 }
 
 /** Serializes calls of `fn`: a call starts once the previous one has settled (a promise lock). */
-function serialized<A extends unknown[], T>(fn: (...args: A) => Promise<T>): (...args: A) => Promise<T> {
+export function serialized<A extends unknown[], T>(
+  fn: (...args: A) => Promise<T>,
+): (...args: A) => Promise<T> {
   let tail: Promise<unknown> = Promise.resolve();
   return (...args) => {
     const result = tail.then(() => fn(...args));
@@ -153,6 +165,12 @@ function single(chunk: Chunk): Walk {
   };
 }
 
+/** What the task walk does besides unsettled tasks: missing ones (unless the merge walk finds them), the count. */
+interface TaskParts {
+  missing: boolean;
+  count: boolean;
+}
+
 interface TaskWalk {
   walk: Walk;
   /** The rule's tasks in the window, once the walk is done. */
@@ -167,13 +185,14 @@ async function taskWalk(
   p: PreparedRule,
   options: WalkOptions,
   progress: (text: string) => void,
+  parts: TaskParts,
 ): Promise<TaskWalk> {
   if (!chunkableIds(p)) {
     // Ids that are not integers cannot be ranged by arithmetic: one pass (still only findings come back).
     let checked = 0;
     const walk = single(async (q) => {
-      await taskChunk(q, p, undefined, options);
-      checked = await countChunkTasks(q, p.task, undefined);
+      await taskChunk(q, p, undefined, options, parts);
+      if (parts.count) checked = await countChunkTasks(q, p.task, undefined);
     });
     return { walk, tasksChecked: async () => checked };
   }
@@ -182,11 +201,12 @@ async function taskWalk(
   const [min, max] = range;
   // Without a time window the rule's tasks are counted once from the (biz type, key) index; with
   // one, each chunk counts its own (the window's column is in the rows just read).
-  const perChunkCount = p.task.window.sql !== '1=1';
+  const perChunkCount = parts.count && p.task.window.sql !== '1=1';
   // The count reads another index than the walk: on its own connection it runs alongside.
-  const counted = perChunkCount
-    ? undefined
-    : withReadOnly(p.source.db, (q) => countChunkTasks(q, p.task, { lo: min, hi: max }));
+  const counted =
+    perChunkCount || !parts.count
+      ? undefined
+      : withReadOnly(p.source.db, (q) => countChunkTasks(q, p.task, { lo: min, hi: max }));
   counted?.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
   const cursor = { lo: min as number | undefined, span: FIRST_CHUNK_SPAN, through: min - 1, checked: 0 };
   const next = serialized(async (q: Queryable): Promise<Chunk | undefined> => {
@@ -197,7 +217,7 @@ async function taskWalk(
     cursor.lo = following === undefined || following > max ? undefined : following;
     return async (cq) => {
       const started = performance.now();
-      await taskChunk(cq, p, chunk, options);
+      await taskChunk(cq, p, chunk, options, parts);
       const inChunk = perChunkCount ? await countChunkTasks(cq, p.task, chunk) : 0;
       cursor.checked += inChunk; // not `+= await`: that adds to a total read before another chunk added
       cursor.span = nextChunkSpan(span, performance.now() - started, options.chunkTimeMs);
@@ -221,8 +241,14 @@ function chunkableIds(p: PreparedRule): boolean {
  * whatever its siblings), then its open tasks with business rows, classified against the done
  * tasks sharing their key.
  */
-async function taskChunk(q: Queryable, p: PreparedRule, range: IdRange, options: WalkOptions): Promise<void> {
-  if (p.rule.business.expect !== 'at-most-one') {
+async function taskChunk(
+  q: Queryable,
+  p: PreparedRule,
+  range: IdRange,
+  options: WalkOptions,
+  parts: TaskParts,
+): Promise<void> {
+  if (parts.missing && p.rule.business.expect !== 'at-most-one') {
     for (const row of await missingChunk(q, p.task, p.business, range)) {
       await options.emit(taskFinding(p, 'missing', row, 0));
     }
@@ -234,7 +260,7 @@ async function taskChunk(q: Queryable, p: PreparedRule, range: IdRange, options:
  * Classifies tasks with business rows (open ones, or done ones with several rows), looking up
  * the other tasks of their keys (any status, any time): whether one is a finding depends on them.
  */
-async function emitClassified(
+export async function emitClassified(
   q: Queryable,
   p: PreparedRule,
   role: 'done' | 'open',

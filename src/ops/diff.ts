@@ -30,6 +30,11 @@ export interface RuleResult {
     orphans: boolean;
   };
   mode: 'same-server' | 'cross-server';
+  /**
+   * How the tables were compared: `merge` (same server: both key indexes read in order and merged),
+   * `join` (same server: chunked LEFT JOIN anti-joins), `checksum` (across servers).
+   */
+  walk: 'merge' | 'join' | 'checksum';
   tasksChecked: number;
   findings: FindingCounts;
   samples: Finding[];
@@ -127,6 +132,7 @@ export async function runDiff(prepared: PreparedRule[], options: DiffOptions): P
         orphans: p.rule.business.orphans,
       },
       mode: p.mode,
+      walk: p.mode === 'cross-server' ? 'checksum' : p.merge ? 'merge' : 'join',
       tasksChecked,
       findings: { ...tally.counts },
       samples: tally.samples(),

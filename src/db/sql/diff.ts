@@ -45,7 +45,7 @@ export interface BusinessSide {
   where?: string;
 }
 
-const BK = 'taskrecon_bk';
+export const BK = 'taskrecon_bk';
 
 export function businessDerived(b: BusinessSide): string {
   return `(SELECT ${b.key} AS ${BK} FROM ${b.table}${b.where ? ` WHERE (${b.where})` : ''})`;
@@ -113,13 +113,39 @@ export async function missingChunk(
   b: BusinessSide,
   range: IdRange,
 ): Promise<MissingRow[]> {
+  return missingAmong(q, t, b, idRangeSql(t, range));
+}
+
+/**
+ * The tasks with the given ids that are missing (as missingChunk decides): how the merge walk
+ * checks the tasks whose key weight matched no business row's. In: sides, ids. Out: tasks.
+ * Reads the primary key and the business key index.
+ */
+export async function missingByIds(
+  q: Queryable,
+  t: TaskSide,
+  b: BusinessSide,
+  ids: readonly unknown[],
+): Promise<MissingRow[]> {
+  if (ids.length === 0) return [];
+  return missingAmong(q, t, b, {
+    sql: ` AND ${t.id} IN (${ids.map(() => '?').join(', ')})`,
+    params: [...ids],
+  });
+}
+
+async function missingAmong(
+  q: Queryable,
+  t: TaskSide,
+  b: BusinessSide,
+  tasks: Fragment,
+): Promise<MissingRow[]> {
   const match = keyMatch(t.dialect, { sql: `b.${BK}`, isInt: b.keyIsInt }, t.key);
-  const ids = idRangeSql(t, range);
   return q.query<MissingRow>(
     `SELECT ${t.id} AS id, ${t.key.sql} AS k, ${t.eventId ?? 'NULL'} AS e, ${t.rawStatus} AS s` +
       ` FROM ${t.table} LEFT JOIN ${businessDerived(b)} b ON ${match}` +
-      ` WHERE ${t.bizType} = ?${ids.sql} AND (${t.done.sql}) AND (${t.window.sql}) AND b.${BK} IS NULL`,
-    [t.bizTypeValue, ...ids.params, ...t.done.params, ...t.window.params],
+      ` WHERE ${t.bizType} = ?${tasks.sql} AND (${t.done.sql}) AND (${t.window.sql}) AND b.${BK} IS NULL`,
+    [t.bizTypeValue, ...tasks.params, ...t.done.params, ...t.window.params],
   );
 }
 
@@ -226,20 +252,48 @@ export async function orphanChunk(
   after: unknown,
   upTo: unknown,
 ): Promise<OrphanRow[]> {
+  return orphansAmong(q, t, b, keyBounds(after, upTo));
+}
+
+/**
+ * Which of `keys` (business keys as the server sent them) are orphans, with their row counts:
+ * how the merge walk checks the keys whose weight matched no task's. In: sides, keys. Out: orphan
+ * keys. Reads the business key index and the task (biz type, key) index.
+ */
+export async function orphansByKeys(
+  q: Queryable,
+  t: TaskSide,
+  b: BusinessSide,
+  keys: readonly unknown[],
+): Promise<OrphanRow[]> {
+  if (keys.length === 0) return [];
+  return orphansAmong(q, t, b, { sql: `b.${BK} IN (${keys.map(() => '?').join(', ')})`, params: [...keys] });
+}
+
+async function orphansAmong(
+  q: Queryable,
+  t: TaskSide,
+  b: BusinessSide,
+  keys: Fragment,
+): Promise<OrphanRow[]> {
   const match = keyMatch(t.dialect, t.key, { sql: `b.${BK}`, isInt: b.keyIsInt });
-  const bounds = keyBounds(after, upTo);
   return q.query<OrphanRow>(
     `SELECT b.${BK} AS k, COUNT(*) AS n FROM ${businessDerived(b)} b LEFT JOIN ${t.table} ON ${t.bizType} = ? AND ${match}
-      WHERE ${bounds.sql} AND ${t.id} IS NULL GROUP BY b.${BK}`,
-    [t.bizTypeValue, ...bounds.params],
+      WHERE ${keys.sql} AND ${t.id} IS NULL GROUP BY b.${BK}`,
+    [t.bizTypeValue, ...keys.params],
   );
 }
 
 /** The business keys of a chunk of the business walk, (after, upTo], NULL keys never in it. */
 function keyBounds(after: unknown, upTo: unknown): Fragment {
+  return keyRange(`b.${BK}`, after, upTo);
+}
+
+/** Values of `expr` in (after, upTo] (open ends when undefined), NULL never in it. */
+export function keyRange(expr: string, after: unknown, upTo: unknown): Fragment {
   const sql = [
-    after === undefined ? `b.${BK} IS NOT NULL` : `b.${BK} > ?`,
-    ...(upTo === undefined ? [] : [`b.${BK} <= ?`]),
+    after === undefined ? `${expr} IS NOT NULL` : `${expr} > ?`,
+    ...(upTo === undefined ? [] : [`${expr} <= ?`]),
   ];
   return {
     sql: sql.join(' AND '),
