@@ -72,6 +72,31 @@ async function count(conn, db, table) {
   }
 }
 
+/**
+ * Builds (once) the business table whose 0.1% of differences are spread evenly over the key range
+ * (every 3000th key missing, another duplicated, an orphan beside a third), so that no key range
+ * of the same-server walk is free of them.
+ */
+async function generateSpread(conn) {
+  const stride = 3 * Math.floor(ROWS / DIFFER);
+  const table = `\`${TASKS_DB}\`.user_coupon_spread`;
+  const residues = (r) => (r > ROWS ? 0 : Math.floor((ROWS - r) / stride) + 1);
+  const want = ROWS - Math.floor(ROWS / stride) + residues(stride / 3) + residues((2 * stride) / 3);
+  if ((await count(conn, TASKS_DB, 'user_coupon_spread')) === want) return;
+  log('building the business table with the differences spread evenly');
+  await conn.query(`DROP TABLE IF EXISTS ${table}`);
+  await conn.query(BUSINESS_DDL(table));
+  const key = `CONCAT('PAY2026', LPAD(seq, 9, '0'))`;
+  await conn.query(
+    `INSERT INTO ${table} (order_id, user_id, amount) SELECT ${key}, seq % 100000, 10 FROM seq_1_to_${ROWS} WHERE seq % ${stride} <> 0`,
+  );
+  await conn.query(
+    `INSERT INTO ${table} (order_id, user_id, amount)
+     SELECT IF(seq % ${stride} = ${stride / 3}, ${key}, CONCAT(${key}, 'x')), seq % 100000, 10 FROM seq_1_to_${ROWS}
+      WHERE seq % ${stride} IN (${stride / 3}, ${(2 * stride) / 3})`,
+  );
+}
+
 /** Builds (once) 2M success tasks, a matching business table and one with 0.1% differing. */
 async function generate(conn) {
   const want = { tasks: ROWS, match: ROWS, differ: ROWS - MISSING + DUPLICATE + ORPHAN };
@@ -138,6 +163,8 @@ function config(dir) {
 rules:
   - { name: same-server, bizType: coupon, business: { table: user_coupon, key: order_id } }
   - { name: same-no-orphans, bizType: coupon, business: { table: user_coupon, key: order_id, orphans: false } }
+  - { name: same-join, bizType: coupon, business: { table: user_coupon, key: order_id, where: "1=1" } }
+  - { name: same-spread, bizType: coupon, business: { table: user_coupon_spread, key: order_id } }
   - { name: cross-match, bizType: coupon, business: { table: user_coupon, key: order_id, db: "${SERVER}/${MATCH_DB}" } }
   - { name: cross-differ, bizType: coupon, business: { table: user_coupon, key: order_id, db: "${SERVER}/${DIFFER_DB}" } }
 `,
@@ -148,8 +175,8 @@ rules:
 const ANTI_JOIN = `SELECT COUNT(*) FROM async_task t LEFT JOIN user_coupon b ON b.order_id = t.biz_id
   WHERE t.biz_type = 'coupon' AND t.status = 2 AND b.order_id IS NULL`;
 
-function baseline() {
-  return measure('mariadb', mariadbArgs(TASKS_DB, ANTI_JOIN));
+function baseline(table = 'user_coupon') {
+  return measure('mariadb', mariadbArgs(TASKS_DB, ANTI_JOIN.replace('user_coupon', table)));
 }
 
 /**
@@ -214,6 +241,7 @@ async function warm(conn) {
   for (const [db, table] of [
     [TASKS_DB, 'async_task'],
     [TASKS_DB, 'user_coupon'],
+    [TASKS_DB, 'user_coupon_spread'],
     [MATCH_DB, 'user_coupon'],
     [DIFFER_DB, 'user_coupon'],
   ]) {
@@ -224,6 +252,7 @@ async function warm(conn) {
   );
   for (const db of [TASKS_DB, MATCH_DB, DIFFER_DB])
     await conn.query(`SELECT COUNT(*), SUM(CRC32(order_id)) FROM \`${db}\`.user_coupon`);
+  await conn.query(`SELECT COUNT(*), SUM(CRC32(order_id)) FROM \`${TASKS_DB}\`.user_coupon_spread`);
 }
 
 async function diff(configFile, rule, stdout) {
@@ -243,6 +272,7 @@ async function diff(configFile, rule, stdout) {
 async function main() {
   const conn = await mysql.createConnection(`${SERVER}/mysql`);
   await generate(conn);
+  await generateSpread(conn);
   const restorePool = await sizeBufferPool(conn, values['buffer-pool']);
   try {
     await warm(conn);
@@ -260,17 +290,32 @@ async function runAll(server) {
   const outputs = {
     same: join(dir, 'same.json'),
     noOrphans: join(dir, 'no-orphans.json'),
+    join: join(dir, 'join.json'),
+    spread: join(dir, 'spread.json'),
     match: join(dir, 'match.json'),
     differ: join(dir, 'differ.json'),
   };
-  const series = { baseline: [], same: [], noOrphans: [], raw: [], match: [], differ: [] };
-  const RULE = { same: 'same-server', noOrphans: 'same-no-orphans' };
+  const series = {
+    ...{ baseline: [], same: [], noOrphans: [], join: [], spreadBaseline: [], spread: [] },
+    ...{ raw: [], match: [], differ: [] },
+  };
+  const RULE = {
+    same: 'same-server',
+    noOrphans: 'same-no-orphans',
+    join: 'same-join',
+    spread: 'same-spread',
+  };
+  const sameServer = ['baseline', 'same', 'noOrphans', 'join', 'spreadBaseline', 'spread'];
   for (let i = 0; i < runs; i++) {
-    const order = i % 2 === 0 ? ['baseline', 'same', 'noOrphans'] : ['noOrphans', 'same', 'baseline'];
+    const order = i % 2 === 0 ? sameServer : [...sameServer].reverse();
     for (const which of order) {
       const run =
-        which === 'baseline' ? await baseline() : await diff(configFile, RULE[which], outputs[which]);
-      if (which === 'baseline' && run.code !== 0)
+        which === 'baseline'
+          ? await baseline()
+          : which === 'spreadBaseline'
+            ? await baseline('user_coupon_spread')
+            : await diff(configFile, RULE[which], outputs[which]);
+      if (which.endsWith('aseline') && run.code !== 0)
         throw new Error(`baseline exited ${run.code}: ${run.stderr}`);
       series[which].push(run);
       log(`${which} run ${i + 1}: ${fmt(run.seconds, 3)} s, ${fmt(run.peakRssMb, 1)} MB`);
@@ -287,12 +332,20 @@ async function runAll(server) {
   const result = (file) => JSON.parse(readFileSync(file, 'utf8')).rules[0];
   const same = result(outputs.same);
   const noOrphans = result(outputs.noOrphans);
+  const joined = result(outputs.join);
+  const spread = result(outputs.spread);
   const match = result(outputs.match);
   const differ = result(outputs.differ);
   const t = (s) => median(s.map((r) => r.seconds));
   const rss = (s) => Math.max(...s.map((r) => r.peakRssMb));
   const ratio = t(series.same) / t(series.baseline);
   const noOrphansRatio = t(series.noOrphans) / t(series.baseline);
+  const joinRatio = t(series.join) / t(series.baseline);
+  const spreadRatio = t(series.spread) / t(series.spreadBaseline);
+  const targets = (r, s) =>
+    `${fmt(r)}× baseline (≤ ${TARGET.ratio}×: ${r <= TARGET.ratio ? '**met**' : '**missed**'}); RSS < ${TARGET.rssMb} MB: ${rss(s) < TARGET.rssMb ? '**met**' : '**missed**'}`;
+  const found = (r) =>
+    `${int(r.tasksChecked)} tasks; missing ${r.findings.missing}, duplicate ${r.findings.duplicate}, orphan ${r.findings.orphan}; walk ${r.walk}`;
   const inCommand = (s) => median(s.map((r) => r.diffSeconds));
   const matchRate = ROWS / inCommand(series.match);
   const matchWallRate = ROWS / t(series.match);
@@ -305,18 +358,39 @@ async function runAll(server) {
       target: '',
     },
     {
-      run: 'same server: `taskrecon diff` (chunks + orphan walk + counts)',
+      run: 'same server: `taskrecon diff` (range digests, then both key indexes merged where they differ)',
       'median s': fmt(t(series.same), 3),
       'peak RSS MB': fmt(rss(series.same), 1),
-      result: `${int(same.tasksChecked)} tasks; missing ${same.findings.missing}, duplicate ${same.findings.duplicate}, orphan ${same.findings.orphan}`,
-      target: `${fmt(ratio)}× baseline (≤ ${TARGET.ratio}×: ${ratio <= TARGET.ratio ? '**met**' : '**missed**'}); RSS < ${TARGET.rssMb} MB: ${rss(series.same) < TARGET.rssMb ? '**met**' : '**missed**'}`,
+      result: found(same),
+      target: targets(ratio, series.same),
     },
     {
-      run: 'same server: `taskrecon diff`, rule with `orphans: false` (one direction, as the baseline)',
+      run: 'same server: `taskrecon diff`, rule with `orphans: false`',
       'median s': fmt(t(series.noOrphans), 3),
       'peak RSS MB': fmt(rss(series.noOrphans), 1),
-      result: `${int(noOrphans.tasksChecked)} tasks; missing ${noOrphans.findings.missing}, duplicate ${noOrphans.findings.duplicate}`,
-      target: `${fmt(noOrphansRatio)}× baseline (≤ ${TARGET.ratio}×: ${noOrphansRatio <= TARGET.ratio ? '**met**' : '**missed**'}); RSS < ${TARGET.rssMb} MB: ${rss(series.noOrphans) < TARGET.rssMb ? '**met**' : '**missed**'}`,
+      result: found(noOrphans),
+      target: targets(noOrphansRatio, series.noOrphans),
+    },
+    {
+      run: 'same server: `taskrecon diff`, rule with a business `where` (the join walk: chunked anti-joins both ways)',
+      'median s': fmt(t(series.join), 3),
+      'peak RSS MB': fmt(rss(series.join), 1),
+      result: found(joined),
+      target: targets(joinRatio, series.join),
+    },
+    {
+      run: 'same server, differences spread evenly: one LEFT JOIN anti-join (`mariadb` client)',
+      'median s': fmt(t(series.spreadBaseline), 3),
+      'peak RSS MB': fmt(rss(series.spreadBaseline), 1),
+      result: 'missing count only',
+      target: '',
+    },
+    {
+      run: 'same server, differences spread evenly: `taskrecon diff` (every range differs)',
+      'median s': fmt(t(series.spread), 3),
+      'peak RSS MB': fmt(rss(series.spread), 1),
+      result: found(spread),
+      target: targets(spreadRatio, series.spread),
     },
     {
       run: 'raw: one checksum scan of each table (two `mariadb` clients at once)',
@@ -355,8 +429,13 @@ Every table is read once before the first run, so all runs find the same warm bu
 Times are wall times of the whole process (Node start-up, connections and schema checks included),
 except "in the command": the rule's \`durationMs\` from diff's own JSON, from its first statement to its
 result. rows/s = task rows ÷ that time. The baseline reads only what one anti-join needs (missing);
-\`diff\` also finds duplicates, walks the business table for orphans and counts the tasks, on
-two connections at once. Cross-server, both sides are digested at once, first by CRC32 of the keys as
+\`diff\` also finds duplicates and orphans and counts the tasks, on two connections at once. On one
+server it walks the business key in ranges: a range whose digests (count, CRC32 sum and xor of the
+keys on each side) agree is done; one that differs is read from both key indexes in key order and
+merged, and its suspects checked by the server. \`user_coupon_spread\` (in \`${TASKS_DB}\`) has its
+0.1% of differences spread evenly over the keys (every 3000th key missing, another duplicated, an
+orphan beside a third), so every range differs; in \`user_coupon\` they lie in the first third of the
+keys. A rule with a business \`where\` takes the join walk instead. Cross-server, both sides are digested at once, first by CRC32 of the keys as
 stored (index-only) and, only where that differs, by the collation's normal form in hash segments.
 If the load average at start is far above the core count, other work shared the machine: compare rows
 within one run.

@@ -6,6 +6,7 @@ import { ExitCode } from '../errors.js';
 import { countFlag, durationFlag, FORMATS, resolveTime, timeFlag } from '../flags.js';
 import { prepareRules, runDiff, type DiffResult, type RuleTarget } from '../ops/diff.js';
 import { defaultOperator, RuleTargets, selectRules } from '../ops/diff-targets.js';
+import { WALK_CHOICES, type WalkChoice } from '../ops/diff-prepare.js';
 import { FINDING_CSV_HEADER, findingCsv, findingNdjson, renderDiff } from '../render/diff.js';
 import { startProgress } from '../render/progress.js';
 import { writeOut } from '../render/terminal.js';
@@ -19,6 +20,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
   static override examples = [
     '<%= config.bin %> diff',
     '<%= config.bin %> diff --rule coupon-issued --since 24h --format ndjson > findings.ndjson',
+    '<%= config.bin %> diff --rule coupon-issued --walk join --chunk-time 200ms',
     '<%= config.bin %> diff --rule coupon-issued --enqueue --reason "coupons lost in the 11-29 outage"',
   ];
 
@@ -32,6 +34,12 @@ export default class Diff extends BaseCommand<typeof Diff> {
       summary: 'Aim each chunk of the table walk at this long (like pt-table-checksum).',
       default: DEFAULT_CHUNK_TIME_MS,
       defaultHelp: async () => `${DEFAULT_CHUNK_TIME_MS}ms`,
+    }),
+    walk: Flags.string({
+      summary:
+        'On one server: merge the two key indexes (text keys of one collation), join row by row, or auto.',
+      options: [...WALK_CHOICES],
+      default: 'auto',
     }),
     samples: countFlag(0)({ summary: 'Findings kept as samples per kind and rule.', default: 10 }),
     format: Flags.string({
@@ -61,7 +69,8 @@ export default class Diff extends BaseCommand<typeof Diff> {
     for (const rule of rules) targets.push(await this.targets.open(rule));
     const sinceEpoch = resolveTime(this.flags.since, nowEpoch);
     const untilEpoch = resolveTime(this.flags.until, nowEpoch);
-    const prepared = await prepareRules(targets, { sinceEpoch, untilEpoch });
+    const walk = this.flags.walk as WalkChoice;
+    const prepared = await prepareRules(targets, { sinceEpoch, untilEpoch, walk });
     const progress = startProgress('diff', format !== 'json' || !this.jsonEnabled());
     let streamed = format === 'csv' ? FINDING_CSV_HEADER : '';
     const result = await runDiff(prepared, {

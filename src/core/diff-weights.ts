@@ -182,6 +182,13 @@ export class KeyRuns {
     return this.bufOf(i).toString('utf8', this.kStart.values[i], this.kEnd.values[i]);
   }
 
+  /** Whether every run was matched by a task and has one row (for the tasks matched so far). */
+  clean(): boolean {
+    for (let i = 0; i < this.count; i++)
+      if (!this.matched[i] || (this.rows.values[i] as number) > 1) return false;
+    return true;
+  }
+
   /** Keys of the runs no task matched. */
   *unmatched(): Iterable<string> {
     for (let i = 0; i < this.count; i++) if (!this.matched[i]) yield this.key(i);

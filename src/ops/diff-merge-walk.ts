@@ -67,6 +67,7 @@ class BusinessRowsIn implements RowEncoder {
  */
 class TaskRowsIn implements RowEncoder {
   rows = 0;
+  unmatched = 0;
   private out = Buffer.allocUnsafe(1 << 16);
   private used = 0;
   constructor(
@@ -80,7 +81,9 @@ class TaskRowsIn implements RowEncoder {
     const ws = starts[0] as number;
     if (ws < 0) return;
     this.rows++;
-    if (this.runs.match(buf, ws, ends[0] as number) || !this.suspects) return;
+    if (this.runs.match(buf, ws, ends[0] as number)) return;
+    this.unmatched++;
+    if (!this.suspects) return;
     const [is, ie] = [starts[1] as number, ends[1] as number];
     if (is < 0) return;
     const need = this.used + 4 + (ie - is);
@@ -148,7 +151,15 @@ export function mergeWalk(
   progress: (text: string) => void,
   tally: MergeTally,
 ): Walk {
-  const cursor = { after: undefined as unknown, span: FIRST_CHUNK_SPAN, exhausted: false, seen: 0 };
+  // `digest`: whether the next range is digested first — not right after a range that differed,
+  // where differences are likely to go on (the digest would only add a scan).
+  const cursor = {
+    after: undefined as unknown,
+    span: FIRST_CHUNK_SPAN,
+    exhausted: false,
+    seen: 0,
+    digest: true,
+  };
   // Runs of finished ranges, reused: a range's keys reach megabytes, allocated once per worker.
   const spare: KeyRuns[] = [];
   const next = serialized(async (q: Queryable): Promise<Chunk | undefined> => {
@@ -165,7 +176,8 @@ export function mergeWalk(
       const runs = spare.pop() ?? new KeyRuns(space);
       runs.reset();
       try {
-        await mergeRange(cq, p, runs, after, bound?.key, !bound, options, tally);
+        const range = { after, upTo: bound?.key, last: !bound, digest: cursor.digest };
+        cursor.digest = !(await mergeRange(cq, p, runs, range, options, tally));
       } finally {
         spare.push(runs);
       }
@@ -178,38 +190,62 @@ export function mergeWalk(
   return { next };
 }
 
+/** A range of the merge walk: keys in (after, upTo]; `digest`: compare digests before reading keys. */
+interface MergeRange {
+  after: unknown;
+  upTo: unknown;
+  last: boolean;
+  digest: boolean;
+}
+
 /**
- * One range: its business keys into `runs` (empty), its tasks merged against them; then the suspects
- * checked by the server — tasks matching no run (missing?), runs matching no task (orphans?) —
- * and the runs of several rows classified (duplicates). The last range also takes the NULL keys.
+ * One range: unless its digests agree, its business keys into `runs` (empty) and its tasks merged
+ * against them; then the suspects checked by the server — tasks matching no run (missing?), runs
+ * matching no task (orphans?) — and the runs of several rows classified (duplicates). The last
+ * range also takes the NULL keys. Resolves whether the two sides' keys differed.
  */
 async function mergeRange(
   q: Queryable,
   p: PreparedRule,
   runs: KeyRuns,
-  after: unknown,
-  upTo: unknown,
-  last: boolean,
+  range: MergeRange,
   options: WalkOptions,
   tally: MergeTally,
-): Promise<void> {
+): Promise<boolean> {
+  const { after, upTo, last } = range;
+  if (range.digest) {
+    const tasksDigest = await taskRangeDigest(q, p.task, after, upTo);
+    if (sameDigest(tasksDigest, await businessRangeDigest(q, p.business, after, upTo))) {
+      // The same keys, byte for byte, as often on each side: nothing missing, duplicated or orphaned.
+      tally.tasks += Number(tasksDigest.n);
+      if (last) await nullKeys(q, p, options, tally);
+      return false;
+    }
+  }
+  const differed = await mergeKeys(q, p, runs, range, options, tally);
+  if (last) await nullKeys(q, p, options, tally);
+  return differed;
+}
+
+/** The keys of a range read and merged (see mergeRange). Resolves whether any key was left unmatched or repeated. */
+async function mergeKeys(
+  q: Queryable,
+  p: PreparedRule,
+  runs: KeyRuns,
+  { after, upTo }: MergeRange,
+  options: WalkOptions,
+  tally: MergeTally,
+): Promise<boolean> {
   const { expect, orphans } = p.rule.business;
   const wantMissing = expect !== 'at-most-one';
-  const tasksDigest = await taskRangeDigest(q, p.task, after, upTo);
-  const businessDigest = await businessRangeDigest(q, p.business, after, upTo);
-  if (sameDigest(tasksDigest, businessDigest)) {
-    // The same keys, byte for byte, as often on each side: nothing missing, duplicated or orphaned.
-    tally.tasks += Number(tasksDigest.n);
-    if (last) await nullKeys(q, p, options, tally);
-    return;
-  }
+  let unmatchedTasks = 0;
   const business = businessWeights(p.business, after, upTo);
   await drain(streamOf(p.businessDb)(business.sql, business.params, new BusinessRowsIn(runs)));
   runs.seal();
   if (wantMissing || orphans) {
     const tasks = taskWeights(p.task, after, upTo);
     const matched = new TaskRowsIn(runs, wantMissing);
-    let suspects: (number | string)[] = [];
+    const suspects: (number | string)[] = [];
     const check = async (ids: (number | string)[]) => {
       for (const row of await missingByIds(q, p.task, p.business, ids)) {
         await options.emit(taskFinding(p, 'missing', row, 0));
@@ -221,9 +257,9 @@ async function mergeRange(
         if (suspects.length >= KEYS_PER_LOOKUP) await check(suspects.splice(0));
       }
     });
-    if (suspects.length > 0) await check(suspects);
-    suspects = [];
+    if (suspects.length > 0) await check(suspects.splice(0));
     tally.tasks += matched.rows;
+    unmatchedTasks = matched.unmatched;
   }
   if (orphans) {
     await inBatches(runs.unmatched(), async (keys) => {
@@ -237,7 +273,7 @@ async function mergeRange(
       emitClassified(q, p, 'done', await duplicateCandidates(q, p.task, p.business, keys), options),
     );
   }
-  if (last) await nullKeys(q, p, options, tally);
+  return unmatchedTasks > 0 || !runs.clean();
 }
 
 /** NULL keys match nothing: done tasks with one are missing, business rows with one are orphans. */

@@ -49,6 +49,38 @@ export interface PrepareOptions {
   untilEpoch?: number;
   /** The DSN the task source was opened with: a business.db equal to it is the same server. */
   sourceDsn: string;
+  /** How a same-server rule is walked: `auto` merges when it can (see PreparedRule.merge). */
+  walk?: WalkChoice;
+}
+
+export type WalkChoice = 'auto' | 'merge' | 'join';
+export const WALK_CHOICES: readonly WalkChoice[] = ['auto', 'merge', 'join'];
+
+interface MergeFacts {
+  source: BoundSource;
+  rule: DiffRule;
+  keyField: TaskKey;
+  businessKeyIndexed: boolean;
+  taskKeyIsInt: boolean;
+  businessKeyIsInt: boolean;
+  taskCollation: string | null;
+  businessCollation: string | null;
+}
+
+/** Why a same-server rule cannot be walked by merging its key indexes, or undefined when it can. */
+async function mergeBlocker(f: MergeFacts): Promise<string | undefined> {
+  if (f.source.db.dialect.name !== 'mysql') return 'only MariaDB and MySQL give collation weights';
+  if (f.rule.business.where) return 'the rule has a business where';
+  if (f.taskKeyIsInt || f.businessKeyIsInt) return 'a key is an integer column';
+  if (!f.taskCollation || f.taskCollation !== f.businessCollation) {
+    return `the keys' collations differ (${f.taskCollation ?? 'none'} and ${f.businessCollation ?? 'none'})`;
+  }
+  if (!mergeableCollation(f.taskCollation))
+    return `collation ${f.taskCollation} has more than one weight level`;
+  if (!f.businessKeyIndexed) return `no index on the business table starts with '${f.rule.business.key}'`;
+  if (!(await taskKeyIndexed(f.source, f.keyField)))
+    return 'no index on the task table starts with (biz type, key)';
+  return undefined;
 }
 
 function ruleError(rule: DiffRule, message: string, hint: string): TaskreconError {
@@ -203,19 +235,23 @@ export async function prepareRule(
     keyIsInt: businessKeyIsInt,
     ...(rule.business.where ? { where: rule.business.where } : {}),
   };
-  const mergeable =
-    sameServer &&
-    source.db.dialect.name === 'mysql' &&
-    !rule.business.where &&
-    businessKeyIndexed &&
-    !taskKeyIsInt &&
-    !businessKeyIsInt &&
-    taskCollation !== null &&
-    taskCollation === businessCollation &&
-    mergeableCollation(taskCollation) &&
-    (await taskKeyIndexed(source, keyField));
+  const blocker = sameServer
+    ? await mergeBlocker({
+        source,
+        rule,
+        keyField,
+        businessKeyIndexed,
+        taskKeyIsInt,
+        businessKeyIsInt,
+        taskCollation,
+        businessCollation,
+      })
+    : 'the business table is on another server';
+  if (options.walk === 'merge' && sameServer && blocker) {
+    throw ruleError(rule, `cannot merge the key indexes: ${blocker}`, 'Run it with --walk join (or auto).');
+  }
   const merge =
-    mergeable && taskCollation
+    !blocker && options.walk !== 'join' && taskCollation
       ? { space: padsSpaces(taskCollation) ? await spaceWeight(businessDb, taskCollation) : null }
       : undefined;
   return {

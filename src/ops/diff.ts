@@ -12,7 +12,7 @@ import type { BoundSource } from '../db/bind-source.js';
 import type { Db } from '../db/types.js';
 import { runCrossServer, type CrossStats } from './diff-cross-server.js';
 import { enqueueMissing, type EnqueueRequest, type EnqueueResult } from './diff-enqueue.js';
-import { prepareRule, type PreparedRule } from './diff-prepare.js';
+import { prepareRule, type PreparedRule, type WalkChoice } from './diff-prepare.js';
 import { runSameServer } from './diff-same-server.js';
 
 /** One rule's part of the JSON contract of `diff` (SPEC §3). */
@@ -74,7 +74,7 @@ export interface DiffOptions {
 /** Checks every rule against the live schemas first (exit 3 before anything is read), then diffs each. */
 export async function prepareRules(
   targets: RuleTarget[],
-  options: Pick<DiffOptions, 'sinceEpoch' | 'untilEpoch'>,
+  options: Pick<DiffOptions, 'sinceEpoch' | 'untilEpoch'> & { walk?: WalkChoice },
 ): Promise<PreparedRule[]> {
   const prepared: PreparedRule[] = [];
   for (const t of targets) {
@@ -83,6 +83,7 @@ export async function prepareRules(
         sinceEpoch: options.sinceEpoch,
         untilEpoch: options.untilEpoch,
         sourceDsn: t.sourceDsn,
+        walk: options.walk,
       }),
     );
   }

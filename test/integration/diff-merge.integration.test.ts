@@ -173,3 +173,45 @@ rules:
     expect(counts).toEqual([3000 + SPECIAL_TASKS.length, 3000 + SPECIAL_TASKS.length]);
   });
 });
+
+describe('diff --walk', () => {
+  let file: string;
+  beforeAll(async () => {
+    await seed('utf8mb4_general_ci');
+    file = join(dir, 'walk.yaml');
+    writeFileSync(
+      file,
+      `db: ${db.dsn}
+rules:
+  - { name: merged, bizType: coupon, business: { table: coupon, key: order_id } }
+  - { name: filtered, bizType: coupon, business: { table: coupon, key: order_id, where: "id > 0" } }
+`,
+    );
+  });
+
+  it('join walks a rule that could merge, with the same findings', async () => {
+    const run = await runJson<DiffJson>([
+      'diff',
+      '--config',
+      file,
+      '--rule',
+      'merged',
+      '--walk',
+      'join',
+      '--samples',
+      '100',
+    ]);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.json.rules[0]?.walk).toBe('join');
+    expect(findings(run.json, 'merged')).toEqual([...(EXPECTED.utf8mb4_general_ci ?? [])].sort());
+  });
+
+  it('refuses merge for a rule that cannot, saying why, with exit 3', async () => {
+    const run = await runCli(['diff', '--config', file, '--rule', 'filtered', '--walk', 'merge']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain(
+      "rule 'filtered': cannot merge the key indexes: the rule has a business where",
+    );
+    expect(run.stderr).toContain('--walk join');
+  });
+});
