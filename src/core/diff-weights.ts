@@ -136,26 +136,14 @@ export class KeyRuns {
   }
 
   private isRun(i: number, buf: Buffer, ws: number, we: number): boolean {
-    return sameBytes(
-      this.bufOf(i),
-      this.wStart.values[i] as number,
-      this.wEnd.values[i] as number,
-      buf,
-      ws,
-      we,
-    );
+    const [w, start, end] = [this.bufOf(i), this.wStart.values[i] as number, this.wEnd.values[i] as number];
+    return sameBytes(w, start, end, buf, ws, we);
   }
 
   /** Run `i`'s weight against `buf[ws, we)`. */
   private compareAt(i: number, buf: Buffer, ws: number, we: number): number {
-    return compareBytes(
-      this.bufOf(i),
-      this.wStart.values[i] as number,
-      this.wEnd.values[i] as number,
-      buf,
-      ws,
-      we,
-    );
+    const [w, start, end] = [this.bufOf(i), this.wStart.values[i] as number, this.wEnd.values[i] as number];
+    return compareBytes(w, start, end, buf, ws, we);
   }
 
   /** Marks the run equal to the weight `buf[ws, we)` as matched; false when there is none. */

@@ -1,8 +1,6 @@
-import { nextChunkSpan, FIRST_CHUNK_SPAN } from '../core/diff.js';
 import { KeyRuns } from '../core/diff-weights.js';
 import { nullKeyTasks } from '../db/sql/diff-checksum.js';
 import {
-  businessKeyBound,
   duplicateCandidates,
   missingByIds,
   nullKeyBusinessRows,
@@ -20,10 +18,10 @@ import type { Db, Queryable, RowEncoder } from '../db/types.js';
 import type { PreparedRule } from './diff-prepare.js';
 import { orphanFinding, taskFinding } from './diff-findings.js';
 import {
+  businessKeyRanges,
   emitClassified,
   KEYS_PER_LOOKUP,
-  serialized,
-  type Chunk,
+  type KeyRange,
   type Walk,
   type WalkOptions,
 } from './diff-same-server.js';
@@ -140,10 +138,7 @@ function streamOf(db: Db): NonNullable<Db['streamEncoded']> {
   return db.streamEncoded.bind(db);
 }
 
-/**
- * The merge walk: business key ranges (after, upTo], each ending on a key, sized toward
- * `chunkTimeMs` (at most MAX_SPAN rows).
- */
+/** The merge walk: business key ranges (see businessKeyRanges) of at most MAX_SPAN rows. */
 export function mergeWalk(
   p: PreparedRule,
   space: Buffer | null,
@@ -151,50 +146,30 @@ export function mergeWalk(
   progress: (text: string) => void,
   tally: MergeTally,
 ): Walk {
-  // `digest`: whether the next range is digested first — not right after a range that differed,
-  // where differences are likely to go on (the digest would only add a scan).
-  const cursor = {
-    after: undefined as unknown,
-    span: FIRST_CHUNK_SPAN,
-    exhausted: false,
-    seen: 0,
-    digest: true,
-  };
+  // Whether the next range is digested first: not right after one that differed, where
+  // differences are likely to go on (the digest would only add a scan).
+  let digest = true;
   // Runs of finished ranges, reused: a range's keys reach megabytes, allocated once per worker.
   const spare: KeyRuns[] = [];
-  const next = serialized(async (q: Queryable): Promise<Chunk | undefined> => {
-    if (cursor.exhausted) return undefined;
-    const started = performance.now();
-    const after = cursor.after;
-    const span = cursor.span;
-    const bound = await businessKeyBound(q, p.business, after, span - 1);
-    const boundMs = performance.now() - started;
-    if (bound) cursor.after = bound.key;
-    else cursor.exhausted = true;
-    return async (cq) => {
-      const chunkStarted = performance.now();
+  return businessKeyRanges(
+    p,
+    options,
+    progress,
+    async (q, range) => {
       const runs = spare.pop() ?? new KeyRuns(space);
       runs.reset();
       try {
-        const range = { after, upTo: bound?.key, last: !bound, digest: cursor.digest };
-        cursor.digest = !(await mergeRange(cq, p, runs, range, options, tally));
+        digest = !(await mergeRange(q, p, runs, { ...range, digest }, options, tally));
       } finally {
         spare.push(runs);
       }
-      const next = nextChunkSpan(span, boundMs + performance.now() - chunkStarted, options.chunkTimeMs);
-      cursor.span = Math.min(MAX_SPAN, next);
-      cursor.seen += span;
-      progress(`keys: ~${cursor.seen.toLocaleString('en-US')}`);
-    };
-  });
-  return { next };
+    },
+    MAX_SPAN,
+  );
 }
 
-/** A range of the merge walk: keys in (after, upTo]; `digest`: compare digests before reading keys. */
-interface MergeRange {
-  after: unknown;
-  upTo: unknown;
-  last: boolean;
+/** A range of the merge walk; `digest`: compare digests before reading keys. */
+interface MergeRange extends KeyRange {
   digest: boolean;
 }
 

@@ -313,6 +313,30 @@ function businessWalk(
 ): Walk | undefined {
   if (!p.rule.business.orphans && p.rule.business.expect === 'at-least-one') return undefined;
   if (!p.businessKeyIndexed) return single((q) => businessChunk(q, p, undefined, undefined, true, options));
+  return businessKeyRanges(p, options, progress, (q, r) =>
+    businessChunk(q, p, r.after, r.upTo, r.last, options),
+  );
+}
+
+/** A range of business keys, (after, upTo] (open ends when undefined); the last one runs to the end. */
+export interface KeyRange {
+  after: unknown;
+  upTo: unknown;
+  last: boolean;
+}
+
+/**
+ * A walk over the business key index in ranges that end on a key (so a key never spans two),
+ * sized toward `chunkTimeMs` (at most `maxSpan` rows); `run` does a range's work on the
+ * connection of the worker that took it.
+ */
+export function businessKeyRanges(
+  p: PreparedRule,
+  options: WalkOptions,
+  progress: (text: string) => void,
+  run: (q: Queryable, range: KeyRange) => Promise<void>,
+  maxSpan = Number.POSITIVE_INFINITY,
+): Walk {
   const cursor = { after: undefined as unknown, span: FIRST_CHUNK_SPAN, exhausted: false, seen: 0 };
   const next = serialized(async (q: Queryable): Promise<Chunk | undefined> => {
     if (cursor.exhausted) return undefined;
@@ -325,8 +349,9 @@ function businessWalk(
     else cursor.exhausted = true;
     return async (cq) => {
       const chunkStarted = performance.now();
-      await businessChunk(cq, p, after, bound?.key, !bound, options);
-      cursor.span = nextChunkSpan(span, boundMs + performance.now() - chunkStarted, options.chunkTimeMs);
+      await run(cq, { after, upTo: bound?.key, last: !bound });
+      const elapsed = boundMs + performance.now() - chunkStarted;
+      cursor.span = Math.min(maxSpan, nextChunkSpan(span, elapsed, options.chunkTimeMs));
       cursor.seen += span;
       progress(`business keys: ~${cursor.seen.toLocaleString('en-US')}`);
     };

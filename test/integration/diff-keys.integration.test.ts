@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
+import { findingKeys, type DiffJson } from '../support/diff-json.js';
 
 /**
  * The keys that break naive reconciliations: findings on both sides of a chunk boundary, ids
@@ -18,16 +19,6 @@ let other: TestSchema;
 let dir: string;
 
 const GAP_ID = 5_000_000_000;
-
-interface DiffJson {
-  rules: Array<{
-    name: string;
-    mode: string;
-    tasksChecked: number;
-    findings: Record<string, number>;
-    samples: Array<{ kind: string; key: string | null; taskId: number | null; businessRows: number }>;
-  }>;
-}
 
 const BUSINESS_TABLES: Array<[string, string]> = [
   ['coupon_edge', 'order_id VARCHAR(64) NULL'],
@@ -119,16 +110,6 @@ function configFor(cross: boolean): string {
   return file;
 }
 
-function findings(json: DiffJson, name: string): string[] {
-  const rule = json.rules.find((r) => r.name === name);
-  if (!rule) throw new Error(`no rule ${name}`);
-  return rule.samples
-    .map((s) =>
-      s.kind === 'orphan' ? `orphan:${s.key ?? 'null'}×${s.businessRows}` : `${s.kind}:${s.key ?? 'null'}`,
-    )
-    .sort();
-}
-
 describe.each([
   ['on one server', false],
   ['across two databases', true],
@@ -151,7 +132,7 @@ describe.each([
   });
 
   it('finds what lies on both sides of a chunk boundary, past a gap of billions of ids, and NULL keys', () => {
-    expect(findings(json, 'edge')).toEqual(EXPECTED.edge);
+    expect(findingKeys(json, 'edge')).toEqual(EXPECTED.edge);
     const missing = json.rules
       .find((r) => r.name === 'edge')
       ?.samples.filter((s) => s.kind === 'missing')
@@ -160,9 +141,9 @@ describe.each([
   });
 
   it('compares strings as the business column’s collation does (case, trailing spaces)', () => {
-    expect(findings(json, 'ci')).toEqual(EXPECTED.ci);
-    expect(findings(json, 'bin')).toEqual(EXPECTED.bin);
-    expect(findings(json, 'nopad')).toEqual(EXPECTED.nopad);
+    expect(findingKeys(json, 'ci')).toEqual(EXPECTED.ci);
+    expect(findingKeys(json, 'bin')).toEqual(EXPECTED.bin);
+    expect(findingKeys(json, 'nopad')).toEqual(EXPECTED.nopad);
   });
 
   it('counts every task it checked, and with --until before them checks none, while orphans stay orphans', async () => {
@@ -180,10 +161,10 @@ describe.each([
     ]);
     const edge = early.json.rules[0];
     expect(edge?.tasksChecked).toBe(0);
-    expect(findings(early.json, 'edge')).toEqual(['orphan:k0998z×1', 'orphan:k1001z×1', 'orphan:null×2']);
+    expect(findingKeys(early.json, 'edge')).toEqual(['orphan:k0998z×1', 'orphan:k1001z×1', 'orphan:null×2']);
   });
 
   it("matches a varchar biz_id to an integer key only by the integer's own text", () => {
-    expect(findings(json, 'int')).toEqual(EXPECTED.int);
+    expect(findingKeys(json, 'int')).toEqual(EXPECTED.int);
   });
 });

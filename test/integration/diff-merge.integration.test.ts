@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
+import { findingKeys, type DiffJson } from '../support/diff-json.js';
 
 /**
  * The merge walk (both key indexes read in key order and compared by collation weight in the
@@ -17,16 +18,6 @@ import { assertMatchesSchema } from '../support/schemas.js';
  */
 let db: TestSchema;
 let dir: string;
-
-interface DiffJson {
-  rules: Array<{
-    name: string;
-    walk: string;
-    tasksChecked: number;
-    findings: Record<string, number>;
-    samples: Array<{ kind: string; key: string | null; businessRows: number }>;
-  }>;
-}
 
 /** Done tasks k0000…k2999, and business rows for them with planted differences. */
 const BULK = {
@@ -118,29 +109,25 @@ async function seed(collation: string): Promise<void> {
   }
 }
 
-function findings(json: DiffJson, name: string): string[] {
-  const rule = json.rules.find((r) => r.name === name);
-  if (!rule) throw new Error(`no rule ${name}`);
-  return rule.samples
-    .map((s) =>
-      s.kind === 'orphan' ? `orphan:${s.key ?? 'null'}×${s.businessRows}` : `${s.kind}:${s.key ?? 'null'}`,
-    )
-    .sort();
+/** The same rule twice: as it is (merged), and with a business where (joined). */
+function config(): string {
+  const file = join(dir, 'rules.yaml');
+  writeFileSync(
+    file,
+    `db: ${db.dsn}
+rules:
+  - { name: merged, bizType: coupon, business: { table: coupon, key: order_id } }
+  - { name: joined, bizType: coupon, business: { table: coupon, key: order_id, where: "1=1" } }
+`,
+  );
+  return file;
 }
 
 describe.each(Object.keys(EXPECTED))('diff on one server, keys in %s', (collation) => {
   let json: DiffJson;
   beforeAll(async () => {
     await seed(collation);
-    const file = join(dir, `${collation}.yaml`);
-    writeFileSync(
-      file,
-      `db: ${db.dsn}
-rules:
-  - { name: merged, bizType: coupon, business: { table: coupon, key: order_id } }
-  - { name: joined, bizType: coupon, business: { table: coupon, key: order_id, where: "1=1" } }
-`,
-    );
+    const file = config();
     const run = await runJson<DiffJson>([
       'diff',
       '--config',
@@ -164,8 +151,8 @@ rules:
 
   it('finds exactly the planted sets both ways', () => {
     const expected = [...(EXPECTED[collation] ?? [])].sort();
-    expect(findings(json, 'merged')).toEqual(expected);
-    expect(findings(json, 'joined')).toEqual(expected);
+    expect(findingKeys(json, 'merged')).toEqual(expected);
+    expect(findingKeys(json, 'joined')).toEqual(expected);
   });
 
   it('counts the same tasks both ways', () => {
@@ -178,15 +165,7 @@ describe('diff --walk', () => {
   let file: string;
   beforeAll(async () => {
     await seed('utf8mb4_general_ci');
-    file = join(dir, 'walk.yaml');
-    writeFileSync(
-      file,
-      `db: ${db.dsn}
-rules:
-  - { name: merged, bizType: coupon, business: { table: coupon, key: order_id } }
-  - { name: filtered, bizType: coupon, business: { table: coupon, key: order_id, where: "id > 0" } }
-`,
-    );
+    file = config();
   });
 
   it('join walks a rule that could merge, with the same findings', async () => {
@@ -203,14 +182,14 @@ rules:
     ]);
     expect(run.code, run.stderr).toBe(1);
     expect(run.json.rules[0]?.walk).toBe('join');
-    expect(findings(run.json, 'merged')).toEqual([...(EXPECTED.utf8mb4_general_ci ?? [])].sort());
+    expect(findingKeys(run.json, 'merged')).toEqual([...(EXPECTED.utf8mb4_general_ci ?? [])].sort());
   });
 
   it('refuses merge for a rule that cannot, saying why, with exit 3', async () => {
-    const run = await runCli(['diff', '--config', file, '--rule', 'filtered', '--walk', 'merge']);
+    const run = await runCli(['diff', '--config', file, '--rule', 'joined', '--walk', 'merge']);
     expect(run.code).toBe(3);
     expect(run.stderr).toContain(
-      "rule 'filtered': cannot merge the key indexes: the rule has a business where",
+      "rule 'joined': cannot merge the key indexes: the rule has a business where",
     );
     expect(run.stderr).toContain('--walk join');
   });

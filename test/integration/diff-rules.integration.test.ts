@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
+import type { DiffJson } from '../support/diff-json.js';
 
 /**
  * Business tables seeded with exactly known missing, duplicate, orphan and unsettled sets; diff
@@ -80,17 +81,6 @@ function config(name: string, text: string): string {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(file, text);
   return file;
-}
-
-interface DiffJson {
-  rules: Array<{
-    name: string;
-    mode: string;
-    tasksChecked: number;
-    findings: Record<string, number>;
-    samples: Array<{ kind: string; key: string | null; taskId: number | null; businessRows: number }>;
-  }>;
-  total: Record<string, number>;
 }
 
 beforeAll(async () => {
