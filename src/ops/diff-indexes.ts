@@ -104,7 +104,7 @@ export async function ruleIndexes(
         'task',
         taskTable,
         [bizType, key],
-        'find the tasks of a business key (orphans, duplicates, tasks sharing a key)',
+        'find the tasks of a business key (orphans, duplicates, tasks sharing a key), and read them in key order (merge walk)',
         taskIndexes,
       ),
     );

@@ -71,6 +71,7 @@ interface MergeFacts {
 async function mergeBlocker(f: MergeFacts): Promise<string | undefined> {
   if (f.source.db.dialect.name !== 'mysql') return 'only MariaDB and MySQL give collation weights';
   if (f.rule.business.where) return 'the rule has a business where';
+  if (!columnOf(f.source.profile, f.keyField)) return `the profile's ${f.keyField} is not a column`;
   if (f.taskKeyIsInt || f.businessKeyIsInt) return 'a key is an integer column';
   if (!f.taskCollation || f.taskCollation !== f.businessCollation) {
     return `the keys' collations differ (${f.taskCollation ?? 'none'} and ${f.businessCollation ?? 'none'})`;
