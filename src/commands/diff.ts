@@ -15,7 +15,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
   static override summary = 'Reconcile tasks against the business tables they were supposed to change.';
   static override description =
     'For each rule under `rules:` in the config: missing (task done, no business row), duplicate (more rows than expected), ' +
-    'orphan (business row, no task), unsettled (effect present, task failed/pending). Reads only, in read-only transactions; ' +
+    "orphan (business row, no task), unsettled (effect present, task failed/pending). Reads only (a rule's where and every join in read-only transactions); " +
     '--enqueue sends missing tasks back to pending for redrive, audited. Exit 1 when anything is found.';
   static override examples = [
     '<%= config.bin %> diff',
