@@ -29,7 +29,8 @@ import { withReadOnly } from '../db/sql/diff-readonly.js';
 import type { Queryable } from '../db/types.js';
 import type { PreparedRule } from './diff-prepare.js';
 import { orphanFinding, taskFinding } from './diff-findings.js';
-import { roleOfCode, type WalkOptions } from './diff-same-server.js';
+import { roleOfCode } from './diff-same-server.js';
+import type { WalkOptions } from './diff-walk.js';
 
 /**
  * The cross-server diff (data-diff's idea over a hash space, as Cassandra's repair trees do):

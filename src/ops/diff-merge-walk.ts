@@ -24,7 +24,7 @@ import {
   type KeyRange,
   type Walk,
   type WalkOptions,
-} from './diff-same-server.js';
+} from './diff-walk.js';
 
 /**
  * The merge walk of a same-server diff, for keys that are text of one collation on both sides

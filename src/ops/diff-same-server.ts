@@ -1,11 +1,8 @@
-import { classifyTask, FIRST_CHUNK_SPAN, nextChunkSpan, type Finding, type TaskRole } from '../core/diff.js';
-import { normalizeKey } from '../core/diff-keys.js';
+import { FIRST_CHUNK_SPAN, nextChunkSpan, type TaskRole } from '../core/diff.js';
 import {
-  businessKeyBound,
   countChunkTasks,
   duplicateCandidates,
   duplicateKeys,
-  keySiblings,
   missingChunk,
   nextTaskId,
   nullKeyBusinessRows,
@@ -14,7 +11,6 @@ import {
   ROLE_OPEN,
   taskIdRange,
   unsettledCandidates,
-  type CandidateRow,
   type IdRange,
 } from '../db/sql/diff.js';
 import { withReadOnly } from '../db/sql/diff-readonly.js';
@@ -22,10 +18,21 @@ import type { Db, Queryable } from '../db/types.js';
 import type { PreparedRule } from './diff-prepare.js';
 import { orphanFinding, taskFinding } from './diff-findings.js';
 import { mergeWalk, type MergeTally } from './diff-merge-walk.js';
+import {
+  businessKeyRanges,
+  emitClassified,
+  KEYS_PER_LOOKUP,
+  serialized,
+  type Chunk,
+  type Walk,
+  type WalkOptions,
+} from './diff-walk.js';
 
 /**
- * The same-server diff: the database joins. Two walks, each cut into chunks sized toward
- * `chunkTimeMs`:
+ * The same-server diff. When the rule's keys can be merged (PreparedRule.merge), the merge walk
+ * (diff-merge-walk.ts) finds missing, orphan and duplicated keys from the two key indexes, and
+ * the task walk below only looks for unsettled tasks. Otherwise the database joins, in two walks
+ * cut into chunks sized toward `chunkTimeMs`:
  * - the task walk reads the task table by primary-key ranges: done tasks without a business row
  *   (missing), open tasks with one (unsettled candidates);
  * - the business walk reads the business table in key order: keys without a task (orphans), and
@@ -34,30 +41,11 @@ import { mergeWalk, type MergeTally } from './diff-merge-walk.js';
  * both walks: a worker takes the next chunk of its walk and, once that walk is exhausted, helps
  * with the other. Memory holds one chunk's findings per worker at a time.
  */
-export interface WalkOptions {
-  chunkTimeMs: number;
-  emit: (finding: Finding) => void | Promise<void>;
-  progress: (text: string) => void;
-  /** Connections the same-server walks share (default 2; SQLite always uses its one connection). */
-  parallel?: number;
-}
-
 export const DEFAULT_PARALLEL = 2;
-
-/** Keys per IN list (sibling lookups, tasks of duplicated keys): bound parameters of one statement. */
-export const KEYS_PER_LOOKUP = 500;
 
 export function roleOfCode(code: unknown): TaskRole {
   const n = Number(code);
   return n === ROLE_DONE ? 'done' : n === ROLE_OPEN ? 'open' : 'other';
-}
-
-/** One chunk's statements, run on the connection of the worker that took it. */
-export type Chunk = (q: Queryable) => Promise<void>;
-
-/** A walk hands out its chunks one at a time (undefined once exhausted), never the same one twice. */
-export interface Walk {
-  next: (q: Queryable) => Promise<Chunk | undefined>;
 }
 
 export async function runSameServer(
@@ -139,18 +127,6 @@ async function work(q: Queryable, walks: Walk[], state: { failed: boolean }): Pr
     state.failed = true;
     throw error;
   }
-}
-
-/** Serializes calls of `fn`: a call starts once the previous one has settled (a promise lock). */
-export function serialized<A extends unknown[], T>(
-  fn: (...args: A) => Promise<T>,
-): (...args: A) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (...args) => {
-    const result = tail.then(() => fn(...args));
-    tail = result.catch(() => undefined);
-    return result;
-  };
 }
 
 /** A walk of one chunk. */
@@ -257,51 +233,6 @@ async function taskChunk(
 }
 
 /**
- * Classifies tasks with business rows (open ones, or done ones with several rows), looking up
- * the other tasks of their keys (any status, any time): whether one is a finding depends on them.
- */
-export async function emitClassified(
-  q: Queryable,
-  p: PreparedRule,
-  role: 'done' | 'open',
-  candidates: CandidateRow[],
-  options: WalkOptions,
-): Promise<void> {
-  if (candidates.length === 0) return;
-  const siblings = await siblingsOf(q, p, candidates);
-  for (const c of candidates) {
-    const rows = Number(c.n);
-    const sib = c.k === null ? undefined : siblings.get(normalizeKey(c.k, p.taskSemantics) as string);
-    const kind = classifyTask(
-      role,
-      { rows, tasks: sib?.tasks ?? 1, doneTasks: sib?.done ?? (role === 'done' ? 1 : 0) },
-      p.rule.business.expect,
-    );
-    if (kind) await options.emit(taskFinding(p, kind, c, rows));
-  }
-}
-
-/** The rule's tasks per key of `candidates` (normal form), and the done ones among them. */
-async function siblingsOf(
-  q: Queryable,
-  p: PreparedRule,
-  candidates: CandidateRow[],
-): Promise<Map<string, { tasks: number; done: number }>> {
-  const siblings = new Map<string, { tasks: number; done: number }>();
-  const keyed = candidates.filter((c) => c.k !== null);
-  const keys = [...new Map(keyed.map((c) => [normalizeKey(c.k, p.taskSemantics) as string, c.k])).values()];
-  for (let i = 0; i < keys.length; i += KEYS_PER_LOOKUP) {
-    for (const row of await keySiblings(q, p.task, keys.slice(i, i + KEYS_PER_LOOKUP))) {
-      siblings.set(normalizeKey(row.k, p.taskSemantics) as string, {
-        tasks: Number(row.tasks),
-        done: Number(row.done),
-      });
-    }
-  }
-  return siblings;
-}
-
-/**
  * The business walk: business keys in order, chunks ending on a key (so a key never spans two),
  * for orphans (unless the rule leaves them out) and duplicates (unless it expects at least one).
  * A business key without an index is read in one pass.
@@ -316,47 +247,6 @@ function businessWalk(
   return businessKeyRanges(p, options, progress, (q, r) =>
     businessChunk(q, p, r.after, r.upTo, r.last, options),
   );
-}
-
-/** A range of business keys, (after, upTo] (open ends when undefined); the last one runs to the end. */
-export interface KeyRange {
-  after: unknown;
-  upTo: unknown;
-  last: boolean;
-}
-
-/**
- * A walk over the business key index in ranges that end on a key (so a key never spans two),
- * sized toward `chunkTimeMs` (at most `maxSpan` rows); `run` does a range's work on the
- * connection of the worker that took it.
- */
-export function businessKeyRanges(
-  p: PreparedRule,
-  options: WalkOptions,
-  progress: (text: string) => void,
-  run: (q: Queryable, range: KeyRange) => Promise<void>,
-  maxSpan = Number.POSITIVE_INFINITY,
-): Walk {
-  const cursor = { after: undefined as unknown, span: FIRST_CHUNK_SPAN, exhausted: false, seen: 0 };
-  const next = serialized(async (q: Queryable): Promise<Chunk | undefined> => {
-    if (cursor.exhausted) return undefined;
-    const started = performance.now();
-    const after = cursor.after;
-    const span = cursor.span;
-    const bound = await businessKeyBound(q, p.business, after, span - 1);
-    const boundMs = performance.now() - started;
-    if (bound) cursor.after = bound.key;
-    else cursor.exhausted = true;
-    return async (cq) => {
-      const chunkStarted = performance.now();
-      await run(cq, { after, upTo: bound?.key, last: !bound });
-      const elapsed = boundMs + performance.now() - chunkStarted;
-      cursor.span = Math.min(maxSpan, nextChunkSpan(span, elapsed, options.chunkTimeMs));
-      cursor.seen += span;
-      progress(`business keys: ~${cursor.seen.toLocaleString('en-US')}`);
-    };
-  });
-  return { next };
 }
 
 /**
