@@ -187,19 +187,28 @@ async function mergeRange(
   options: WalkOptions,
   tally: MergeTally,
 ): Promise<boolean> {
-  const { after, upTo, last } = range;
-  if (range.digest) {
-    const tasksDigest = await taskRangeDigest(q, p.task, after, upTo);
-    if (sameDigest(tasksDigest, await businessRangeDigest(q, p.business, after, upTo))) {
-      // The same keys, byte for byte, as often on each side: nothing missing, duplicated or orphaned.
-      tally.tasks += Number(tasksDigest.n);
-      if (last) await nullKeys(q, p, options, tally);
-      return false;
-    }
-  }
-  const differed = await mergeKeys(q, p, runs, range, options, tally);
-  if (last) await nullKeys(q, p, options, tally);
+  const differed =
+    range.digest && (await sameKeys(q, p, range, tally))
+      ? false
+      : await mergeKeys(q, p, runs, range, options, tally);
+  if (range.last) await nullKeys(q, p, options, tally);
   return differed;
+}
+
+/**
+ * Whether the range's digests agree — the same keys, byte for byte, as often on each side, so
+ * nothing is missing, duplicated or orphaned there; its tasks are then counted.
+ */
+async function sameKeys(
+  q: Queryable,
+  p: PreparedRule,
+  { after, upTo }: KeyRange,
+  tally: MergeTally,
+): Promise<boolean> {
+  const tasksDigest = await taskRangeDigest(q, p.task, after, upTo);
+  if (!sameDigest(tasksDigest, await businessRangeDigest(q, p.business, after, upTo))) return false;
+  tally.tasks += Number(tasksDigest.n);
+  return true;
 }
 
 /** The keys of a range read and merged (see mergeRange). Resolves whether any key was left unmatched or repeated. */
