@@ -38,6 +38,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.context = new Context(this.flags);
   }
 
+  /** `--format json` is `--json`: the result (or the error) as JSON on stdout, no notes on stderr. */
+  override jsonEnabled(): boolean {
+    const flags = this.flags as { format?: unknown } | undefined;
+    return super.jsonEnabled() || flags?.format === 'json';
+  }
+
   /** Opens the chosen source and checks it against the live schema (exit 3 on a mismatch). */
   protected async openSource(options: { poolSize?: number } = {}): Promise<BoundSource> {
     const choice = this.context.source();

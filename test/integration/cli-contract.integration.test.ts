@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Plugin } from '@oclif/core';
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +53,17 @@ function committedManifest(): Manifest {
 }
 
 let manifest: Manifest;
+
+/** A JSON value with every number and every ISO time replaced, so two runs a second apart compare equal. */
+function withoutClocks(value: unknown): unknown {
+  if (typeof value === 'number') return 0;
+  if (typeof value === 'string') return /^\d{4}-\d\d-\d\dT/.test(value) ? 'time' : value;
+  if (Array.isArray(value)) return value.map(withoutClocks);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutClocks(v)]));
+  }
+  return value;
+}
 
 beforeAll(async () => {
   manifest = await freshManifest();
@@ -121,6 +132,22 @@ describe('--json output matches schemas/', () => {
     const missing = await runJson(['show', '404', '--db', db]);
     expect(missing.code).toBe(3);
     assertMatchesSchema('error', missing.json);
+  }, 180_000);
+
+  it('--format json prints what --json prints, errors included', async () => {
+    const config = join(dir, 'format.yaml');
+    writeFileSync(
+      config,
+      `db: ${db}\nrules:\n  - { name: sms-sent, bizType: sms, business: { table: async_task, key: event_id } }\n`,
+    );
+    for (const args of [['scan'], ['audit'], ['diff'], ['diff', '--rule', 'no-such-rule']]) {
+      const viaJson = await runJson([...args, '--config', config]);
+      const viaFormat = await runCli([...args, '--config', config, '--format', 'json']);
+      expect(viaFormat.code, `${args[0]} --format json`).toBe(viaJson.code);
+      const parsed = JSON.parse(viaFormat.stdout) as Record<string, unknown>;
+      // The clocks (times, ages, durations) move between the two runs; all else is the same.
+      expect(withoutClocks(parsed), `${args[0]} --format json`).toEqual(withoutClocks(viaJson.json));
+    }
   }, 180_000);
 
   it('a schema rejects output that breaks it', () => {
