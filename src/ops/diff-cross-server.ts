@@ -11,12 +11,21 @@ import {
   type SegmentDigest,
 } from '../core/diff-keys.js';
 import {
+  DENSE_FANOUT,
+  DENSE_LEAF_ROWS,
+  denseMismatches,
+  type DenseDigests,
+  type SegmentMismatch,
+} from '../core/dense-digests.js';
+import {
   businessDigests,
+  businessHashStream,
   businessRows,
   countTasks,
   notDoneHashes,
   nullKeyTasks,
   taskDigests,
+  taskHashStream,
   taskRows,
   WHOLE,
   restrictingParents,
@@ -28,6 +37,7 @@ import { nullKeyBusinessRows } from '../db/sql/diff.js';
 import { withReadOnly } from '../db/sql/diff-readonly.js';
 import type { Queryable } from '../db/types.js';
 import type { PreparedRule } from './diff-prepare.js';
+import { denseDigests, streamsHashes } from './diff-cross-dense.js';
 import { orphanFinding, taskFinding } from './diff-findings.js';
 import { roleOfCode } from './diff-same-server.js';
 import type { WalkOptions } from './diff-walk.js';
@@ -68,6 +78,11 @@ type Digests = Map<number, SegmentDigest>;
 interface Side {
   /** Digests of a level; `notDone` counts the tasks not done in each segment (0 on the business side). */
   digests(level: LevelQuery, kind: HashKind): Promise<Digests>;
+  /**
+   * A dense level of the whole hash space (normal-form hashes streamed to the client, see
+   * core/dense-digests.ts), where the side can give one; `available` tells.
+   */
+  dense?: { available(): Promise<boolean>; digests(width: number): Promise<DenseDigests> };
   rows(width: number, ids: readonly number[]): Promise<Iterable<unknown> | AsyncIterable<unknown>>;
 }
 
@@ -162,6 +177,15 @@ function mysqlTaskSide(p: PreparedRule, q: Queryable): Side {
       }
       return map;
     },
+    dense: {
+      // The tasks not done are placed by their listed hashes; beyond NOT_DONE_LISTED, no dense level.
+      available: async () => streamsHashes(p.source.db) && (await list()) !== undefined,
+      digests: async (width) => {
+        const digests = await denseDigests(p.source.db, taskHashStream(t, p.crossSemantics), width);
+        for (const h of (await list()) ?? []) digests.addNotDone(h);
+        return digests;
+      },
+    },
     rows: (width, ids) => taskRows(p.source.db, t, p.crossSemantics, { width, ids }),
   };
 }
@@ -187,6 +211,11 @@ function businessSide(p: PreparedRule, q: Queryable): Side {
     return {
       digests: async (level, kind) =>
         digestMap(await businessDigests(q, p.business, semanticsOf(p, kind), level, kind)),
+      // A rule's `where` runs only inside the read-only transaction: such a side is not streamed.
+      dense: {
+        available: async () => streamsHashes(db) && !p.business.where,
+        digests: (width) => denseDigests(db, businessHashStream(p.business, p.crossSemantics), width),
+      },
       rows: (width, ids) => businessRows(db, q, p.business, p.crossSemantics, { width, ids }),
     };
   }
@@ -215,21 +244,35 @@ export async function runCrossServer(p: PreparedRule, options: WalkOptions): Pro
   );
 }
 
-interface Mismatch {
-  id: number;
-  rows: number;
-}
-
 /** Compares one level's digests of both sides: the segments that need a closer look. */
-function mismatches(t: Digests, b: Digests): { segments: number; mismatched: Mismatch[] } {
+function mismatches(t: Digests, b: Digests): { segments: number; mismatched: SegmentMismatch[] } {
   const ids = new Set([...t.keys(), ...b.keys()]);
-  const mismatched: Mismatch[] = [];
+  const mismatched: SegmentMismatch[] = [];
   for (const id of ids) {
     const td = t.get(id) ?? emptyDigest();
     const bd = b.get(id) ?? emptyDigest();
     if (!segmentConsistent(td, bd)) mismatched.push({ id, rows: Math.max(td.rows, bd.rows) });
   }
   return { segments: ids.size, mismatched };
+}
+
+type Dense = NonNullable<Side['dense']>;
+
+/** Both sides' dense levels (see Side.dense), when both can give one. */
+async function denseOnBothSides(tasks: Side, business: Side): Promise<[Dense, Dense] | undefined> {
+  if (!tasks.dense || !business.dense) return undefined;
+  const [t, b] = await Promise.all([tasks.dense.available(), business.dense.available()]);
+  return t && b ? [tasks.dense, business.dense] : undefined;
+}
+
+/** A level restricted to the children of mismatching parents, digested by each side as it can. */
+async function sparseLevel(
+  tasks: Side,
+  business: Side,
+  level: LevelQuery,
+): Promise<ReturnType<typeof mismatches>> {
+  const [t, b] = await Promise.all([tasks.digests(level, 'normal'), business.digests(level, 'normal')]);
+  return mismatches(t, b);
 }
 
 async function crossDiff(
@@ -259,11 +302,19 @@ async function crossDiff(
     // A few rows left are read rather than split again.
     if (mismatched.reduce((sum, m) => sum + m.rows, 0) <= ROW_LEVEL_ROWS) break;
     const largest = mismatched.reduce((max, m) => Math.max(max, m.rows), 0);
-    const next = childWidth(width, largest, LEAF_ROWS, MAX_FANOUT);
-    const level = { width: next, parentWidth: width, parents: mismatched.map((m) => m.id) };
     options.progress(`checksums: level ${stats.levels.length} (${mismatched.length} segments split)`);
-    const [t, b] = await Promise.all([tasks.digests(level, 'normal'), business.digests(level, 'normal')]);
-    const found = mismatches(t, b);
+    // The first split is dense where both sides can stream their hashes; deeper ones are grouped.
+    const dense = width >= WHOLE ? await denseOnBothSides(tasks, business) : undefined;
+    const next = dense
+      ? childWidth(width, largest, DENSE_LEAF_ROWS, DENSE_FANOUT)
+      : childWidth(width, largest, LEAF_ROWS, MAX_FANOUT);
+    const found = dense
+      ? denseMismatches(...(await Promise.all([dense[0].digests(next), dense[1].digests(next)])))
+      : await sparseLevel(tasks, business, {
+          width: next,
+          parentWidth: width,
+          parents: mismatched.map((m) => m.id),
+        });
     record(next, found, 'normal');
     width = next;
     mismatched = found.mismatched;

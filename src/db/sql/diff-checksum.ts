@@ -141,13 +141,14 @@ function levelSql(inner: Fragment, level: LevelQuery, withRole: boolean): Fragme
   const parents = restrictingParents(level);
   const filter = parents
     ? {
-        sql: ` WHERE FLOOR(h / ?) IN (${parents.map(() => '?').join(', ')})`,
+        sql: ` WHERE h DIV ? IN (${parents.map(() => '?').join(', ')})`,
         params: [level.parentWidth, ...parents],
       }
     : { sql: '', params: [] };
   const whole = level.width >= WHOLE;
   const nd = withRole ? 'SUM(CASE WHEN r <> 1 THEN 1 ELSE 0 END)' : '0';
-  const seg = whole ? '0' : 'FLOOR(h / ?)';
+  // Integer division: FLOOR(h / ?) would divide in DECIMAL, row by row.
+  const seg = whole ? '0' : 'h DIV ?';
   return {
     sql: `SELECT ${seg} AS g, COUNT(*) AS n, MOD(SUM(h), ${SUM_MOD}) AS s, ${nd} AS nd FROM (${inner.sql}) x${filter.sql}${whole ? '' : ' GROUP BY g'}`,
     params: [...(whole ? [] : [level.width]), ...inner.params, ...filter.params],
@@ -183,10 +184,30 @@ export async function businessDigests(
   level: LevelQuery,
   kind: HashKind,
 ): Promise<DigestRow[]> {
-  const hash = keyHashSql(b.dialect, b.key, b.keyIsInt, semantics, kind);
-  const inner = { sql: `SELECT ${hash} AS h FROM ${b.table} WHERE ${businessWhere(b)}`, params: [] };
-  const s = levelSql(inner, level, false);
+  const s = levelSql(businessHashesSql(b, semantics, kind), level, false);
   return q.query<DigestRow>(s.sql, s.params);
+}
+
+function businessHashesSql(b: CrossBusinessSide, semantics: KeySemantics, kind: HashKind): Fragment {
+  const hash = keyHashSql(b.dialect, b.key, b.keyIsInt, semantics, kind);
+  return { sql: `SELECT ${hash} AS h FROM ${b.table} WHERE ${businessWhere(b)}`, params: [] };
+}
+
+/**
+ * The statement that streams the normal-form hashes of the task side's keys, one column `h`, for
+ * a level the client aggregates (core/dense-digests.ts). Reads the (biz type, key) index only.
+ */
+export function taskHashStream(t: CrossTaskSide, semantics: KeySemantics): Fragment {
+  return taskHashesSql(t, semantics, 'normal', false);
+}
+
+/**
+ * As taskHashStream, for the business key (its index). Only for a rule without a `where`: a
+ * stream runs outside the read-only transaction, so operator SQL never goes into one.
+ */
+export function businessHashStream(b: CrossBusinessSide, semantics: KeySemantics): Fragment {
+  if (b.where) throw new Error("a business side with a 'where' is not streamed");
+  return businessHashesSql(b, semantics, 'normal');
 }
 
 /**
@@ -237,13 +258,35 @@ export async function taskRows(
   semantics: KeySemantics,
   segments?: { width: number; ids: readonly number[] },
 ): Promise<AsyncIterable<unknown>> {
-  const inner = taskRowsSql(t, semantics);
-  if (!segments || t.dialect.name !== 'mysql') return db.stream(inner.sql, inner.params);
+  if (!segments || t.dialect.name !== 'mysql') {
+    const all = taskRowsSql(t, semantics);
+    return db.stream(all.sql, all.params);
+  }
   // No operator-authored SQL on the task side: stream it, in constant memory.
-  return db.stream(
-    `SELECT * FROM (${inner.sql}) x WHERE FLOOR(h / ?) IN (${segments.ids.map(() => '?').join(', ')})`,
-    [...inner.params, segments.width, ...segments.ids],
-  );
+  const s = segmentTasksSql(t, semantics, segments);
+  return db.stream(s.sql, s.params);
+}
+
+/**
+ * The rows of the tasks whose key hashes into `segments`: their ids found in the (biz type, key)
+ * index, and only those rows read — not every task row, as filtering taskRowsSql would.
+ */
+function segmentTasksSql(
+  t: CrossTaskSide,
+  semantics: KeySemantics,
+  segments: { width: number; ids: readonly number[] },
+): Fragment {
+  const hash = hashSql(t.dialect, t.key, t.keyIsInt, semantics);
+  const ids =
+    `SELECT ${t.id} AS taskrecon_segment_id FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL ` +
+    `AND ${hash} DIV ? IN (${segments.ids.map(() => '?').join(', ')})`;
+  return {
+    sql:
+      `SELECT ${hash} AS h, ${t.role.sql} AS r, ${t.inWindow.sql} AS w, ${t.id} AS id, ${t.key} AS k, ` +
+      `${t.eventId ?? 'NULL'} AS e, ${t.rawStatus} AS s FROM ${t.table} ` +
+      `JOIN (${ids}) segment_ids ON ${t.id} = segment_ids.taskrecon_segment_id`,
+    params: [...t.role.params, ...t.inWindow.params, t.bizTypeValue, segments.width, ...segments.ids],
+  };
 }
 
 export interface CrossBusinessRow {
@@ -265,7 +308,7 @@ export async function businessRows(
 ): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
   const inner = businessRowsSql(b, semantics);
   if (!segments || b.dialect.name !== 'mysql') return db.stream(inner);
-  const sql = `SELECT * FROM (${inner}) x WHERE FLOOR(h / ?) IN (${segments.ids.map(() => '?').join(', ')})`;
+  const sql = `SELECT * FROM (${inner}) x WHERE h DIV ? IN (${segments.ids.map(() => '?').join(', ')})`;
   // A rule's `where` runs only inside the read-only transaction, one bounded batch at a time; without one, stream.
   if (!b.where) return db.stream(sql, [segments.width, ...segments.ids]);
   return q.query(sql, [segments.width, ...segments.ids]);

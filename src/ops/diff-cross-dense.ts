@@ -1,0 +1,42 @@
+import { DenseDigests } from '../core/dense-digests.js';
+import type { Fragment } from '../db/task-sql.js';
+import type { Db, RowEncoder } from '../db/types.js';
+
+/**
+ * Aggregates a stream of key hashes into a dense level: each row's first column, the decimal
+ * text of a CRC32 value, is read from the wire buffer and counted, with no JS value per row.
+ * Nothing comes out.
+ */
+class HashesIn implements RowEncoder {
+  readonly pending = 0;
+  constructor(private readonly digests: DenseDigests) {}
+  encode(buf: Buffer, starts: Int32Array, ends: Int32Array): void {
+    const start = starts[0] as number;
+    if (start < 0) return;
+    const end = ends[0] as number;
+    let h = 0;
+    for (let i = start; i < end; i++) h = h * 10 + ((buf[i] as number) - 48);
+    this.digests.add(h);
+  }
+  take(): Buffer {
+    return Buffer.alloc(0);
+  }
+}
+
+/** Whether `db` can stream rows to an encoder (MariaDB/MySQL). */
+export function streamsHashes(db: Db): boolean {
+  return db.dialect.name === 'mysql' && typeof db.streamEncoded === 'function';
+}
+
+/**
+ * One dense level of a side: `statement` (one column, the key's hash) streamed and counted in
+ * segments of `width`. In: database, statement, width. Out: the level's digests.
+ */
+export async function denseDigests(db: Db, statement: Fragment, width: number): Promise<DenseDigests> {
+  if (!db.streamEncoded) throw new Error(`${db.display}: a dense level needs a wire stream`);
+  const digests = new DenseDigests(width);
+  for await (const chunk of db.streamEncoded(statement.sql, statement.params, new HashesIn(digests))) {
+    void chunk; // HashesIn emits nothing; the rows went into `digests`
+  }
+  return digests;
+}
