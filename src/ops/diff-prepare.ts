@@ -4,7 +4,7 @@ import { BINARY_KEYS, semanticsOfCollation, type KeySemantics } from '../core/di
 import type { BoundSource } from '../db/bind-source.js';
 import { isIntegerType } from '../db/sql/diff-keys.js';
 import { bizTypeHasTasks, columnCollation, probeWhere } from '../db/sql/diff-schema.js';
-import type { CrossBusinessSide, CrossTaskSide } from '../db/sql/diff-checksum.js';
+import { utf8Collation, type CrossBusinessSide, type CrossTaskSide } from '../db/sql/diff-checksum.js';
 import type { BusinessSide, TaskSide } from '../db/sql/diff.js';
 import { filterWhere } from '../db/sql/scan.js';
 import type { Fragment } from '../db/task-sql.js';
@@ -226,6 +226,7 @@ export async function prepareRule(
     ...task,
     key: keyExpr,
     keyIsInt: taskKeyIsInt,
+    keyIsUtf8: utf8Collation(taskCollation),
     inWindow: { sql: `CASE WHEN ${window.sql} THEN 1 ELSE 0 END`, params: window.params },
     notDone: notDonePredicate(source, rule),
   };
@@ -234,6 +235,7 @@ export async function prepareRule(
     table: businessTable,
     key: bq(bKey.name),
     keyIsInt: businessKeyIsInt,
+    keyIsUtf8: utf8Collation(businessCollation),
     ...(rule.business.where ? { where: rule.business.where } : {}),
   };
   const blocker = sameServer

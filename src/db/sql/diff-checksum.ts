@@ -22,6 +22,8 @@ export interface CrossTaskSide {
   id: string;
   key: string;
   keyIsInt: boolean;
+  /** The key column stores UTF-8 (or ASCII) bytes: its normal form needs no conversion to hash. */
+  keyIsUtf8: boolean;
   eventId: string | null;
   bizType: string;
   bizTypeValue: string;
@@ -41,24 +43,35 @@ export interface CrossBusinessSide {
   table: string;
   key: string;
   keyIsInt: boolean;
+  keyIsUtf8: boolean;
   where?: string;
 }
 
+/** A side's key column, as the hash statements need it. */
+export type KeyColumn = Pick<CrossTaskSide, 'dialect' | 'key' | 'keyIsInt' | 'keyIsUtf8'>;
+
 /** The normal form of a key column as SQL (MariaDB/MySQL), matching normalizeKey(). */
-export function normalizedKeySql(
-  dialect: Dialect,
-  key: string,
-  isInt: boolean,
-  semantics: KeySemantics,
-): string {
-  let sql = isInt ? castText(dialect, key) : key;
+export function normalizedKeySql(column: KeyColumn, semantics: KeySemantics): string {
+  let sql = column.keyIsInt ? castText(column.dialect, column.key) : column.key;
   if (semantics.padSpace) sql = `TRIM(TRAILING ' ' FROM ${sql})`;
   if (semantics.caseInsensitive) sql = `LOWER(${sql})`;
   return sql;
 }
 
-export function hashSql(dialect: Dialect, key: string, isInt: boolean, semantics: KeySemantics): string {
-  return `CRC32(CONVERT(${normalizedKeySql(dialect, key, isInt, semantics)} USING utf8mb4))`;
+/**
+ * CRC32 of the normal form's UTF-8 bytes (keyHash() in the client). A text column already in
+ * UTF-8 (or ASCII) has those bytes as it is, so the conversion, a copy per row, is left out.
+ */
+export function hashSql(column: KeyColumn, semantics: KeySemantics): string {
+  const normal = normalizedKeySql(column, semantics);
+  return column.keyIsUtf8 && !column.keyIsInt
+    ? `CRC32(${normal})`
+    : `CRC32(CONVERT(${normal} USING utf8mb4))`;
+}
+
+/** Whether a collation's character set stores text as UTF-8 bytes (utf8mb4, utf8mb3, ASCII). */
+export function utf8Collation(collation: string | null): boolean {
+  return collation !== null && /^(utf8mb4|utf8mb3|utf8|ascii)_/i.test(collation);
 }
 
 /**
@@ -69,25 +82,19 @@ export function hashSql(dialect: Dialect, key: string, isInt: boolean, semantics
  */
 export type HashKind = 'exact' | 'normal';
 
-function keyHashSql(
-  dialect: Dialect,
-  key: string,
-  isInt: boolean,
-  semantics: KeySemantics,
-  kind: HashKind,
-): string {
-  return kind === 'exact' ? `CRC32(${key})` : hashSql(dialect, key, isInt, semantics);
+function keyHashSql(column: KeyColumn, semantics: KeySemantics, kind: HashKind): string {
+  return kind === 'exact' ? `CRC32(${column.key})` : hashSql(column, semantics);
 }
 
 /** The hash of a key in SQL, or 0 on SQLite (no CRC32(): the client hashes). */
-function hashOrZero(dialect: Dialect, key: string, isInt: boolean, semantics: KeySemantics): string {
-  return dialect.name === 'mysql' ? hashSql(dialect, key, isInt, semantics) : '0';
+function hashOrZero(column: KeyColumn, semantics: KeySemantics): string {
+  return column.dialect.name === 'mysql' ? hashSql(column, semantics) : '0';
 }
 
 function taskRowsSql(t: CrossTaskSide, semantics: KeySemantics): Fragment {
   return {
     sql:
-      `SELECT ${hashOrZero(t.dialect, t.key, t.keyIsInt, semantics)} AS h, ${t.role.sql} AS r, ${t.inWindow.sql} AS w, ${t.id} AS id, ` +
+      `SELECT ${hashOrZero(t, semantics)} AS h, ${t.role.sql} AS r, ${t.inWindow.sql} AS w, ${t.id} AS id, ` +
       `${t.key} AS k, ${t.eventId ?? 'NULL'} AS e, ${t.rawStatus} AS s FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL`,
     params: [...t.role.params, ...t.inWindow.params, t.bizTypeValue],
   };
@@ -103,7 +110,7 @@ function taskHashesSql(
   kind: HashKind,
   withRole: boolean,
 ): Fragment {
-  const hash = keyHashSql(t.dialect, t.key, t.keyIsInt, semantics, kind);
+  const hash = keyHashSql(t, semantics, kind);
   return {
     sql: `SELECT ${hash} AS h${withRole ? `, ${t.role.sql} AS r` : ''} FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL`,
     params: [...(withRole ? t.role.params : []), t.bizTypeValue],
@@ -115,7 +122,7 @@ function businessWhere(b: CrossBusinessSide): string {
 }
 
 function businessRowsSql(b: CrossBusinessSide, semantics: KeySemantics): string {
-  return `SELECT ${hashOrZero(b.dialect, b.key, b.keyIsInt, semantics)} AS h, ${b.key} AS k FROM ${b.table} WHERE ${businessWhere(b)}`;
+  return `SELECT ${hashOrZero(b, semantics)} AS h, ${b.key} AS k FROM ${b.table} WHERE ${businessWhere(b)}`;
 }
 
 /** Which segments a level asks for: width `width`, restricted to the children of `parents` at `parentWidth`. */
@@ -189,7 +196,7 @@ export async function businessDigests(
 }
 
 function businessHashesSql(b: CrossBusinessSide, semantics: KeySemantics, kind: HashKind): Fragment {
-  const hash = keyHashSql(b.dialect, b.key, b.keyIsInt, semantics, kind);
+  const hash = keyHashSql(b, semantics, kind);
   return { sql: `SELECT ${hash} AS h FROM ${b.table} WHERE ${businessWhere(b)}`, params: [] };
 }
 
@@ -230,7 +237,7 @@ export async function countTasks(q: Queryable, t: CrossTaskSide, where: Fragment
  */
 export function notDoneHashes(db: Db, t: CrossTaskSide, semantics: KeySemantics): AsyncIterable<unknown> {
   return db.stream(
-    `SELECT ${hashSql(t.dialect, t.key, t.keyIsInt, semantics)} AS h FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL AND (${t.notDone.sql})`,
+    `SELECT ${hashSql(t, semantics)} AS h FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL AND (${t.notDone.sql})`,
     [t.bizTypeValue, ...t.notDone.params],
   );
 }
@@ -276,7 +283,7 @@ function segmentTasksSql(
   semantics: KeySemantics,
   segments: { width: number; ids: readonly number[] },
 ): Fragment {
-  const hash = hashSql(t.dialect, t.key, t.keyIsInt, semantics);
+  const hash = hashSql(t, semantics);
   const ids =
     `SELECT ${t.id} AS taskrecon_segment_id FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL ` +
     `AND ${hash} DIV ? IN (${segments.ids.map(() => '?').join(', ')})`;
