@@ -3,9 +3,9 @@ import type { Fragment } from '../db/task-sql.js';
 import type { Db, RowEncoder } from '../db/types.js';
 
 /**
- * Aggregates a stream of key hashes into a dense level: each row's first column, the decimal
- * text of a CRC32 value, is read from the wire buffer and counted, with no JS value per row.
- * Nothing comes out.
+ * Aggregates a stream of key hashes into a dense level: each row's first column, a CRC32 value as
+ * its big-endian bytes (taskHashStream, businessHashStream), is read from the wire buffer and
+ * counted, with no JS value per row. Nothing comes out.
  */
 class HashesIn implements RowEncoder {
   readonly pending = 0;
@@ -15,7 +15,7 @@ class HashesIn implements RowEncoder {
     if (start < 0) return;
     const end = ends[0] as number;
     let h = 0;
-    for (let i = start; i < end; i++) h = h * 10 + ((buf[i] as number) - 48);
+    for (let i = start; i < end; i++) h = h * 256 + (buf[i] as number);
     this.digests.add(h);
   }
   take(): Buffer {

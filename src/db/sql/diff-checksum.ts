@@ -201,11 +201,20 @@ function businessHashesSql(b: CrossBusinessSide, semantics: KeySemantics, kind: 
 }
 
 /**
- * The statement that streams the normal-form hashes of the task side's keys, one column `h`, for
- * a level the client aggregates (core/dense-digests.ts). Reads the (biz type, key) index only.
+ * A statement of hashes `h` as they go on the wire to a dense level: each as its bytes, big-endian
+ * with no leading zero bytes (CHAR(h USING binary): 1–4 bytes, where its decimal text takes up to 10).
+ */
+function wireHashes(hashes: Fragment): Fragment {
+  return { sql: `SELECT CHAR(h USING binary) AS h FROM (${hashes.sql}) x`, params: hashes.params };
+}
+
+/**
+ * The statement that streams the normal-form hashes of the task side's keys, one column `h` as
+ * bytes (see wireHashes), for a level the client aggregates (core/dense-digests.ts). Reads the
+ * (biz type, key) index only.
  */
 export function taskHashStream(t: CrossTaskSide, semantics: KeySemantics): Fragment {
-  return taskHashesSql(t, semantics, 'normal', false);
+  return wireHashes(taskHashesSql(t, semantics, 'normal', false));
 }
 
 /**
@@ -214,7 +223,7 @@ export function taskHashStream(t: CrossTaskSide, semantics: KeySemantics): Fragm
  */
 export function businessHashStream(b: CrossBusinessSide, semantics: KeySemantics): Fragment {
   if (b.where) throw new Error("a business side with a 'where' is not streamed");
-  return businessHashesSql(b, semantics, 'normal');
+  return wireHashes(businessHashesSql(b, semantics, 'normal'));
 }
 
 /**
