@@ -38,10 +38,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.context = new Context(this.flags);
   }
 
-  /** `--format json` is `--json`: the result (or the error) as JSON on stdout, no notes on stderr. */
+  /**
+   * Whether `--format json` is `--json`: the result (or the error) as JSON on stdout, no notes on
+   * stderr. A command that renders its JSON itself (report, which may write it to --output) says no.
+   */
+  static formatJsonIsJson = true;
+
   override jsonEnabled(): boolean {
     const flags = this.flags as { format?: unknown } | undefined;
-    return super.jsonEnabled() || flags?.format === 'json';
+    const formatJson =
+      (this.ctor as unknown as typeof BaseCommand).formatJsonIsJson && flags?.format === 'json';
+    return super.jsonEnabled() || formatJson;
   }
 
   /** Opens the chosen source and checks it against the live schema (exit 3 on a mismatch). */

@@ -20,6 +20,8 @@ const REPORT_FORMATS = ['table', 'json', 'prometheus', 'nagios'] as const;
 const DEFAULT_WINDOW = '1h';
 
 export default class Report extends BaseCommand<typeof Report> {
+  // --format json is rendered here, to stdout or to --output; only --json is oclif's JSON mode.
+  static override formatJsonIsJson = false;
   static override summary =
     'Health metrics for cron and alerting: failure rate, latency, backlog, stuck and failed tasks, with thresholds.';
   static override description =

@@ -237,6 +237,18 @@ describe('report on the async-task profile', () => {
     expect(downJson.json.error.exit).toBe(3);
   });
 
+  it('writes --format json to --output and nothing to stdout, as cron wants it', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'taskrecon-json-')), 'report.json');
+    const run = await runCli(['report', '--format', 'json', '--output', file], { cwd });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`wrote json to ${file}`);
+    const written = JSON.parse(readFileSync(file, 'utf8')) as { status: string };
+    expect(written.status).toBe('WARNING');
+    const printed = await runCli(['report', '--format', 'json'], { cwd });
+    expect((JSON.parse(printed.stdout) as { status: string }).status).toBe('WARNING');
+  });
+
   it('writes Prometheus text that a real parser reads back, atomically replacing the file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'taskrecon-prom-'));
     const file = join(dir, 'taskrecon.prom');
