@@ -10,6 +10,11 @@ export interface Fragment {
 }
 
 /** How many characters of `last_error` a list shows; `show` prints it whole. */
+/** One `?` per value, comma-separated: the body of an `IN (…)` or `VALUES (…)` list. */
+export function placeholders(values: readonly unknown[]): string {
+  return values.map(() => '?').join(', ');
+}
+
 export const LIST_ERROR_CHARS = 1000;
 
 /**
@@ -86,7 +91,7 @@ export class TaskSql {
     if (values.length === 0) return { sql: '1=0', params: [] };
     const col = this.dialect.quoteId(model.column);
     if (values.length === 1) return { sql: `${col} = ?`, params: values };
-    return { sql: `${col} IN (${values.map(() => '?').join(', ')})`, params: values };
+    return { sql: `${col} IN (${placeholders(values)})`, params: values };
   }
 
   /** The raw value a write stores for a logical status (the first one mapped). */

@@ -10,8 +10,7 @@ import {
   type CandidateCursor,
 } from '../db/sql/manual.js';
 import { and, filterWhere } from '../db/sql/scan.js';
-import type { Fragment } from '../db/task-sql.js';
-import { toIso } from '../db/task-sql.js';
+import { placeholders, toIso, type Fragment } from '../db/task-sql.js';
 import type { Row } from '../db/types.js';
 import { usageError } from '../errors.js';
 import { requireAuditTable } from './audit.js';
@@ -164,7 +163,7 @@ export async function previewCandidates(
     const ids = request.ids.slice(0, limit);
     const rows = await selectCandidateTasks(
       source,
-      { sql: `${id} IN (${ids.map(() => '?').join(', ')})`, params: ids },
+      { sql: `${id} IN (${placeholders(ids)})`, params: ids },
       limit,
     );
     return { tasks: rows.map((r) => source.sql.toTask(r)), matched: request.ids.length };

@@ -1,6 +1,6 @@
 import { AUDIT_TABLE } from '../ddl.js';
 import type { Dialect } from '../dialect.js';
-import type { Fragment } from '../task-sql.js';
+import { placeholders, type Fragment } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
 
 /**
@@ -96,7 +96,7 @@ export async function insertAudit(tx: Queryable, dialect: Dialect, entry: AuditI
     entry.runId,
   ];
   await tx.execute(
-    `INSERT INTO ${dialect.quoteId(AUDIT_TABLE)} (${AUDIT_WRITE_COLUMNS.map((c) => dialect.quoteId(c)).join(', ')}) VALUES (${AUDIT_WRITE_COLUMNS.map(() => '?').join(', ')})`,
+    `INSERT INTO ${dialect.quoteId(AUDIT_TABLE)} (${AUDIT_WRITE_COLUMNS.map((c) => dialect.quoteId(c)).join(', ')}) VALUES (${placeholders(AUDIT_WRITE_COLUMNS)})`,
     values,
   );
 }
@@ -108,14 +108,14 @@ function auditWhere(dialect: Dialect, filter: AuditFilter): Fragment {
   if (filter.source !== undefined) parts.push({ sql: `${q('source')} = ?`, params: [filter.source] });
   if (filter.taskIds?.length) {
     parts.push({
-      sql: `${q('task_id')} IN (${filter.taskIds.map(() => '?').join(', ')})`,
+      sql: `${q('task_id')} IN (${placeholders(filter.taskIds)})`,
       params: filter.taskIds,
     });
   }
   if (filter.operator !== undefined) parts.push({ sql: `${q('operator')} = ?`, params: [filter.operator] });
   if (filter.actions?.length) {
     parts.push({
-      sql: `${q('action')} IN (${filter.actions.map(() => '?').join(', ')})`,
+      sql: `${q('action')} IN (${placeholders(filter.actions)})`,
       params: filter.actions,
     });
   }
@@ -216,7 +216,7 @@ export async function insertAuditBatch(
   entries: readonly AuditInsert[],
 ): Promise<void> {
   if (entries.length === 0) return;
-  const row = `(${AUDIT_WRITE_COLUMNS.map(() => '?').join(', ')})`;
+  const row = `(${placeholders(AUDIT_WRITE_COLUMNS)})`;
   const values = entries.flatMap((e) => [
     e.operator,
     e.host,
@@ -253,7 +253,7 @@ export async function selectRemovals(
   const q = (c: string) => dialect.quoteId(c);
   const rows = await db.query<Row>(
     `SELECT ${selectList(dialect)} FROM ${q(AUDIT_TABLE)}
-      WHERE ${q('source')} = ? AND ${q('task_id')} IN (${taskIds.map(() => '?').join(', ')})
+      WHERE ${q('source')} = ? AND ${q('task_id')} IN (${placeholders(taskIds)})
         AND (${q('to_status')} = 'deleted' OR ${q('action')} = 'retry')
       ORDER BY ${q('id')}`,
     [source, ...taskIds],

@@ -1,6 +1,6 @@
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
-import { toId, toInt, toText, type Fragment } from '../task-sql.js';
+import { placeholders, toId, toInt, toText, type Fragment } from '../task-sql.js';
 import type { Queryable } from '../types.js';
 import { probeSkipLocked } from './doctor.js';
 import { and } from './scan.js';
@@ -113,13 +113,13 @@ export function claimableWhere(
   }
   if (request.bizTypes?.length) {
     parts.push({
-      sql: `${sql.expr('bizType')} IN (${request.bizTypes.map(() => '?').join(', ')})`,
+      sql: `${sql.expr('bizType')} IN (${placeholders(request.bizTypes)})`,
       params: [...request.bizTypes],
     });
   }
   if (request.ids?.length) {
     parts.push({
-      sql: `${sql.expr('id')} IN (${request.ids.map(() => '?').join(', ')})`,
+      sql: `${sql.expr('id')} IN (${placeholders(request.ids)})`,
       params: [...request.ids],
     });
   }
@@ -229,7 +229,7 @@ export async function heldClaims(
   const ids = new Set<string>();
   if (tasks.length === 0) return { nowEpoch, ids };
   const where = and([
-    { sql: `${sql.expr('id')} IN (${tasks.map(() => '?').join(', ')})`, params: tasks.map((t) => t.id) },
+    { sql: `${sql.expr('id')} IN (${placeholders(tasks)})`, params: tasks.map((t) => t.id) },
     sql.statusIn(['processing']),
   ]);
   const rows = await tx.query<{ id: unknown; nrt: unknown; attempts: unknown }>(
@@ -285,12 +285,12 @@ export async function countUnhandled(
   ];
   if (bizType && handled.length > 0) {
     parts.push({
-      sql: `${bizType} IS NULL OR ${bizType} NOT IN (${handled.map(() => '?').join(', ')})`,
+      sql: `${bizType} IS NULL OR ${bizType} NOT IN (${placeholders(handled)})`,
       params: [...handled],
     });
   }
   if (bizType && only?.length)
-    parts.push({ sql: `${bizType} IN (${only.map(() => '?').join(', ')})`, params: [...only] });
+    parts.push({ sql: `${bizType} IN (${placeholders(only)})`, params: [...only] });
   const where = and(parts);
   const rows = await source.db.query<{ bizType: unknown; n: unknown }>(
     `SELECT ${bizType ?? 'NULL'} AS bizType, COUNT(*) AS n FROM ${sql.table} WHERE ${where.sql} GROUP BY ${bizType ?? '1'}`,
@@ -353,7 +353,7 @@ async function markClaimed(
   const attempts = sql.expr('attempts');
   if (recover && attempts) set.push({ sql: `${attempts} = ${attempts} + 1`, params: [] });
   const where = and([
-    { sql: `${sql.expr('id')} IN (${ids.map(() => '?').join(', ')})`, params: ids },
+    { sql: `${sql.expr('id')} IN (${placeholders(ids)})`, params: ids },
     claimableWhere(source, request),
   ]);
   const result = await tx.execute(

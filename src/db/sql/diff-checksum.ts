@@ -1,6 +1,6 @@
 import type { KeySemantics } from '../../core/diff-keys.js';
 import type { Dialect } from '../dialect.js';
-import type { Fragment } from '../task-sql.js';
+import { placeholders, type Fragment } from '../task-sql.js';
 import type { Db, Queryable } from '../types.js';
 import { castText } from './diff-keys.js';
 
@@ -148,7 +148,7 @@ function levelSql(inner: Fragment, level: LevelQuery, withRole: boolean): Fragme
   const parents = restrictingParents(level);
   const filter = parents
     ? {
-        sql: ` WHERE h DIV ? IN (${parents.map(() => '?').join(', ')})`,
+        sql: ` WHERE h DIV ? IN (${placeholders(parents)})`,
         params: [level.parentWidth, ...parents],
       }
     : { sql: '', params: [] };
@@ -295,7 +295,7 @@ function segmentTasksSql(
   const hash = hashSql(t, semantics);
   const ids =
     `SELECT ${t.id} AS taskrecon_segment_id FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL ` +
-    `AND ${hash} DIV ? IN (${segments.ids.map(() => '?').join(', ')})`;
+    `AND ${hash} DIV ? IN (${placeholders(segments.ids)})`;
   return {
     sql:
       `SELECT ${hash} AS h, ${t.role.sql} AS r, ${t.inWindow.sql} AS w, ${t.id} AS id, ${t.key} AS k, ` +
@@ -324,7 +324,7 @@ export async function businessRows(
 ): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
   const inner = businessRowsSql(b, semantics);
   if (!segments || b.dialect.name !== 'mysql') return db.stream(inner);
-  const sql = `SELECT * FROM (${inner}) x WHERE h DIV ? IN (${segments.ids.map(() => '?').join(', ')})`;
+  const sql = `SELECT * FROM (${inner}) x WHERE h DIV ? IN (${placeholders(segments.ids)})`;
   // A rule's `where` runs only inside the read-only transaction, one bounded batch at a time; without one, stream.
   if (!b.where) return db.stream(sql, [segments.width, ...segments.ids]);
   return q.query(sql, [segments.width, ...segments.ids]);

@@ -1,5 +1,5 @@
 import type { Dialect } from '../dialect.js';
-import type { Fragment } from '../task-sql.js';
+import { placeholders, type Fragment } from '../task-sql.js';
 import type { Queryable } from '../types.js';
 import { keyMatch, type KeyExpr } from './diff-keys.js';
 
@@ -129,7 +129,7 @@ export async function missingByIds(
 ): Promise<MissingRow[]> {
   if (ids.length === 0) return [];
   return missingAmong(q, t, b, {
-    sql: ` AND ${t.id} IN (${ids.map(() => '?').join(', ')})`,
+    sql: ` AND ${t.id} IN (${placeholders(ids)})`,
     params: [...ids],
   });
 }
@@ -211,7 +211,7 @@ export async function keySiblings(
   if (keys.length === 0) return [];
   return q.query<SiblingRow>(
     `SELECT MIN(${t.key.sql}) AS k, COUNT(*) AS tasks, SUM(CASE WHEN (${t.role.sql}) = ${ROLE_DONE} THEN 1 ELSE 0 END) AS done
-       FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key.sql} IN (${keys.map(() => '?').join(', ')}) GROUP BY ${t.key.sql}`,
+       FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key.sql} IN (${placeholders(keys)}) GROUP BY ${t.key.sql}`,
     [...t.role.params, t.bizTypeValue, ...keys],
   );
 }
@@ -267,7 +267,7 @@ export async function orphansByKeys(
   keys: readonly unknown[],
 ): Promise<OrphanRow[]> {
   if (keys.length === 0) return [];
-  return orphansAmong(q, t, b, { sql: `b.${BK} IN (${keys.map(() => '?').join(', ')})`, params: [...keys] });
+  return orphansAmong(q, t, b, { sql: `b.${BK} IN (${placeholders(keys)})`, params: [...keys] });
 }
 
 async function orphansAmong(
@@ -350,7 +350,7 @@ export async function duplicateCandidates(
   return q.query<CandidateRow>(
     `SELECT ${t.id} AS id, MIN(${t.key.sql}) AS k, ${t.eventId ? `MIN(${t.eventId})` : 'NULL'} AS e, MIN(${t.rawStatus}) AS s, COUNT(*) AS n
        FROM ${businessDerived(b)} b JOIN ${t.table} ON ${t.bizType} = ? AND ${match}
-      WHERE b.${BK} IN (${keys.map(() => '?').join(', ')}) AND (${t.done.sql}) AND (${t.window.sql})
+      WHERE b.${BK} IN (${placeholders(keys)}) AND (${t.done.sql}) AND (${t.window.sql})
       GROUP BY ${t.id} HAVING COUNT(*) > 1`,
     [t.bizTypeValue, ...keys, ...t.done.params, ...t.window.params],
   );

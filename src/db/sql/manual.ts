@@ -1,7 +1,7 @@
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import type { Dialect } from '../dialect.js';
-import type { Fragment, TaskSql } from '../task-sql.js';
+import { placeholders, type Fragment, type TaskSql } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
 import { and } from './scan.js';
 
@@ -16,7 +16,7 @@ function idIn(sql: TaskSql, ids: readonly TaskId[]): Fragment {
   const id = sql.expr('id') as string;
   return ids.length === 1
     ? { sql: `${id} = ?`, params: [...ids] }
-    : { sql: `${id} IN (${ids.map(() => '?').join(', ')})`, params: [...ids] };
+    : { sql: `${id} IN (${placeholders(ids)})`, params: [...ids] };
 }
 
 /**
@@ -200,7 +200,7 @@ export function errorAndQueueWhere(sql: TaskSql, filter: ManualFilter): Fragment
   }
   const queue = sql.expr('queue');
   if (filter.queues?.length && queue) {
-    parts.push({ sql: `${queue} IN (${filter.queues.map(() => '?').join(', ')})`, params: filter.queues });
+    parts.push({ sql: `${queue} IN (${placeholders(filter.queues)})`, params: filter.queues });
   }
   return and(parts);
 }

@@ -1,6 +1,6 @@
 import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
-import type { Fragment, TaskSql } from '../task-sql.js';
+import { placeholders, type Fragment, type TaskSql } from '../task-sql.js';
 import type { Db, RowEncoder } from '../types.js';
 
 /** Which rows a scan looks at: biz types and a created-at window (epoch seconds). */
@@ -22,7 +22,7 @@ export function filterWhere(sql: TaskSql, filter: ScanFilter): Fragment {
   const parts: Fragment[] = [];
   if (filter.bizTypes?.length) {
     const col = sql.expr('bizType') as string;
-    parts.push({ sql: `${col} IN (${filter.bizTypes.map(() => '?').join(', ')})`, params: filter.bizTypes });
+    parts.push({ sql: `${col} IN (${placeholders(filter.bizTypes)})`, params: filter.bizTypes });
   }
   const field = windowField(sql);
   if (field && filter.sinceEpoch !== undefined) parts.push(sql.timeCompare(field, '>=', filter.sinceEpoch));

@@ -2,7 +2,7 @@ import { TRANSITIONS, type TransitionName } from '../../core/state-machine.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import { TaskreconError } from '../../errors.js';
 import type { BoundSource } from '../bind-source.js';
-import type { Fragment, TaskSql } from '../task-sql.js';
+import { placeholders, type Fragment, type TaskSql } from '../task-sql.js';
 import type { Queryable } from '../types.js';
 import { and } from './scan.js';
 
@@ -105,7 +105,7 @@ export function transitionStatement(source: BoundSource, write: TransitionWrite)
   const where = and([
     ids.length === 1
       ? { sql: `${id} = ?`, params: [...ids] }
-      : { sql: `${id} IN (${ids.map(() => '?').join(', ')})`, params: [...ids] },
+      : { sql: `${id} IN (${placeholders(ids)})`, params: [...ids] },
     sql.statusIn(from),
     write.fence ? fenceWhere(sql, write.fence) : { sql: '1=1', params: [] },
   ]);
