@@ -1,4 +1,5 @@
 import { DenseDigests } from '../core/dense-digests.js';
+import { drainEncoded } from '../db/encoded-stream.js';
 import type { Fragment } from '../db/task-sql.js';
 import type { Db, RowEncoder } from '../db/types.js';
 
@@ -33,10 +34,7 @@ export function streamsHashes(db: Db): boolean {
  * segments of `width`. In: database, statement, width. Out: the level's digests.
  */
 export async function denseDigests(db: Db, statement: Fragment, width: number): Promise<DenseDigests> {
-  if (!db.streamEncoded) throw new Error(`${db.display}: a dense level needs a wire stream`);
   const digests = new DenseDigests(width);
-  for await (const chunk of db.streamEncoded(statement.sql, statement.params, new HashesIn(digests))) {
-    void chunk; // HashesIn emits nothing; the rows went into `digests`
-  }
+  await drainEncoded(db, statement, new HashesIn(digests));
   return digests;
 }

@@ -14,7 +14,8 @@ import {
   taskWeights,
   type RangeDigest,
 } from '../db/sql/diff-merge.js';
-import type { Db, Queryable, RowEncoder } from '../db/types.js';
+import { drainEncoded } from '../db/encoded-stream.js';
+import type { Queryable, RowEncoder } from '../db/types.js';
 import type { PreparedRule } from './diff-prepare.js';
 import { orphanFinding, taskFinding } from './diff-findings.js';
 import {
@@ -128,16 +129,6 @@ async function inBatches<T>(items: Iterable<T>, each: (batch: T[]) => Promise<vo
   if (batch.length > 0) await each(batch);
 }
 
-/** Reads a stream to its end (its rows went into an encoder), handing each chunk to `each`. */
-async function drain(chunks: AsyncIterable<Buffer>, each?: (chunk: Buffer) => Promise<void>): Promise<void> {
-  for await (const chunk of chunks) if (each) await each(chunk);
-}
-
-function streamOf(db: Db): NonNullable<Db['streamEncoded']> {
-  if (!db.streamEncoded) throw new Error(`${db.display}: the merge walk needs a wire stream`);
-  return db.streamEncoded.bind(db);
-}
-
 /** The merge walk: business key ranges (see businessKeyRanges) of at most MAX_SPAN rows. */
 export function mergeWalk(
   p: PreparedRule,
@@ -224,7 +215,7 @@ async function mergeKeys(
   const wantMissing = expect !== 'at-most-one';
   let unmatchedTasks = 0;
   const business = businessWeights(p.business, after, upTo);
-  await drain(streamOf(p.businessDb)(business.sql, business.params, new BusinessRowsIn(runs)));
+  await drainEncoded(p.businessDb, business, new BusinessRowsIn(runs));
   runs.seal();
   if (wantMissing || orphans) {
     const tasks = taskWeights(p.task, after, upTo);
@@ -235,7 +226,7 @@ async function mergeKeys(
         await options.emit(taskFinding(p, 'missing', row, 0));
       }
     };
-    await drain(streamOf(p.source.db)(tasks.sql, tasks.params, matched), async (bytes) => {
+    await drainEncoded(p.source.db, tasks, matched, async (bytes) => {
       for (const id of idsIn(bytes)) {
         suspects.push(id);
         if (suspects.length >= KEYS_PER_LOOKUP) await check(suspects.splice(0));

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildFixtures } from '../../src/demo/fixtures.js';
 import { buildSandbox, BUSINESS_TABLES } from '../../src/demo/sandbox.js';
-import { runJson } from '../support/cli.js';
-import { assertMatchesSchema } from '../support/schemas.js';
+import { diffWithFindings } from '../support/diff-json.js';
 
 /**
  * The demo sandbox (SQLite) carries missing, duplicated and orphan effects whose truth the
@@ -16,15 +15,6 @@ const TASKS = 1500;
 let dir: string;
 let file: string;
 let copy: string;
-
-interface DiffJson {
-  rules: Array<{
-    name: string;
-    mode: string;
-    tasksChecked: number;
-    samples: Array<{ kind: string; key: string | null }>;
-  }>;
-}
 
 function truth(): Record<string, string[]> {
   const fixtures = buildFixtures(TASKS);
@@ -64,9 +54,7 @@ describe('diff on the demo sandbox', () => {
       .join('\n');
     const config = join(dir, cross ? 'cross.yaml' : 'same.yaml');
     writeFileSync(config, `db: sqlite:${file}\nrules:\n${rules}\n`);
-    const { code, json } = await runJson<DiffJson>(['diff', '--config', config, '--samples', '1000']);
-    expect(code).toBe(1);
-    assertMatchesSchema('diff', json);
+    const json = await diffWithFindings(['--config', config, '--samples', '1000']);
     const expected = truth();
     for (const rule of json.rules) {
       expect(rule.mode).toBe(cross ? 'cross-server' : 'same-server');
