@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { brokersSchema } from './brokers.js';
 import { LOGICAL_FIELDS, LOGICAL_STATUSES, TIME_FIELDS, TIME_TYPES } from '../core/task.js';
 
 /**
@@ -131,5 +132,6 @@ export const configSchema = z.strictObject({
   rules: z.array(ruleSchema).optional(),
   report: reportSchema.optional(),
   compensate: z.strictObject({ requireReason: z.boolean().optional() }).optional(),
+  brokers: brokersSchema.optional(),
 });
 export type TaskreconConfig = z.infer<typeof configSchema>;

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+/**
+ * The `brokers:` section of the config file: named Redis and RabbitMQ brokers that `queues`,
+ * `report`, `doctor`, the `redis-list` / `rabbitmq` dispatchers and the dead-letter drill read.
+ * Strict objects, so a typo in a key is reported by name.
+ */
+const duration = z.union([z.string(), z.number()]);
+
+export const REDIS_FRAMEWORKS = ['laravel', 'thinkphp', 'thinkphp-legacy', 'list'] as const;
+export type RedisFramework = (typeof REDIS_FRAMEWORKS)[number];
+
+export const redisBrokerSchema = z.strictObject({
+  kind: z.literal('redis'),
+  url: z.string().min(1),
+  framework: z.enum(REDIS_FRAMEWORKS),
+  /** laravel: the Redis key prefix ('' for none). */
+  prefix: z.string().optional(),
+  /** The queues workers consume; other framework queue keys found are `unknown-queue`. */
+  queues: z.array(z.string().min(1)).optional(),
+  /** Reservation timeout (laravel/thinkphp). */
+  retryAfter: duration.optional(),
+  /** framework: list — the plain List + delay ZSet of the classic design. */
+  lists: z.strictObject({ ready: z.string().min(1), delayed: z.string().min(1) }).optional(),
+  /** How long a non-empty queue may keep one length before it is `stale-queue` (default 24h). */
+  staleAfter: duration.optional(),
+  default: z.boolean().optional(),
+});
+export type RedisBrokerConfig = z.infer<typeof redisBrokerSchema>;
+
+export const rabbitBrokerSchema = z.strictObject({
+  kind: z.literal('rabbitmq'),
+  url: z.string().min(1),
+  /** The management HTTP API; without it counts come from passive declares and arguments are unknown. */
+  api: z.string().optional(),
+  /** Default: every queue of the vhost. */
+  queues: z.array(z.string().min(1)).optional(),
+  /** The x-death count at which a message counts as exhausted. */
+  maxRetries: z.number().int().positive().optional(),
+  default: z.boolean().optional(),
+});
+export type RabbitBrokerConfig = z.infer<typeof rabbitBrokerSchema>;
+
+export const brokerSchema = z.discriminatedUnion('kind', [redisBrokerSchema, rabbitBrokerSchema]);
+export type BrokerConfig = z.infer<typeof brokerSchema>;
+
+export const brokersSchema = z.record(z.string(), brokerSchema);
