@@ -120,3 +120,61 @@ export interface QueueSnapshot {
   ready: number;
   atEpoch: number;
 }
+
+/** One job or message a move carried, for its audit row. */
+export interface MovedJob {
+  /** Laravel's payload `uuid`, think-queue's payload `id`, the AMQP `message-id`, else a fingerprint. */
+  jobId: string;
+  from: string;
+  to: string;
+  /** The payload as it was, when the move kept it (audit `before_json`). */
+  payload?: string;
+}
+
+/** A move or recover, as the verb hands it to a broker's data API. */
+export interface MoveRequest {
+  from: string;
+  /** Target queue; RabbitMQ may publish to an exchange instead. */
+  to?: string;
+  toExchange?: string;
+  routingKey?: string;
+  what: MoveWhat;
+  /** At most this many jobs (undefined: all that match). */
+  limit?: number;
+  /** Jobs per second (undefined: as fast as the broker takes them). */
+  ratePerSecond?: number;
+  /** Batch size: one atomic step. */
+  batch: number;
+  dryRun: boolean;
+  /** RabbitMQ: drop `x-death` from the republished message. */
+  resetDeath?: boolean;
+  /** RabbitMQ: only messages with this header value / whose body contains this text. */
+  match?: { header?: { name: string; value: string }; body?: string };
+  runId: string;
+  /** Called after each batch has landed, with the jobs it moved (the audit rows are written here). */
+  onBatch(moved: readonly MovedJob[]): Promise<void>;
+  /** Checked between batches: true after SIGINT (the batch under way finishes, then the move stops). */
+  shouldStop(): boolean;
+}
+
+/** A check `doctor` prints for a broker. */
+export interface BrokerCheck {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  hint?: string;
+}
+
+/** What a broker kind's data API answers. Opened by `openBroker()`; always closed by the caller. */
+export interface BrokerClient {
+  readonly name: string;
+  readonly kind: BrokerKind;
+  /** Counts (never whole lists), `peek` sampled messages per queue, and the findings they show. */
+  inspect(options: { peek: number; nowEpoch: number }): Promise<{
+    report: BrokerReport;
+    findings: QueueFinding[];
+  }>;
+  move(request: MoveRequest): Promise<MoveResult>;
+  doctor(): Promise<BrokerCheck[]>;
+  close(): Promise<void>;
+}
