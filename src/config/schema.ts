@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { brokersSchema } from './brokers.js';
+import { createMissingSchema, sweepsSchema } from './sweeps.js';
 import { LOGICAL_FIELDS, LOGICAL_STATUSES, TIME_FIELDS, TIME_TYPES } from '../core/task.js';
 
 /**
@@ -89,6 +90,8 @@ export const ruleSchema = z.strictObject({
     /** false: rows of the business table may come from elsewhere too; do not look for orphans. */
     orphans: z.boolean().optional(),
   }),
+  /** diff --create-missing: the task an orphan business row should have had. */
+  create: createMissingSchema.optional(),
 });
 export type RuleConfig = z.infer<typeof ruleSchema>;
 
@@ -133,5 +136,6 @@ export const configSchema = z.strictObject({
   report: reportSchema.optional(),
   compensate: z.strictObject({ requireReason: z.boolean().optional() }).optional(),
   brokers: brokersSchema.optional(),
+  sweeps: sweepsSchema.optional(),
 });
 export type TaskreconConfig = z.infer<typeof configSchema>;
