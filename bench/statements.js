@@ -7,7 +7,7 @@ import mysql from 'mysql2';
 import { mysqlDialect } from '../dist/db/dialect.js';
 import { asyncTask } from '../dist/db/profiles/builtin.js';
 import { TaskSql } from '../dist/db/task-sql.js';
-import { ALL_LISTS, scanSummary, streamList } from '../dist/ops/scan.js';
+import { ALL_LISTS, scanSummary, streamList } from '../dist/verbs/scan/scan.js';
 
 const TEN_MINUTES_MS = 10 * 60_000;
 

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { countFlag, FORMATS, resolveTime, timeFlag } from '../flags.js';
-import { latestAudit, streamAudit, type AuditEntry } from '../ops/audit.js';
+import { latestAudit, streamAudit, type AuditEntry } from '../verbs/audit/index.js';
 import type { AuditFilter } from '../db/sql/audit.js';
 import { AUDIT_CSV_HEADER, auditCsvLine, auditNdjsonLine, renderAudit } from '../render/audit.js';
 import { writeOut } from '../render/terminal.js';

@@ -10,10 +10,10 @@ import {
   previewCandidates,
   type CompensateRequest,
   type CompensateResult,
-} from '../ops/compensate.js';
-import { checkDispatchable, dispatchNow } from '../ops/compensate-now.js';
-import { COMPENSATE_ACTIONS, parseRate, type CompensateAction } from '../ops/compensate-plan.js';
-import { parseTaskId, showTask } from '../ops/show.js';
+} from '../verbs/compensate/index.js';
+import { checkDispatchable, dispatchNow } from '../verbs/compensate/index.js';
+import { COMPENSATE_ACTIONS, parseRate, type CompensateAction } from '../verbs/compensate/index.js';
+import { parseTaskId, showTask } from '../verbs/show/index.js';
 import { renderCompensate, startBar } from '../render/compensate.js';
 import { renderShow } from '../render/show.js';
 import { writeErr } from '../render/terminal.js';

@@ -2,9 +2,9 @@ import { Flags } from '@oclif/core';
 import { relative } from 'node:path';
 import { BaseCommand } from '../base-command.js';
 import { countFlag } from '../flags.js';
-import { buildSandbox } from '../demo/sandbox.js';
-import { TOUR_STEPS } from '../demo/steps.js';
-import { runTour, type StepOutcome } from '../demo/tour.js';
+import { buildSandbox } from '../verbs/demo/index.js';
+import { TOUR_STEPS } from '../verbs/demo/index.js';
+import { runTour, type StepOutcome } from '../verbs/demo/index.js';
 import { ExitCode } from '../errors.js';
 
 export interface DemoResult {

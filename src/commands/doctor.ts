@@ -3,7 +3,7 @@ import { BaseCommand } from '../base-command.js';
 import { connect } from '../db/connect.js';
 import type { Db } from '../db/types.js';
 import { ExitCode } from '../errors.js';
-import { runDoctor, type DoctorResult } from '../ops/doctor.js';
+import { runDoctor, type DoctorResult } from '../verbs/doctor/index.js';
 import { renderDoctor } from '../render/doctor.js';
 
 export default class Doctor extends BaseCommand<typeof Doctor> {

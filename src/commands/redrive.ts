@@ -12,7 +12,7 @@ import {
   assertRedrivable,
   runRedrive,
   type RedriveResult,
-} from '../ops/redrive.js';
+} from '../verbs/redrive/index.js';
 import { startProgress } from '../render/progress.js';
 import { eventLine, renderRedrive } from '../render/redrive.js';
 import { writeErr } from '../render/terminal.js';

@@ -13,7 +13,7 @@ import {
   streamListEncoded,
   type ScanOptions,
   type ScanResult,
-} from '../ops/scan.js';
+} from '../verbs/scan/index.js';
 import { NdjsonWireEncoder } from '../render/ndjson-wire.js';
 import { startProgress } from '../render/progress.js';
 import { CSV_HEADER, rowSerializer } from '../render/task-rows.js';

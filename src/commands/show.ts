@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { showTask, type ShowResult } from '../ops/show.js';
+import { showTask, type ShowResult } from '../verbs/show/index.js';
 import { renderShow } from '../render/show.js';
 
 export default class Show extends BaseCommand<typeof Show> {

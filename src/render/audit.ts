@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../ops/audit.js';
+import type { AuditEntry } from '../verbs/audit/index.js';
 import { colorStatus } from './scan.js';
 import { renderTable } from './table.js';
 import { chalk, oneLine } from './terminal.js';

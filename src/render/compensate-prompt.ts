@@ -1,6 +1,6 @@
 import { checkbox, confirm, input, select } from '@inquirer/prompts';
 import type { Task, TaskId } from '../core/task.js';
-import { ACTION_RULES, COMPENSATE_ACTIONS, type CompensateAction } from '../ops/compensate-plan.js';
+import { ACTION_RULES, COMPENSATE_ACTIONS, type CompensateAction } from '../verbs/compensate/index.js';
 import { renderTaskList } from './scan.js';
 import { oneLine } from './terminal.js';
 

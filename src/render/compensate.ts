@@ -1,4 +1,4 @@
-import type { CompensateResult } from '../ops/compensate.js';
+import type { CompensateResult } from '../verbs/compensate/index.js';
 import { colorStatus } from './scan.js';
 import { renderTable } from './table.js';
 import { chalk, isStderrTty, oneLine } from './terminal.js';

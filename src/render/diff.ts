@@ -1,5 +1,5 @@
 import type { Finding } from '../core/diff.js';
-import type { DiffResult } from '../ops/diff.js';
+import type { DiffResult } from '../verbs/diff/index.js';
 import { heading, renderTable } from './table.js';
 import { chalk } from './terminal.js';
 

@@ -1,4 +1,4 @@
-import type { CheckStatus, DoctorResult, ExplainedQuery } from '../ops/doctor.js';
+import type { CheckStatus, DoctorResult, ExplainedQuery } from '../verbs/doctor/index.js';
 import { heading, renderTable } from './table.js';
 import { chalk, printable } from './terminal.js';
 

@@ -1,4 +1,4 @@
-import type { DrillResult } from '../ops/drill.js';
+import type { DrillResult } from '../verbs/drill/index.js';
 
 /**
  * GitHub Actions workflow commands for a drill's failed steps: one `::error title=…::message`

@@ -1,5 +1,5 @@
-import type { DrillEvent, ScenarioResult, StepResult } from '../drills/framework.js';
-import type { DrillResult } from '../ops/drill.js';
+import type { DrillEvent, ScenarioResult, StepResult } from '../verbs/drill/index.js';
+import type { DrillResult } from '../verbs/drill/index.js';
 import { chalk, isStderrTty, oneLine } from './terminal.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { DrillResult } from '../ops/drill.js';
+import type { DrillResult } from '../verbs/drill/index.js';
 
 /**
  * JUnit XML of a drill, in the shape GitLab, Jenkins and GitHub test reporters read:

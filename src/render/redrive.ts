@@ -1,5 +1,5 @@
 import { formatSeconds } from '../core/duration.js';
-import type { RedriveEvent, RedriveResult } from '../ops/redrive-types.js';
+import type { RedriveEvent, RedriveResult } from '../verbs/redrive/index.js';
 import { renderFields } from './table.js';
 import { chalk } from './terminal.js';
 

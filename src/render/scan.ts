@@ -1,6 +1,6 @@
 import { formatSeconds } from '../core/duration.js';
 import type { Task } from '../core/task.js';
-import type { ScanResult } from '../ops/scan.js';
+import type { ScanResult } from '../verbs/scan/index.js';
 import { heading, renderTable } from './table.js';
 import { chalk, oneLine } from './terminal.js';
 

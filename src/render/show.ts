@@ -1,4 +1,4 @@
-import type { ShowResult } from '../ops/show.js';
+import type { ShowResult } from '../verbs/show/index.js';
 import { colorStatus } from './scan.js';
 import { heading, renderFields, renderTable } from './table.js';
 import { chalk, isStdoutTty, printable } from './terminal.js';

@@ -3,7 +3,7 @@ import { connect } from '../../src/db/connect.js';
 import { auditDdl } from '../../src/db/ddl.js';
 import { insertAudit, type AuditInsert } from '../../src/db/sql/audit.js';
 import type { Db } from '../../src/db/types.js';
-import { auditHistory } from '../../src/ops/audit.js';
+import { auditHistory } from '../../src/verbs/audit/audit.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 
 let schema: TestSchema;

@@ -2,8 +2,8 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildFixtures } from '../../src/demo/fixtures.js';
-import { buildSandbox, BUSINESS_TABLES } from '../../src/demo/sandbox.js';
+import { buildFixtures } from '../../src/verbs/demo/fixtures.js';
+import { buildSandbox, BUSINESS_TABLES } from '../../src/verbs/demo/sandbox.js';
 import { diffWithFindings } from '../support/diff-json.js';
 
 /**

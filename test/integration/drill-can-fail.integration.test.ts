@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, policyFromConfig } from '../../src/core/backoff.js';
 import type { Dispatcher } from '../../src/dispatch/types.js';
 import { EFFECT_KEY, EFFECT_TABLE } from '../../src/db/sql/reference-effect.js';
-import { diffDrillRun } from '../../src/drills/effect-check.js';
-import { injectTask, type DrillEnv } from '../../src/drills/env.js';
-import { expectationOf } from '../../src/drills/policy.js';
-import { createDrillSandbox } from '../../src/drills/sandbox.js';
-import { runDrill, type DrillOptions, type DrillResult } from '../../src/ops/drill.js';
+import { diffDrillRun } from '../../src/verbs/drill/effect-check.js';
+import { injectTask, type DrillEnv } from '../../src/verbs/drill/env.js';
+import { expectationOf } from '../../src/verbs/drill/policy.js';
+import { createDrillSandbox } from '../../src/verbs/drill/sandbox.js';
+import { runDrill, type DrillOptions, type DrillResult } from '../../src/verbs/drill/drill.js';
 
 /**
  * Every drill can fail: each scenario runs in-process on the sandbox against a deliberately broken

@@ -1,9 +1,9 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EFFECT_TABLE } from '../../src/db/sql/reference-effect.js';
-import { closedLoopbackUrl, startSilentListener } from '../../src/drills/dead-targets.js';
-import { startReferenceHandler, type ReferenceHandler } from '../../src/drills/reference-handler.js';
-import { createDrillSandbox, type DrillSandbox } from '../../src/drills/sandbox.js';
+import { closedLoopbackUrl, startSilentListener } from '../../src/verbs/drill/dead-targets.js';
+import { startReferenceHandler, type ReferenceHandler } from '../../src/verbs/drill/reference-handler.js';
+import { createDrillSandbox, type DrillSandbox } from '../../src/verbs/drill/sandbox.js';
 
 let sandbox: DrillSandbox;
 let handler: ReferenceHandler;

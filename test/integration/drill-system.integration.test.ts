@@ -14,7 +14,9 @@ import { assertMatchesSchema } from '../support/schemas.js';
  * tasks (some due, some stuck — a careless drill would claim them), against the reference
  * handler running as its own OS process on loopback.
  */
-const HANDLER_MAIN = fileURLToPath(new URL('../../dist/drills/serve-reference-handler.js', import.meta.url));
+const HANDLER_MAIN = fileURLToPath(
+  new URL('../../dist/verbs/drill/serve-reference-handler.js', import.meta.url),
+);
 const RECORDER = fileURLToPath(new URL('../support/record-connections.mjs', import.meta.url));
 const APP_ZONE = '+08:00';
 

@@ -10,7 +10,12 @@ import { openMysql } from '../../src/db/mysql.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
 import type { MysqlDsn } from '../../src/db/dsn.js';
 import type { Db } from '../../src/db/types.js';
-import { ALL_LISTS, streamListBatches, streamListEncoded, type ScanOptions } from '../../src/ops/scan.js';
+import {
+  ALL_LISTS,
+  streamListBatches,
+  streamListEncoded,
+  type ScanOptions,
+} from '../../src/verbs/scan/scan.js';
 import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
 import { rowSerializer } from '../../src/render/task-rows.js';
 import { runCli, runJson } from '../support/cli.js';

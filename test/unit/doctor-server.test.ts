@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ServerClock } from '../../src/db/sql/doctor.js';
-import { clockCheck, supportsSkipLocked, versionCheck, zoneCheck } from '../../src/ops/doctor-server.js';
+import { clockCheck, supportsSkipLocked, versionCheck, zoneCheck } from '../../src/verbs/doctor/server.js';
 
 const clock = (over: Partial<ServerClock> = {}): ServerClock => ({
   engine: 'mysql',

@@ -7,8 +7,8 @@ import {
   runScenarios,
   type DrillEvent,
   type Scenario,
-} from '../../src/drills/framework.js';
-import { expectationOf } from '../../src/drills/policy.js';
+} from '../../src/verbs/drill/framework.js';
+import { expectationOf } from '../../src/verbs/drill/policy.js';
 import { DEFAULT_POLICY, policyFromConfig } from '../../src/core/backoff.js';
 import { drillLike } from '../../src/db/sql/drill.js';
 

@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import type { DrillResult } from '../../src/ops/drill.js';
+import type { DrillResult } from '../../src/verbs/drill/drill.js';
 import { data, githubAnnotations, property } from '../../src/render/drill-annotations.js';
 import { renderJunit } from '../../src/render/junit.js';
 

@@ -1,0 +1,2 @@
+/** audit: the taskrecon_audit trail, read back (latest, streamed, per task) and required before a write. */
+export * from './audit.js';

@@ -1,0 +1,5 @@
+/** compensate: manual, guarded and audited changes of chosen tasks. */
+export * from './compensate.js';
+export { checkDispatchable, dispatchNow } from './now.js';
+export { ACTION_RULES, COMPENSATE_ACTIONS, parseRate, type CompensateAction } from './plan.js';
+export { rowEventId, rowId, rowJson, rowStatus } from './rows.js';

@@ -1,0 +1,70 @@
+import type { LogicalStatus, TaskId } from '../../core/task.js';
+import type { TaskSql } from '../../db/task-sql.js';
+import { toId } from '../../db/task-sql.js';
+import type { Row } from '../../db/types.js';
+
+/**
+ * Reading whole rows (SELECT *) the way the profile maps them: the value of a column whatever the
+ * case of its name, the logical status, the event id, and the row as JSON for the audit.
+ */
+
+export function column(row: Row, name: string): unknown {
+  if (name in row) return row[name];
+  const lower = name.toLowerCase();
+  const key = Object.keys(row).find((k) => k.toLowerCase() === lower);
+  return key === undefined ? undefined : row[key];
+}
+
+export function rowId(sql: TaskSql, row: Row): TaskId {
+  const ref = sql.profile.fields.id;
+  return toId(ref && 'column' in ref ? column(row, ref.column) : row.id);
+}
+
+export function rowStatus(sql: TaskSql, row: Row): LogicalStatus | 'unknown' {
+  const model = sql.profile.status;
+  if (model.kind === 'constant') return model.status;
+  const raw = column(row, model.column);
+  if (model.kind === 'reservation') return raw === null || raw === undefined ? 'pending' : 'processing';
+  return sql.logicalStatus(raw);
+}
+
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return Buffer.isBuffer(value)
+    ? value.toString('utf8')
+    : typeof value === 'object'
+      ? JSON.stringify(value)
+      : String(value);
+}
+
+export function rowEventId(sql: TaskSql, row: Row): string | null {
+  const ref = sql.profile.fields.eventId;
+  if (!ref) return null;
+  if ('column' in ref) return text(column(row, ref.column));
+  const json = column(row, ref.json);
+  try {
+    const parsed =
+      typeof json === 'string'
+        ? (JSON.parse(json) as Record<string, unknown>)
+        : (json as Record<string, unknown> | null);
+    return text(parsed?.[ref.path.slice(2)]);
+  } catch {
+    return null;
+  }
+}
+
+/** The whole row as JSON text: binary as UTF-8 text, big integers as strings. Restorable by hand from the audit. */
+export function rowJson(row: Row): string {
+  return JSON.stringify(row, (_key, value: unknown) => {
+    if (typeof value === 'bigint') return value.toString();
+    if (
+      value &&
+      typeof value === 'object' &&
+      (value as { type?: string }).type === 'Buffer' &&
+      Array.isArray((value as { data?: unknown }).data)
+    ) {
+      return Buffer.from((value as { data: number[] }).data).toString('utf8');
+    }
+    return value;
+  });
+}

@@ -1,0 +1,245 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LogicalStatus, TaskId } from '../../core/task.js';
+import type { BoundSource } from '../../db/bind-source.js';
+import { insertAuditBatch, type AuditInsert } from '../../db/sql/audit.js';
+import { deleteGuarded, selectWholeRows, selectWrittenColumns } from '../../db/sql/manual.js';
+import { applyTransition } from '../../db/sql/transitions.js';
+import type { Queryable, Row } from '../../db/types.js';
+import {
+  FailedJobRequeuer,
+  type QueueFlavor,
+  type Requeued,
+  type RequeuePlan,
+} from '../../dispatch/failed-job-queue.js';
+import { laravelQueue } from '../../dispatch/laravel-queue.js';
+import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
+import { TaskreconError, usageError } from '../../errors.js';
+import { ACTION_RULES, decide, DELETED } from './plan.js';
+import { rowEventId, rowId, rowJson, rowStatus } from './rows.js';
+import {
+  MAX_KEPT_RESULTS,
+  type CompensateItem,
+  type CompensateRequest,
+  type CompensateResult,
+} from './types.js';
+import { sourceInfo } from '../scan/index.js';
+
+/**
+ * One compensation run: the bookkeeping of its result and the batch that locks rows, re-checks
+ * their state, writes, audits and commits them together (see compensate.ts for the selection).
+ */
+
+/** Picks the framework a failed-jobs profile belongs to. */
+function flavorOf(source: BoundSource): QueueFlavor | undefined {
+  if (source.profile.name.startsWith('laravel')) return laravelQueue;
+  if (source.profile.name.startsWith('thinkphp')) return thinkphpQueue;
+  return undefined;
+}
+
+export class Run {
+  readonly result: CompensateResult;
+  private readonly started = Date.now();
+  private requeuer: FailedJobRequeuer | undefined;
+  private processed = 0;
+
+  constructor(
+    private readonly source: BoundSource,
+    private readonly request: CompensateRequest,
+    private readonly nowEpoch: number,
+  ) {
+    this.result = {
+      action: request.action,
+      operator: request.operator,
+      dryRun: request.dryRun,
+      matched: 0,
+      applied: 0,
+      skipped: 0,
+      refused: 0,
+      runId: request.runId,
+      source: sourceInfo(source),
+      interrupted: false,
+      durationMs: 0,
+      results: [],
+      resultsOmitted: 0,
+    };
+    if (source.profile.kind === 'failed-jobs' && request.action === 'retry') {
+      const flavor = flavorOf(source);
+      if (!flavor)
+        throw usageError(
+          `profile ${source.profile.name} is a failed-jobs table of no known framework: cannot re-push its jobs`,
+        );
+      this.requeuer = new FailedJobRequeuer(flavor, source.name, source.db, request.queueConnections ?? {});
+    }
+  }
+
+  record(item: CompensateItem): void {
+    if (item.outcome === 'applied') this.result.applied++;
+    else if (item.outcome !== 'would-apply') this.result.skipped++;
+    if (item.outcome === 'refused') this.result.refused++;
+    if (this.result.results.length < MAX_KEPT_RESULTS) this.result.results.push(item);
+    else this.result.resultsOmitted++;
+  }
+
+  /** Decides for each whole row; with `plan`, also plans the re-push of failed jobs. */
+  decideRows(rows: Row[]): Array<{
+    row: Row;
+    id: TaskId;
+    from: LogicalStatus | 'unknown';
+    item?: CompensateItem;
+    push?: RequeuePlan;
+  }> {
+    const { sql } = this.source;
+    const rule = ACTION_RULES[this.request.action];
+    return rows.map((row) => {
+      const id = rowId(sql, row);
+      const status = rowStatus(sql, row);
+      const decision = decide(this.request.action, status);
+      if (decision.kind === 'already')
+        return {
+          row,
+          id,
+          from: status,
+          item: { id, from: status, to: rule.to, outcome: 'already', reason: decision.reason },
+        };
+      if (decision.kind === 'refused')
+        return {
+          row,
+          id,
+          from: status,
+          item: { id, from: status, to: rule.to, outcome: 'refused', reason: decision.reason },
+        };
+      if (this.requeuer) {
+        const plan = this.requeuer.plan(row, this.nowEpoch);
+        if ('refused' in plan)
+          return {
+            row,
+            id,
+            from: status,
+            item: { id, from: status, to: rule.to, outcome: 'refused', reason: plan.refused },
+          };
+        return { row, id, from: status, push: plan };
+      }
+      return { row, id, from: status };
+    });
+  }
+
+  /** One batch: lock, re-check, write, audit, commit (or, in a dry run, read and decide). */
+  async batch(ids: readonly TaskId[], mode: 'ids' | 'filter'): Promise<void> {
+    const { source, request } = this;
+    const rule = ACTION_RULES[request.action];
+    if (request.dryRun) {
+      const rows = await selectWholeRows(source.db, source, ids, false);
+      for (const d of this.decideRows(rows))
+        this.record(d.item ?? { id: d.id, from: d.from, to: rule.to, outcome: 'would-apply' });
+      this.processed += ids.length;
+      return;
+    }
+    const items = await source.db.transaction(async (tx) => {
+      const rows = await selectWholeRows(tx, source, ids, true);
+      const found = new Set(rows.map((r) => String(rowId(source.sql, r))));
+      const out: CompensateItem[] = ids
+        .filter((id) => !found.has(String(id)))
+        .map((id) => ({
+          id,
+          from: null,
+          to: rule.to,
+          outcome: 'lost-race' as const,
+          reason: 'the row is gone (another run or worker removed it)',
+        }));
+      const decided = this.decideRows(rows);
+      const movers = decided.filter((d) => !d.item);
+      for (const d of decided) {
+        if (!d.item) continue;
+        // Selected by filter in a movable state, now elsewhere: someone else moved it first.
+        if (mode === 'filter' && d.item.outcome !== 'refused')
+          out.push({ ...d.item, outcome: 'lost-race', reason: `${d.item.reason}: moved meanwhile` });
+        else out.push(d.item);
+      }
+      if (movers.length === 0) return out;
+      const moverIds = movers.map((m) => m.id);
+      const requeued = await this.write(
+        tx,
+        moverIds,
+        movers.flatMap((m) => (m.push ? [m.push] : [])),
+      );
+      const written =
+        rule.to === DELETED || this.requeuer ? [] : await selectWrittenColumns(tx, source, moverIds);
+      const afterById = new Map(written.map((r) => [String(rowId(source.sql, r)), r]));
+      const audit: AuditInsert[] = movers.map((m) => ({
+        operator: request.operator,
+        host: request.host,
+        action: request.action,
+        source: source.name,
+        taskTable: source.profile.table,
+        taskId: String(m.id),
+        eventId: rowEventId(source.sql, m.row),
+        fromStatus: m.from,
+        toStatus: rule.to,
+        beforeJson: rowJson(m.row),
+        afterJson: afterImage(m.row, afterById.get(String(m.id)), requeued.get(m.id)),
+        reason: request.reason,
+        runId: request.runId,
+      }));
+      await insertAuditBatch(tx, source.db.dialect, audit);
+      for (const m of movers) out.push({ id: m.id, from: m.from, to: rule.to, outcome: 'applied' });
+      return out;
+    });
+    const order = new Map(ids.map((id, index) => [String(id), index]));
+    items.sort((a, b) => (order.get(String(a.id)) ?? 0) - (order.get(String(b.id)) ?? 0));
+    for (const item of items) this.record(item);
+    const applied = items.filter((i) => i.outcome === 'applied').map((i) => i.id);
+    if (applied.length) this.request.onApplied?.(applied);
+    this.processed += ids.length;
+  }
+
+  /** The guarded write of the movers; a count short of the locked rows means the guard failed: roll back. */
+  private async write(tx: Queryable, ids: TaskId[], pushes: RequeuePlan[]): Promise<Map<TaskId, Requeued>> {
+    const { source, request } = this;
+    const rule = ACTION_RULES[request.action];
+    let changed: number;
+    let requeued = new Map<TaskId, Requeued>();
+    if (rule.to === DELETED || this.requeuer) {
+      changed = await deleteGuarded(tx, source, ids, rule.from);
+      if (changed === ids.length && this.requeuer) requeued = await this.requeuer.push(tx, pushes);
+    } else {
+      changed = await applyTransition(tx, source, {
+        transition: rule.transition as NonNullable<typeof rule.transition>,
+        id: ids,
+        ...(request.action === 'retry' ? { attempts: 0, nextRetryAt: 'now' as const } : {}),
+      });
+    }
+    if (changed !== ids.length) {
+      throw new TaskreconError(
+        `the guarded write changed ${changed} of ${ids.length} locked rows; the batch was rolled back`,
+        {
+          code: 'GUARD',
+          hint: 'Another writer bypassed row locks; run the command again: it redoes nothing already done.',
+        },
+      );
+    }
+    return requeued;
+  }
+
+  /** Paces the run to `rate` rows per second, cumulatively (a slow batch is not punished twice). */
+  async pace(): Promise<void> {
+    const rate = this.request.rate;
+    if (!rate) return;
+    const due = this.started + (this.processed / rate) * 1000;
+    const wait = due - Date.now();
+    if (wait > 0) await sleep(wait);
+  }
+
+  finish(): CompensateResult {
+    this.result.durationMs = Date.now() - this.started;
+    return this.result;
+  }
+
+  async close(): Promise<void> {
+    await this.requeuer?.close();
+  }
+}
+
+function afterImage(before: Row, written: Row | undefined, requeued: Requeued | undefined): string | null {
+  if (requeued) return JSON.stringify({ requeued });
+  return written ? rowJson({ ...before, ...written }) : null;
+}

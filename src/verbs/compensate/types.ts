@@ -1,0 +1,66 @@
+import type { LogicalStatus, TaskId } from '../../core/task.js';
+import type { ManualFilter } from '../../db/sql/manual.js';
+import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
+import type { CompensateAction } from './plan.js';
+import type { SourceInfo } from '../scan/index.js';
+
+/** The request and result of a compensation run (the JSON contract of `compensate`, SPEC §3). */
+
+/** `skipped`: held back, unchanged, because other tasks named in the same run were refused. */
+export type CompensateOutcome = 'applied' | 'would-apply' | 'already' | 'refused' | 'lost-race' | 'skipped';
+
+export interface CompensateItem {
+  id: TaskId;
+  from: string | null;
+  to: string | null;
+  outcome: CompensateOutcome;
+  /** Why it was not applied, in words an operator acts on. */
+  reason?: string;
+}
+
+/** The JSON contract of `compensate` (SPEC §3), plus what a script needs to follow up. */
+export interface CompensateResult {
+  action: CompensateAction;
+  operator: string;
+  dryRun: boolean;
+  matched: number;
+  applied: number;
+  skipped: number;
+  refused: number;
+  runId: string;
+  source: SourceInfo;
+  interrupted: boolean;
+  durationMs: number;
+  results: CompensateItem[];
+  /** Items beyond MAX_KEPT_RESULTS are counted here, not listed (the audit log has every change: `audit --run RUNID`). */
+  resultsOmitted: number;
+  /** With --now: what running the retried tasks at once came to (as redrive counts it). */
+  dispatched?: { claimed: number; succeeded: number; retried: number; failed: number; lostRace: number };
+}
+
+export interface CompensateRequest {
+  action: CompensateAction;
+  operator: string;
+  host: string;
+  reason: string | null;
+  dryRun: boolean;
+  runId: string;
+  /** Explicit task ids; otherwise `filter` selects. */
+  ids?: TaskId[];
+  statuses?: LogicalStatus[];
+  filter: ManualFilter;
+  /** At most this many rows; 0 = every match. */
+  limit: number;
+  /** Rows per second; undefined = as fast as the database goes. */
+  rate?: number;
+  batchSize?: number;
+  queueConnections?: Record<string, QueueConnectionConfig>;
+  /** Polled between batches: true stops the run after the batch in hand (SIGINT). */
+  shouldStop?: () => boolean;
+  onProgress?: (done: number, total: number, applied: number) => void;
+  /** Called with the ids of each committed batch's changed tasks. */
+  onApplied?: (ids: TaskId[]) => void;
+}
+
+export const MAX_KEPT_RESULTS = 1000;
+export const DEFAULT_BATCH = 250;

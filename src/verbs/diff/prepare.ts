@@ -1,0 +1,274 @@
+import { closest } from '../../config/suggest.js';
+import { statusesOfRole, type DiffRule, type TaskKey } from '../../core/diff.js';
+import { BINARY_KEYS, semanticsOfCollation, type KeySemantics } from '../../core/diff-keys.js';
+import type { BoundSource } from '../../db/bind-source.js';
+import { isIntegerType } from '../../db/sql/diff-keys.js';
+import { bizTypeHasTasks, columnCollation, probeWhere } from '../../db/sql/diff-schema.js';
+import { utf8Collation, type CrossBusinessSide, type CrossTaskSide } from '../../db/sql/diff-checksum.js';
+import type { BusinessSide, TaskSide } from '../../db/sql/diff.js';
+import { filterWhere } from '../../db/sql/scan.js';
+import type { Fragment } from '../../db/task-sql.js';
+import type { Db } from '../../db/types.js';
+import { configError, TaskreconError } from '../../errors.js';
+import { withReadOnly } from '../../db/sql/diff-readonly.js';
+import { spaceWeight } from '../../db/sql/diff-merge.js';
+import { mergeableCollation, padsSpaces } from '../../core/diff-weights.js';
+import { columnOf } from '../../db/profiles/types.js';
+import { servingIndex } from './indexes.js';
+
+/**
+ * A rule checked against the live schemas of both tables, with the SQL expressions of each side.
+ * Everything that can be wrong with a rule is found here, before a chunk is read: a missing table
+ * or column, a `where` that does not compile, a profile without the key field (exit 3); a biz
+ * type without tasks is a warning.
+ */
+export interface PreparedRule {
+  rule: DiffRule;
+  source: BoundSource;
+  businessDb: Db;
+  mode: 'same-server' | 'cross-server';
+  task: TaskSide;
+  crossTask: CrossTaskSide;
+  business: BusinessSide & CrossBusinessSide;
+  /** How keys compare across servers (the business key column's collation). */
+  crossSemantics: KeySemantics;
+  /** How task keys compare among themselves (the task key column's collation). */
+  taskSemantics: KeySemantics;
+  businessKeyIndexed: boolean;
+  /**
+   * Set when the same-server walk can merge the two key indexes (see diff-merge-walk.ts): MariaDB
+   * or MySQL, both keys text columns of one single-level collation, both indexed, no business
+   * `where`. `space` is the weight of a space the collation pads with (null: NO PAD).
+   */
+  merge?: { space: Buffer | null };
+  warnings: string[];
+}
+
+export interface PrepareOptions {
+  sinceEpoch?: number;
+  untilEpoch?: number;
+  /** The DSN the task source was opened with: a business.db equal to it is the same server. */
+  sourceDsn: string;
+  /** How a same-server rule is walked: `auto` merges when it can (see PreparedRule.merge). */
+  walk?: WalkChoice;
+}
+
+export type WalkChoice = 'auto' | 'merge' | 'join';
+export const WALK_CHOICES: readonly WalkChoice[] = ['auto', 'merge', 'join'];
+
+interface MergeFacts {
+  source: BoundSource;
+  rule: DiffRule;
+  keyField: TaskKey;
+  businessKeyIndexed: boolean;
+  taskKeyIsInt: boolean;
+  businessKeyIsInt: boolean;
+  taskCollation: string | null;
+  businessCollation: string | null;
+}
+
+/** Why a same-server rule cannot be walked by merging its key indexes, or undefined when it can. */
+async function mergeBlocker(f: MergeFacts): Promise<string | undefined> {
+  if (f.source.db.dialect.name !== 'mysql') return 'only MariaDB and MySQL give collation weights';
+  if (f.rule.business.where) return 'the rule has a business where';
+  if (!columnOf(f.source.profile, f.keyField)) return `the profile's ${f.keyField} is not a column`;
+  if (f.taskKeyIsInt || f.businessKeyIsInt) return 'a key is an integer column';
+  if (!f.taskCollation || f.taskCollation !== f.businessCollation) {
+    return `the keys' collations differ (${f.taskCollation ?? 'none'} and ${f.businessCollation ?? 'none'})`;
+  }
+  if (!mergeableCollation(f.taskCollation))
+    return `collation ${f.taskCollation} has more than one weight level`;
+  if (!f.businessKeyIndexed) return `no index on the business table starts with '${f.rule.business.key}'`;
+  if (!(await taskKeyIndexed(f.source, f.keyField)))
+    return 'no index on the task table starts with (biz type, key)';
+  return undefined;
+}
+
+function ruleError(rule: DiffRule, message: string, hint: string): TaskreconError {
+  return configError(`rule '${rule.name}': ${message}`, hint);
+}
+
+/**
+ * How a task's status takes part in the rule, as SQL: the done and open (failed/pending)
+ * predicates, and the role CASE built from them (1 done, 2 open, 0 other).
+ */
+function rolePredicates(source: BoundSource, rule: DiffRule): Pick<TaskSide, 'role' | 'done' | 'open'> {
+  const done = source.sql.statusIn(statusesOfRole('done', rule.taskStatus));
+  const open = source.sql.statusIn(statusesOfRole('open', rule.taskStatus));
+  const role: Fragment = {
+    sql: `CASE WHEN ${done.sql} THEN 1 WHEN ${open.sql} THEN 2 ELSE 0 END`,
+    params: [...done.params, ...open.params],
+  };
+  return { role, done, open };
+}
+
+/** True for a status the rule does not call done: NULL and unmapped values too (role 0 or 2). */
+function notDonePredicate(source: BoundSource, rule: DiffRule): Fragment {
+  const done = source.sql.statusIn(statusesOfRole('done', rule.taskStatus));
+  const raw = source.sql.rawStatusExpr();
+  return { sql: `NOT (${done.sql}) OR ${raw} IS NULL`, params: done.params };
+}
+
+/**
+ * Whether the task table has an index leading with (biz type, key) columns, so the rule's tasks
+ * can be read in key order; the id must be a column too (it rides along in that index).
+ */
+async function taskKeyIndexed(source: BoundSource, keyField: TaskKey): Promise<boolean> {
+  const bizType = columnOf(source.profile, 'bizType');
+  const key = columnOf(source.profile, keyField);
+  if (!bizType || !key || !columnOf(source.profile, 'id')) return false;
+  return Boolean(servingIndex(await source.db.indexes(source.profile.table), [bizType, key]));
+}
+
+export async function prepareRule(
+  rule: DiffRule,
+  source: BoundSource,
+  businessDb: Db,
+  options: PrepareOptions,
+): Promise<PreparedRule> {
+  const { sql, profile } = source;
+  const warnings: string[] = [];
+  const keyField: TaskKey = rule.taskKey;
+  const keyExpr = sql.expr(keyField);
+  if (!keyExpr) {
+    throw ruleError(
+      rule,
+      `profile ${profile.name} has no ${keyField} to match business rows by`,
+      'Set `taskKey:` in the rule to a field the profile has (bizId, eventId or id).',
+    );
+  }
+  const bizTypeExpr = sql.expr('bizType');
+  if (!bizTypeExpr) {
+    throw ruleError(
+      rule,
+      `profile ${profile.name} has no biz type column`,
+      'Map bizType to a column under `columns:` in the source.',
+    );
+  }
+  const ref = profile.fields[keyField];
+  const keyColumn =
+    ref && 'column' in ref
+      ? source.columns.find((c) => c.name.toLowerCase() === ref.column.toLowerCase())
+      : undefined;
+  const taskKeyIsInt = keyColumn ? isIntegerType(keyColumn.dataType) : false;
+
+  const bColumns = await businessDb.columns(rule.business.table);
+  if (!bColumns) {
+    throw ruleError(
+      rule,
+      `business table '${rule.business.table}' does not exist in ${businessDb.display}`,
+      'Fix `business.table`, or point `business.db` at the server that holds it.',
+    );
+  }
+  const bKey = bColumns.find((c) => c.name.toLowerCase() === rule.business.key.toLowerCase());
+  if (!bKey) {
+    const guess = closest(
+      rule.business.key,
+      bColumns.map((c) => c.name),
+    );
+    throw ruleError(
+      rule,
+      `business table '${rule.business.table}' has no column '${rule.business.key}'`,
+      `${guess ? `Did you mean '${guess}'? ` : ''}Columns: ${bColumns.map((c) => c.name).join(', ')}.`,
+    );
+  }
+  const bq = businessDb.dialect.quoteId;
+  const businessTable = bq(rule.business.table);
+  if (rule.business.where) {
+    try {
+      await withReadOnly(businessDb, (q) => probeWhere(q, businessTable, rule.business.where as string));
+    } catch (error) {
+      if (error instanceof TaskreconError) throw error;
+      throw ruleError(
+        rule,
+        `business.where does not run on '${rule.business.table}': ${(error as Error).message}`,
+        "Write one SQL condition on the business table's own columns.",
+      );
+    }
+  }
+  const businessKeyIsInt = isIntegerType(bKey.dataType);
+  const businessCollation = businessKeyIsInt
+    ? null
+    : await columnCollation(businessDb, rule.business.table, bKey.name);
+  const taskCollation =
+    keyColumn && !taskKeyIsInt ? await columnCollation(source.db, profile.table, keyColumn.name) : null;
+  const taskSemantics = taskKeyIsInt ? BINARY_KEYS : semanticsOfCollation(taskCollation);
+  // Across servers the business key's collation decides; an integer business key takes the task key's.
+  const crossSemantics = businessKeyIsInt ? taskSemantics : semanticsOfCollation(businessCollation);
+
+  const sameServer = !rule.business.db || rule.business.db === options.sourceDsn;
+  const indexes = await businessDb.indexes(rule.business.table);
+  const businessKeyIndexed = indexes.some((i) => i.columns[0]?.toLowerCase() === bKey.name.toLowerCase());
+  if (!businessKeyIndexed) {
+    warnings.push(
+      `business table '${rule.business.table}' has no index starting with '${bKey.name}': every lookup scans it (see doctor)`,
+    );
+  }
+  if (!(await withReadOnly(source.db, (q) => bizTypeHasTasks(q, sql.table, bizTypeExpr, rule.bizType)))) {
+    warnings.push(
+      `rule '${rule.name}': no task of biz type '${rule.bizType}' in ${profile.table}; every business row will be an orphan`,
+    );
+  }
+  const window = filterWhere(sql, { sinceEpoch: options.sinceEpoch, untilEpoch: options.untilEpoch });
+  const task: TaskSide = {
+    dialect: source.db.dialect,
+    table: sql.table,
+    id: sql.expr('id') as string,
+    key: { sql: keyExpr, isInt: taskKeyIsInt },
+    eventId: sql.expr('eventId') ?? null,
+    bizType: bizTypeExpr,
+    bizTypeValue: rule.bizType,
+    rawStatus: sql.rawStatusExpr(),
+    ...rolePredicates(source, rule),
+    window,
+  };
+  const crossTask: CrossTaskSide = {
+    ...task,
+    key: keyExpr,
+    keyIsInt: taskKeyIsInt,
+    keyIsUtf8: utf8Collation(taskCollation),
+    inWindow: { sql: `CASE WHEN ${window.sql} THEN 1 ELSE 0 END`, params: window.params },
+    notDone: notDonePredicate(source, rule),
+  };
+  const business = {
+    dialect: businessDb.dialect,
+    table: businessTable,
+    key: bq(bKey.name),
+    keyIsInt: businessKeyIsInt,
+    keyIsUtf8: utf8Collation(businessCollation),
+    ...(rule.business.where ? { where: rule.business.where } : {}),
+  };
+  const blocker = sameServer
+    ? await mergeBlocker({
+        source,
+        rule,
+        keyField,
+        businessKeyIndexed,
+        taskKeyIsInt,
+        businessKeyIsInt,
+        taskCollation,
+        businessCollation,
+      })
+    : 'the business table is on another server';
+  if (options.walk === 'merge' && sameServer && blocker) {
+    throw ruleError(rule, `cannot merge the key indexes: ${blocker}`, 'Run it with --walk join (or auto).');
+  }
+  const merge =
+    !blocker && options.walk !== 'join' && taskCollation
+      ? { space: padsSpaces(taskCollation) ? await spaceWeight(businessDb, taskCollation) : null }
+      : undefined;
+  return {
+    rule,
+    source,
+    businessDb,
+    mode: sameServer ? 'same-server' : 'cross-server',
+    ...(merge ? { merge } : {}),
+    task,
+    crossTask,
+    business,
+    crossSemantics,
+    taskSemantics,
+    businessKeyIndexed,
+    warnings,
+  };
+}

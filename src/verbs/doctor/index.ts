@@ -1,0 +1,2 @@
+/** doctor: can taskrecon trust this table, this server and these rules. */
+export * from './doctor.js';

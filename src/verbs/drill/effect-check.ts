@@ -1,0 +1,47 @@
+import type { FindingCounts } from '../../core/diff.js';
+import { drillLike } from '../../db/sql/drill.js';
+import { prepareRule } from '../diff/index.js';
+import { runDiff } from '../diff/index.js';
+import type { DrillEnv } from './env.js';
+import { drillPrefix } from './framework.js';
+
+export interface DrillDiff {
+  tasksChecked: number;
+  findings: FindingCounts;
+  samples: string[];
+}
+
+/**
+ * Reconciles the run's tasks against the business table with taskrecon's own `diff`: the diff
+ * rule's table, key and filter, narrowed to this run (tasks of the run's biz type, business rows
+ * whose key carries the run prefix), expecting exactly one business row per successful task.
+ */
+export async function diffDrillRun(env: DrillEnv): Promise<DrillDiff> {
+  const dialect = env.effectDb.dialect;
+  // The prefix is checked to hold only [0-9a-f-], so it is safe as a literal in the filter.
+  const runOnly = `${dialect.quoteId(env.effect.key)} LIKE '${drillLike(drillPrefix(env.runId))}'`;
+  const where = env.effect.where ? `(${env.effect.where}) AND ${runOnly}` : runOnly;
+  // Orphans are looked for explicitly: a drill row's effect without its task is a finding here.
+  const business = {
+    table: env.effect.table,
+    key: env.effect.key,
+    where,
+    expect: 'exactly-one' as const,
+    orphans: true,
+    ...(env.effect.db ? { db: env.effect.db } : {}),
+  };
+  const prepared = await prepareRule(
+    { name: `drill-${env.runId}`, bizType: env.bizType, taskStatus: ['success'], taskKey: 'bizId', business },
+    env.source,
+    env.effectDb,
+    { sourceDsn: env.source.db.display },
+  );
+  const result = await runDiff([prepared], { chunkTimeMs: 200, samplesPerKind: 5 });
+  const rule = result.rules[0];
+  if (!rule) throw new Error('diff returned no result for the drill rule');
+  return {
+    tasksChecked: rule.tasksChecked,
+    findings: rule.findings,
+    samples: rule.samples.map((s) => `${s.kind} ${JSON.stringify(s)}`),
+  };
+}

@@ -1,0 +1,2 @@
+/** scan: counts and lists of the task table, and the source facts every verb reports. */
+export * from './scan.js';

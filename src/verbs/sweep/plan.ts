@@ -1,0 +1,125 @@
+import { jobIdentity, type IdentityKind } from '../../core/sweep-identity.js';
+import {
+  decideRow,
+  DEFERRAL_LOOKBACK_SECONDS,
+  firstMatch,
+  inScope,
+  type SweepDecision,
+  type SweepRule,
+} from '../../core/sweep-rules.js';
+import type { TaskId } from '../../core/task.js';
+import type { BoundSource } from '../../db/bind-source.js';
+import { auditTableExists } from '../../db/sql/audit.js';
+import {
+  countAuditByIdentity,
+  selectFailedPage,
+  SWEEP_COLUMNS,
+  SWEEP_RETRY_ACTION,
+} from '../../db/sql/sweep.js';
+import { toIso } from '../../db/task-sql.js';
+import type { Row } from '../../db/types.js';
+import { rowEventId, rowId } from '../compensate/rows.js';
+
+/**
+ * What a sweep would do with one source, read and decided but not written: the failed rows in
+ * scope, each under its first matching rule, its job identity, how many sweeps retried that job
+ * before (the audit log), and the decision. Used by `sweep` and by the figures of report and scan.
+ */
+export interface PlannedRow {
+  row: Row;
+  id: TaskId;
+  bizType: string | null;
+  rule: SweepRule;
+  identity: string;
+  failedAt: number | null;
+  sweepsBefore: number;
+  decision: SweepDecision;
+}
+
+export interface SourcePlan {
+  source: BoundSource;
+  rows: PlannedRow[];
+  unmatched: number;
+}
+
+const PAGE = 1000;
+
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+}
+
+/** Which framework's identity rule a source follows. */
+export function identityKind(source: BoundSource): IdentityKind {
+  if (source.profile.kind !== 'failed-jobs') return 'task';
+  return source.profile.name.startsWith('thinkphp') ? 'thinkphp' : 'laravel';
+}
+
+/** Whether the sweep can act on a source: failed-job tables, and task tables that hold failed rows. */
+export function sweepable(source: BoundSource): boolean {
+  if (source.profile.kind === 'failed-jobs') return true;
+  return source.profile.kind === 'task' && source.sql.statuses().includes('failed');
+}
+
+export async function planSource(
+  source: BoundSource,
+  rules: readonly SweepRule[],
+  nowEpoch: number,
+  cutoffEpoch: number,
+): Promise<SourcePlan> {
+  const lookback = rules.some((r) => r.action === 'retry' && (r.schedule.window || r.schedule.blackouts.length))
+    ? DEFERRAL_LOOKBACK_SECONDS
+    : 0;
+  const kind = identityKind(source);
+  const candidates: Omit<PlannedRow, 'sweepsBefore' | 'decision'>[] = [];
+  let unmatched = 0;
+  let after: TaskId | undefined;
+  for (;;) {
+    const page = await selectFailedPage(source.db, source, cutoffEpoch - lookback, after, PAGE);
+    for (const row of page.rows) {
+      const failedAtRaw = row[SWEEP_COLUMNS.failedAt];
+      const failedAt = failedAtRaw === null || failedAtRaw === undefined ? null : Number(failedAtRaw);
+      const facts = {
+        source: source.name,
+        bizType: text(row[SWEEP_COLUMNS.bizType]),
+        lastError: text(row[SWEEP_COLUMNS.lastError]),
+        queue: text(row[SWEEP_COLUMNS.queue]),
+      };
+      for (const key of Object.values(SWEEP_COLUMNS)) delete row[key];
+      const rule = firstMatch(rules, facts);
+      if (!rule) {
+        if (failedAt === null || failedAt >= cutoffEpoch) unmatched++;
+        continue;
+      }
+      if (!inScope(rule, failedAt, cutoffEpoch)) continue;
+      const id = rowId(source.sql, row);
+      const identity = jobIdentity({
+        kind,
+        payload: text(row.payload),
+        eventId: rowEventId(source.sql, row),
+        rowId: String(id),
+      });
+      candidates.push({ row, id, bizType: facts.bizType, rule, identity, failedAt });
+    }
+    if (page.next === undefined) break;
+    after = page.next;
+  }
+  const counts = (await auditTableExists(source.db))
+    ? await countAuditByIdentity(
+        source.db,
+        source.db.dialect,
+        source.profile.table,
+        [...new Set(candidates.map((c) => c.identity))],
+        SWEEP_RETRY_ACTION,
+      )
+    : new Map<string, number>();
+  const rows = candidates.map((c) => {
+    const sweepsBefore = counts.get(c.identity) ?? 0;
+    return { ...c, sweepsBefore, decision: decideRow(c.rule, sweepsBefore, nowEpoch) };
+  });
+  return { source, rows, unmatched };
+}
+
+export function isoOrNull(epoch: number | null): string | null {
+  return epoch === null ? null : toIso(epoch);
+}

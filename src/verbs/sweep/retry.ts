@@ -1,0 +1,69 @@
+import type { TaskId } from '../../core/task.js';
+import type { BoundSource } from '../../db/bind-source.js';
+import { SWEEP_RETRY_ACTION } from '../../db/sql/sweep.js';
+import type { Row } from '../../db/types.js';
+import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
+import { requireAuditTable } from '../audit/audit.js';
+import { checkSupported } from '../compensate/compensate.js';
+import { Run } from '../compensate/run.js';
+import type { CompensateItem } from '../compensate/types.js';
+
+/**
+ * The sweep's retries go through compensate's retry path, not a copy of it: the same batch locks
+ * the rows, re-checks their state, re-pushes failed jobs in the framework's format (or moves a task
+ * failed → pending through the state machine), deletes or updates with a guard and writes the audit
+ * row in the same transaction. Two things differ: the audit action is `sweep-retry` and its
+ * `event_id` is the job identity (so later sweeps can count the retries of a job), and rows go by
+ * frozen ids in "filter" mode — a row another sweep retried first is a lost race, never an error.
+ */
+export interface SweepRetryRequest {
+  ids: TaskId[];
+  identityOf: (row: Row) => string | null;
+  rule: string;
+  rate?: number;
+  dryRun: boolean;
+  runId: string;
+  operator: string;
+  host: string;
+  queueConnections?: Record<string, QueueConnectionConfig>;
+}
+
+/** Rows per transaction; the rule's rate makes batches smaller (see compensate's pacing). */
+const BATCH = 100;
+
+export async function retryThroughCompensate(
+  source: BoundSource,
+  request: SweepRetryRequest,
+): Promise<CompensateItem[]> {
+  if (request.ids.length === 0) return [];
+  checkSupported(source, 'retry');
+  if (!request.dryRun) await requireAuditTable(source.db);
+  const run = new Run(
+    source,
+    {
+      action: 'retry',
+      operator: request.operator,
+      host: request.host,
+      reason: `sweep rule ${request.rule}`,
+      dryRun: request.dryRun,
+      runId: request.runId,
+      filter: {},
+      limit: 0,
+      rate: request.rate,
+      batchSize: BATCH,
+      queueConnections: request.queueConnections,
+      audit: { action: SWEEP_RETRY_ACTION, eventId: request.identityOf },
+    },
+    await source.db.nowEpoch(),
+  );
+  try {
+    const size = request.rate ? Math.max(1, Math.min(BATCH, Math.floor(request.rate / 5))) : BATCH;
+    for (let i = 0; i < request.ids.length; i += size) {
+      await run.batch(request.ids.slice(i, i + size), 'filter');
+      await run.pace();
+    }
+    return run.finish().results;
+  } finally {
+    await run.close();
+  }
+}

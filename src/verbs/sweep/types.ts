@@ -1,0 +1,62 @@
+import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
+import type { SweepOutcome } from '../../core/sweep-rules.js';
+
+/** The request and result of a failure sweep (the JSON contract of `sweep`). */
+
+/**
+ * What happened to one failed row: `retried` (pushed back / back to pending, audited),
+ * `would-retry` (dry run), `deferred` (outside its window: `eligibleAt`), `held` (for a person),
+ * `second-failure` (retried `maxSweeps` times already and failed again), `lost-race` (another
+ * sweep or compensate run retried it first), `refused` (the retry path cannot retry it: `reason`).
+ */
+export type SweepItemOutcome = Exclude<SweepOutcome, 'retry'> | 'retried' | 'would-retry' | 'lost-race' | 'refused';
+
+export interface SweepItem {
+  source: string;
+  id: string | number;
+  bizType: string | null;
+  rule: string;
+  outcome: SweepItemOutcome;
+  /** ISO-8601 UTC; deferred rows only. */
+  eligibleAt: string | null;
+  /** The job identity the audit log counts sweeps by. */
+  identity: string;
+  /** When the row failed (ISO-8601 UTC), where the table says. */
+  failedAt: string | null;
+  /** Second failures: whether this run alerted it (false: alerted before, not asked, or the webhook failed). */
+  alerted?: boolean;
+  reason?: string;
+}
+
+export interface SweepResult {
+  now: string;
+  /** The previous sweep's time: rows that failed at or after it are new. */
+  since: string;
+  dryRun: boolean;
+  /** Rows in scope that a rule matched. */
+  matched: number;
+  /** Rows in scope that no rule matched (left alone). */
+  unmatched: number;
+  retried: number;
+  deferred: number;
+  held: number;
+  secondFailures: number;
+  lostRace: number;
+  refused: number;
+  /** Second failures alerted by this run. */
+  alerted: number;
+  sources: string[];
+  results: SweepItem[];
+  /** Items beyond MAX_SWEEP_RESULTS are counted, not listed. */
+  resultsOmitted: number;
+  runId: string;
+  notifications: Array<{ kind: string; target: string; outcome: 'sent' | 'failed'; error: string | null }>;
+  durationMs: number;
+}
+
+/** One source to sweep, with where its failed jobs go back to. */
+export interface SweepTarget {
+  queueConnections?: Record<string, QueueConnectionConfig>;
+}
+
+export const MAX_SWEEP_RESULTS = 5000;
