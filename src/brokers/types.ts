@@ -33,6 +33,17 @@ export interface QueueStats {
   durable: boolean | null;
   arguments: Record<string, unknown> | null;
   deadLettered: DeadLettered | null;
+  /** Only with `--peek N`: the first N jobs of the ready list (Redis), read without taking them. */
+  samples?: QueueSample[];
+}
+
+/** One peeked job: who it is and what it runs, never its whole payload. */
+export interface QueueSample {
+  jobId: string;
+  /** The job class / display name, when the payload names one. */
+  name: string | null;
+  attempts: number | null;
+  bytes: number;
 }
 
 export type FindingLevel = 'warn' | 'crit';
@@ -84,6 +95,8 @@ export interface BrokerReport {
   framework: string | null;
   url: string;
   queues: QueueStats[];
+  /** What could not be found out and why (RabbitMQ without the management API: arguments unknown). */
+  notes?: string[];
 }
 
 /** `queues --json`. */
@@ -106,6 +119,12 @@ export interface MoveResult {
   matched: number;
   moved: number;
   runId: string;
+  /**
+   * RabbitMQ: moved messages an earlier run had already republished (their copy was confirmed and
+   * audited, the process died before acking the source): duplicates at the target. null when the
+   * verb gave no `movedBefore`.
+   */
+  alreadyMoved?: number | null;
 }
 
 /**
@@ -155,6 +174,11 @@ export interface MoveRequest {
   onBatch(moved: readonly MovedJob[]): Promise<void>;
   /** Checked between batches: true after SIGINT (the batch under way finishes, then the move stops). */
   shouldStop(): boolean;
+  /**
+   * RabbitMQ: which of these job ids an earlier move from `from` already republished (the verb
+   * answers from the audit log); counted as `alreadyMoved`. Optional.
+   */
+  movedBefore?(jobIds: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 /** A check `doctor` prints for a broker. */
@@ -175,6 +199,12 @@ export interface BrokerClient {
     findings: QueueFinding[];
   }>;
   move(request: MoveRequest): Promise<MoveResult>;
+  /**
+   * Redis only: overdue delayed jobs and expired reservations back to their ready list, as the
+   * framework's own worker migrates them; one result per queue and set. `request.from` names the
+   * queue, or is undefined for every queue; `to` and `what` are ignored.
+   */
+  recover?(request: Omit<MoveRequest, 'from'> & { from?: string }): Promise<MoveResult[]>;
   doctor(): Promise<BrokerCheck[]>;
   close(): Promise<void>;
 }

@@ -1,0 +1,166 @@
+import type { ChannelModel, GetMessage } from 'amqplib';
+import { usageError } from '../../errors.js';
+import type { BrokerReport, QueueFinding, QueueStats } from '../types.js';
+import { closeQuietly, isNotFound, openChannel, type AmqpTarget } from './connection.js';
+import { exhaustedFinding, queueFindings, summarizeDeaths } from './findings.js';
+import type { ManagementApi } from './management.js';
+import { deadLetterClosure, topologyOf, type Topology, type TopologyQueue } from './topology.js';
+
+/** What an inspection of one vhost needs. */
+export interface InspectInput {
+  broker: string;
+  target: AmqpTarget;
+  connection: ChannelModel;
+  api: ManagementApi | undefined;
+  /** Configured queues (undefined: every queue of the vhost, which needs the API). */
+  queues: readonly string[] | undefined;
+  maxRetries: number | undefined;
+  peek: number;
+}
+
+export interface Peeked {
+  headers: Array<Record<string, unknown> | undefined>;
+  routingKeys: string[];
+}
+
+/**
+ * Gets up to `count` ready messages without acking them, then nacks them all back (requeue), so
+ * the queue keeps every message; RabbitMQ marks them `redelivered`. The channel is closed before
+ * anything else uses the connection, which flushes the nacks.
+ */
+export async function peekQueue(connection: ChannelModel, queue: string, count: number): Promise<Peeked> {
+  const out: Peeked = { headers: [], routingKeys: [] };
+  if (count <= 0) return out;
+  const channel = await openChannel(connection);
+  const held: GetMessage[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const message = await channel.get(queue, { noAck: false });
+      if (!message) break;
+      held.push(message);
+      out.headers.push(message.properties.headers as Record<string, unknown> | undefined);
+      out.routingKeys.push(message.fields.routingKey);
+    }
+  } finally {
+    for (const message of held) channel.nack(message, false, true);
+    await closeQuietly(channel);
+  }
+  return out;
+}
+
+/** Exact ready and consumer counts from a passive declare; undefined when the queue is gone or locked. */
+export async function declareCounts(
+  connection: ChannelModel,
+  queue: string,
+): Promise<{ ready: number; consumers: number } | 'not-found' | undefined> {
+  const channel = await openChannel(connection);
+  try {
+    const ok = await channel.checkQueue(queue);
+    return { ready: ok.messageCount, consumers: ok.consumerCount };
+  } catch (error) {
+    return isNotFound(error) ? 'not-found' : undefined;
+  } finally {
+    await closeQuietly(channel);
+  }
+}
+
+async function apiTopology(api: ManagementApi): Promise<Topology> {
+  await api.checkVhost();
+  const [queues, exchanges, bindings] = await Promise.all([api.queues(), api.exchanges(), api.bindings()]);
+  return topologyOf(queues, exchanges, bindings);
+}
+
+function missingQueue(input: InspectInput, name: string) {
+  return usageError(
+    `queue '${name}' does not exist in vhost '${input.target.vhost}' of ${input.target.display}`,
+    `Check \`queues:\` of broker '${input.broker}' (names are case-sensitive).`,
+  );
+}
+
+/** Counts, peeked dead-letter detail and findings of one broker's vhost. */
+export async function inspectRabbit(
+  input: InspectInput,
+): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
+  const notes: string[] = [];
+  const findings: QueueFinding[] = [];
+  const stats: QueueStats[] = [];
+  let topology: Topology | undefined;
+  let names: string[];
+  if (input.api) {
+    topology = await apiTopology(input.api);
+    for (const name of input.queues ?? []) if (!topology.queues.has(name)) throw missingQueue(input, name);
+    names = input.queues
+      ? deadLetterClosure(topology, input.queues)
+      : [...topology.queues.keys()].filter((n) => !topology?.queues.get(n)?.exclusive).sort();
+  } else {
+    if (!input.queues?.length)
+      throw usageError(
+        `broker '${input.broker}' has neither \`api:\` nor \`queues:\`: over AMQP alone queues cannot be listed`,
+        'Give the management API (`api: http://user:pass@host:15672`, or --api) or name the queues (`queues:`).',
+      );
+    names = [...input.queues];
+    notes.push(
+      'no management API: unacked, durability, arguments and bindings are unknown, so ttl-without-dlx, dlx-unroutable, not-durable and ttl-long are not checked (give `api:` or --api)',
+    );
+  }
+  for (const name of names) {
+    const declared = await declareCounts(input.connection, name);
+    if (declared === 'not-found') throw missingQueue(input, name);
+    const known: TopologyQueue | undefined = topology?.queues.get(name);
+    const ready = declared?.ready ?? known?.ready ?? null;
+    const consumers = declared?.consumers ?? known?.consumers ?? null;
+    const peeked = ready
+      ? await peekQueue(input.connection, name, input.peek)
+      : { headers: [], routingKeys: [] };
+    stats.push({
+      name,
+      ready,
+      delayed: null,
+      delayedOverdue: null,
+      oldestOverdueSeconds: null,
+      reserved: null,
+      reservedExpired: null,
+      unacked: known?.unacked ?? null,
+      consumers,
+      durable: known?.durable ?? null,
+      arguments: known ? reportedArguments(known) : null,
+      deadLettered: summarizeDeaths(peeked.headers),
+    });
+    if (topology && known)
+      findings.push(
+        ...queueFindings(input.broker, topology, { ...known, ready, consumers }, peeked.routingKeys),
+      );
+    else if ((ready ?? 0) > 0 && consumers === 0)
+      findings.push(
+        ...queueFindings(input.broker, topologyOf([], [], []), {
+          name,
+          durable: true,
+          exclusive: false,
+          autoDelete: false,
+          arguments: {},
+          policy: {},
+          ready,
+          unacked: null,
+          consumers,
+        }),
+      );
+    const exhausted = exhaustedFinding(input.broker, name, peeked.headers, input.maxRetries);
+    if (exhausted) findings.push(exhausted);
+  }
+  const report: BrokerReport = {
+    name: input.broker,
+    kind: 'rabbitmq',
+    framework: null,
+    url: input.target.display,
+    queues: stats,
+  };
+  if (notes.length) report.notes = notes;
+  return { report, findings };
+}
+
+/** The queue's own arguments, plus what a policy sets, as `policy:<key>`. */
+function reportedArguments(queue: TopologyQueue): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...queue.arguments };
+  for (const [key, value] of Object.entries(queue.policy)) out[`policy:${key}`] = value;
+  return out;
+}
