@@ -60,6 +60,13 @@ export const handlerSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('mark-only') }),
   z.strictObject({ type: z.literal('laravel-queue') }),
   z.strictObject({ type: z.literal('thinkphp-queue') }),
+  /** A Redis list a consumer pops: a `framework: list` broker (its lists.ready), or url + list. */
+  z.strictObject({
+    type: z.literal('redis-list'),
+    broker: z.string().min(1).optional(),
+    url: z.string().min(1).optional(),
+    list: z.string().min(1).optional(),
+  }),
 ]);
 export type HandlerConfig = z.infer<typeof handlerSchema>;
 

@@ -9,6 +9,8 @@ import { retryDelayMs, type RetryPolicy } from './backoff.js';
  */
 export type Decision =
   | { transition: 'succeed' }
+  /** Delivered to a queue: write nothing, the consumer settles the row before its lease runs out. */
+  | { transition: 'hold' }
   | { transition: 'retry'; attempts: number; nextRetryAtEpoch: number; waitSeconds: number; error: string }
   | { transition: 'fail'; attempts: number; error: string; exhausted: boolean };
 
@@ -26,6 +28,7 @@ export interface DecisionInput {
 export function decide(input: DecisionInput): Decision {
   const { result, policy } = input;
   if (result.outcome === 'success') return { transition: 'succeed' };
+  if (result.outcome === 'delivered') return { transition: 'hold' };
   const attempts = input.attemptsBefore + 1;
   const error = result.error ?? (result.outcome === 'permanent' ? 'permanent failure' : 'retryable failure');
   if (result.outcome === 'permanent') return { transition: 'fail', attempts, error, exhausted: false };

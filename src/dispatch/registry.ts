@@ -1,9 +1,11 @@
+import type { BrokerConfig } from '../config/brokers.js';
 import type { HandlerConfig } from '../config/schema.js';
 import { parseDuration } from '../core/duration.js';
 import { configError } from '../errors.js';
 import { CommandDispatcher } from './command.js';
 import { HttpDispatcher } from './http.js';
 import { MarkOnlyDispatcher } from './mark-only.js';
+import { redisQueueFromConfig } from './redis-queue.js';
 import type { Dispatcher, DispatcherRegistry } from './types.js';
 
 /** An HTTP handler that does not say gets this long to answer. */
@@ -19,7 +21,12 @@ export type ExtraDispatcherFactory = (config: HandlerConfig, where: string) => D
  * Builds one dispatcher from its config entry; `where` names the key in messages (e.g. `handlers.coupon`).
  * Undefined for a type this module does not build (the queue re-pushers of failed-job tables).
  */
-export function dispatcherFromConfig(config: HandlerConfig, where: string): Dispatcher | undefined {
+export function dispatcherFromConfig(
+  config: HandlerConfig,
+  where: string,
+  /** Config `brokers:`, for handlers that name one (`redis-list`). */
+  brokers?: Record<string, BrokerConfig>,
+): Dispatcher | undefined {
   switch (config.type) {
     case 'http': {
       let url: URL;
@@ -45,6 +52,8 @@ export function dispatcherFromConfig(config: HandlerConfig, where: string): Disp
     }
     case 'mark-only':
       return new MarkOnlyDispatcher();
+    case 'redis-list':
+      return redisQueueFromConfig(config, where, brokers);
     default:
       return undefined;
   }
@@ -87,12 +96,13 @@ export class MapRegistry implements DispatcherRegistry {
 export function registryFromConfig(
   handlers: Record<string, HandlerConfig> | undefined,
   extra?: ExtraDispatcherFactory,
+  brokers?: Record<string, BrokerConfig>,
 ): MapRegistry {
   const map = new Map<string, Dispatcher>();
   const unsupported = new Map<string, string>();
   for (const [bizType, config] of Object.entries(handlers ?? {})) {
     const where = `handlers.${bizType}`;
-    const dispatcher = dispatcherFromConfig(config, where) ?? extra?.(config, where);
+    const dispatcher = dispatcherFromConfig(config, where, brokers) ?? extra?.(config, where);
     if (dispatcher) map.set(bizType, dispatcher);
     else unsupported.set(bizType, config.type);
   }

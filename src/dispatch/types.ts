@@ -24,7 +24,11 @@ export interface DispatchContext {
   signal: AbortSignal;
 }
 
-export type DispatchOutcome = 'success' | 'retryable' | 'permanent';
+/**
+ * `delivered`: handed to a queue whose consumer writes the outcome itself (`redis-list`, `rabbitmq`);
+ * the row stays `processing` and its lease is the deadline for that outcome.
+ */
+export type DispatchOutcome = 'success' | 'retryable' | 'permanent' | 'delivered';
 
 export interface DispatchResult {
   outcome: DispatchOutcome;

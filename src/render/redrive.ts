@@ -19,6 +19,7 @@ export function renderRedrive(result: RedriveResult): string {
         `${n(result.claimed)} (${n(result.recoveredStuck)} recovered from expired leases)`,
       ],
       ['succeeded', n(result.succeeded)],
+      ['delivered', n(result.delivered)],
       ['retried', n(result.retried)],
       ['failed', result.failed > 0 ? chalk.red(n(result.failed)) : n(result.failed)],
       ['lost race', n(result.lostRace)],
