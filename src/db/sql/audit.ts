@@ -240,7 +240,7 @@ export async function insertAuditBatch(
 
 /**
  * The latest audit row of each given task whose action removed its row: forget (to `deleted`),
- * or a failed job re-pushed onto its queue (retry). Explains why an id is no longer in the table.
+ * or a failed job re-pushed onto its queue (retry, or a sweep's sweep-retry). Explains why an id is no longer in the table.
  * In: source, task ids. Out: at most one row per task. Reads only (task index).
  */
 export async function selectRemovals(
@@ -254,7 +254,7 @@ export async function selectRemovals(
   const rows = await db.query<Row>(
     `SELECT ${selectList(dialect)} FROM ${q(AUDIT_TABLE)}
       WHERE ${q('source')} = ? AND ${q('task_id')} IN (${placeholders(taskIds)})
-        AND (${q('to_status')} = 'deleted' OR ${q('action')} = 'retry')
+        AND (${q('to_status')} = 'deleted' OR ${q('action')} IN ('retry', 'sweep-retry'))
       ORDER BY ${q('id')}`,
     [source, ...taskIds],
   );

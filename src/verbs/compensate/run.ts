@@ -168,11 +168,11 @@ export class Run {
       const audit: AuditInsert[] = movers.map((m) => ({
         operator: request.operator,
         host: request.host,
-        action: request.action,
+        action: request.audit?.action ?? request.action,
         source: source.name,
         taskTable: source.profile.table,
         taskId: String(m.id),
-        eventId: rowEventId(source.sql, m.row),
+        eventId: request.audit ? request.audit.eventId(m.row) : rowEventId(source.sql, m.row),
         fromStatus: m.from,
         toStatus: rule.to,
         beforeJson: rowJson(m.row),

@@ -1,5 +1,6 @@
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { ManualFilter } from '../../db/sql/manual.js';
+import type { Row } from '../../db/types.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import type { CompensateAction } from './plan.js';
 import type { SourceInfo } from '../scan/index.js';
@@ -55,6 +56,8 @@ export interface CompensateRequest {
   rate?: number;
   batchSize?: number;
   queueConnections?: Record<string, QueueConnectionConfig>;
+  /** How the audit rows name the change (default: the action and the row's event id); the sweep records `sweep-retry` and the job identity. */
+  audit?: { action: string; eventId: (row: Row) => string | null };
   /** Polled between batches: true stops the run after the batch in hand (SIGINT). */
   shouldStop?: () => boolean;
   onProgress?: (done: number, total: number, applied: number) => void;

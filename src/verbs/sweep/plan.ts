@@ -29,6 +29,8 @@ export interface PlannedRow {
   row: Row;
   id: TaskId;
   bizType: string | null;
+  /** The start of the last error, for alerts. */
+  lastError: string | null;
   rule: SweepRule;
   identity: string;
   failedAt: number | null;
@@ -43,6 +45,8 @@ export interface SourcePlan {
 }
 
 const PAGE = 1000;
+/** How much of an error an alert may quote. */
+const ERROR_CHARS = 500;
 
 function text(value: unknown): string | null {
   if (value === null || value === undefined) return null;
@@ -61,16 +65,30 @@ export function sweepable(source: BoundSource): boolean {
   return source.profile.kind === 'task' && source.sql.statuses().includes('failed');
 }
 
+/** The job identity of a whole row of the source (see core/sweep-identity.ts). */
+export function identityReader(source: BoundSource): (row: Row) => string {
+  const kind = identityKind(source);
+  return (row) =>
+    jobIdentity({
+      kind,
+      payload: text(row.payload),
+      eventId: rowEventId(source.sql, row),
+      rowId: String(rowId(source.sql, row)),
+    });
+}
+
 export async function planSource(
   source: BoundSource,
   rules: readonly SweepRule[],
   nowEpoch: number,
   cutoffEpoch: number,
 ): Promise<SourcePlan> {
-  const lookback = rules.some((r) => r.action === 'retry' && (r.schedule.window || r.schedule.blackouts.length))
+  const lookback = rules.some(
+    (r) => r.action === 'retry' && (r.schedule.window || r.schedule.blackouts.length),
+  )
     ? DEFERRAL_LOOKBACK_SECONDS
     : 0;
-  const kind = identityKind(source);
+  const identityOf = identityReader(source);
   const candidates: Omit<PlannedRow, 'sweepsBefore' | 'decision'>[] = [];
   let unmatched = 0;
   let after: TaskId | undefined;
@@ -93,13 +111,16 @@ export async function planSource(
       }
       if (!inScope(rule, failedAt, cutoffEpoch)) continue;
       const id = rowId(source.sql, row);
-      const identity = jobIdentity({
-        kind,
-        payload: text(row.payload),
-        eventId: rowEventId(source.sql, row),
-        rowId: String(id),
+      const identity = identityOf(row);
+      candidates.push({
+        row,
+        id,
+        bizType: facts.bizType,
+        lastError: facts.lastError?.slice(0, ERROR_CHARS) ?? null,
+        rule,
+        identity,
+        failedAt,
       });
-      candidates.push({ row, id, bizType: facts.bizType, rule, identity, failedAt });
     }
     if (page.next === undefined) break;
     after = page.next;

@@ -5,8 +5,9 @@ import type { Row } from '../../db/types.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import { requireAuditTable } from '../audit/audit.js';
 import { checkSupported } from '../compensate/compensate.js';
+import { pacing } from '../compensate/plan.js';
 import { Run } from '../compensate/run.js';
-import type { CompensateItem } from '../compensate/types.js';
+import { MAX_KEPT_RESULTS, type CompensateItem } from '../compensate/types.js';
 
 /**
  * The sweep's retries go through compensate's retry path, not a copy of it: the same batch locks
@@ -38,6 +39,20 @@ export async function retryThroughCompensate(
   if (request.ids.length === 0) return [];
   checkSupported(source, 'retry');
   if (!request.dryRun) await requireAuditTable(source.db);
+  const out: CompensateItem[] = [];
+  // One run per MAX_KEPT_RESULTS ids, so every row's outcome comes back.
+  for (let start = 0; start < request.ids.length; start += MAX_KEPT_RESULTS) {
+    out.push(...(await oneRun(source, request, request.ids.slice(start, start + MAX_KEPT_RESULTS))));
+  }
+  return out;
+}
+
+async function oneRun(
+  source: BoundSource,
+  request: SweepRetryRequest,
+  ids: TaskId[],
+): Promise<CompensateItem[]> {
+  const size = pacing(request.rate, BATCH).batch;
   const run = new Run(
     source,
     {
@@ -50,16 +65,15 @@ export async function retryThroughCompensate(
       filter: {},
       limit: 0,
       rate: request.rate,
-      batchSize: BATCH,
+      batchSize: size,
       queueConnections: request.queueConnections,
       audit: { action: SWEEP_RETRY_ACTION, eventId: request.identityOf },
     },
     await source.db.nowEpoch(),
   );
   try {
-    const size = request.rate ? Math.max(1, Math.min(BATCH, Math.floor(request.rate / 5))) : BATCH;
-    for (let i = 0; i < request.ids.length; i += size) {
-      await run.batch(request.ids.slice(i, i + size), 'filter');
+    for (let i = 0; i < ids.length; i += size) {
+      await run.batch(ids.slice(i, i + size), 'filter');
       await run.pace();
     }
     return run.finish().results;

@@ -9,7 +9,8 @@ import type { SweepOutcome } from '../../core/sweep-rules.js';
  * `second-failure` (retried `maxSweeps` times already and failed again), `lost-race` (another
  * sweep or compensate run retried it first), `refused` (the retry path cannot retry it: `reason`).
  */
-export type SweepItemOutcome = Exclude<SweepOutcome, 'retry'> | 'retried' | 'would-retry' | 'lost-race' | 'refused';
+export type SweepItemOutcome =
+  Exclude<SweepOutcome, 'retry'> | 'retried' | 'would-retry' | 'lost-race' | 'refused';
 
 export interface SweepItem {
   source: string;

@@ -1,0 +1,64 @@
+import type { SweepResult } from '../verbs/sweep/types.js';
+import { heading, renderTable } from './table.js';
+import { chalk } from './terminal.js';
+
+/** How many rows of each kind the text output lists (the JSON lists them all). */
+const LISTED = 50;
+
+/** The sweep as a person reads it: the counts, then the rows that need a look (second failures, holds, deferrals). */
+export function renderSweep(result: SweepResult): string {
+  const verb = result.dryRun ? 'would retry' : 'retried';
+  const lines = [
+    `${heading('Failure sweep')} ${result.dryRun ? chalk.yellow('(dry run: nothing written)') : ''}`.trim(),
+    `now ${result.now}, failures since ${result.since} in ${result.sources.join(', ')}`,
+    `${result.matched} matched (${result.unmatched} no rule matched): ${result.retried} ${verb}, ${result.deferred} deferred, ` +
+      `${result.held} held, ${result.secondFailures} second failure${result.secondFailures === 1 ? '' : 's'}` +
+      (result.lostRace ? `, ${result.lostRace} retried by another run first` : '') +
+      (result.refused ? `, ${result.refused} refused` : ''),
+  ];
+  const sections: Array<[string, SweepResult['results']]> = [
+    ['Second failures (for a person)', result.results.filter((r) => r.outcome === 'second-failure')],
+    ['Held (for a person)', result.results.filter((r) => r.outcome === 'held')],
+    ['Refused', result.results.filter((r) => r.outcome === 'refused')],
+    ['Deferred', result.results.filter((r) => r.outcome === 'deferred')],
+  ];
+  for (const [title, rows] of sections) {
+    if (rows.length === 0) continue;
+    lines.push('', heading(title));
+    lines.push(
+      renderTable(
+        [
+          'source',
+          'id',
+          'job / biz type',
+          'rule',
+          'failed at',
+          title === 'Deferred' ? 'eligible at' : 'note',
+        ],
+        rows
+          .slice(0, LISTED)
+          .map((r) => [
+            r.source,
+            String(r.id),
+            r.bizType,
+            r.rule,
+            r.failedAt,
+            title === 'Deferred' ? r.eligibleAt : (r.reason ?? (r.alerted ? 'alerted' : '')),
+          ]),
+      ),
+    );
+    if (rows.length > LISTED)
+      lines.push(chalk.dim(`… and ${rows.length - LISTED} more (--json lists every row)`));
+  }
+  for (const n of result.notifications)
+    lines.push(
+      `${n.outcome === 'sent' ? chalk.green('sent') : chalk.red('failed')} ${n.kind} ${n.target}${n.error ? `: ${n.error}` : ''}`,
+    );
+  lines.push(chalk.dim(`run ${result.runId} (taskrecon audit --run ${result.runId})`));
+  return lines.join('\n');
+}
+
+/** Whether a person needs to see this sweep (for --quiet). */
+export function sweepNeedsAPerson(result: SweepResult): boolean {
+  return result.secondFailures > 0 || result.held > 0 || result.refused > 0;
+}

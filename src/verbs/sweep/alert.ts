@@ -1,0 +1,151 @@
+import { insertAuditBatch, type AuditInsert } from '../../db/sql/audit.js';
+import type { Db } from '../../db/types.js';
+import { countAuditByIdentity, SWEEP_ALERT_ACTION } from '../../db/sql/sweep.js';
+import { maskWebhookUrl, NOTIFY_SPECS } from '../../notify/registry.js';
+import { sendWebhook } from '../../notify/send.js';
+import type { Alert, AlertFailing, NotifyTarget } from '../../notify/types.js';
+import type { PlannedRow } from './plan.js';
+import type { SweepResult } from './types.js';
+
+/**
+ * Second failures go to a person once per job: the rows not alerted before (no `sweep-alert` audit
+ * row for their identity) are sent in one message per target, with biz context (job class, row id,
+ * job identity, the error); when at least one target took the message, each alerted job gets its
+ * `sweep-alert` audit row, so the next sweep stays quiet about it. A message no target took is not
+ * recorded and is tried again by the next sweep.
+ */
+export interface SecondFailure {
+  planned: PlannedRow;
+  sourceName: string;
+  table: string;
+  db: Db;
+}
+
+export interface AlertContext {
+  targets: NotifyTarget[];
+  nowIso: string;
+  sinceSeconds: number;
+  runId: string;
+  operator: string;
+  host: string;
+}
+
+/** How many jobs one message names per job class. */
+const SAMPLES = 5;
+
+/** The jobs among `failures` not alerted before, per their table. */
+export async function notYetAlerted(failures: SecondFailure[]): Promise<SecondFailure[]> {
+  const out: SecondFailure[] = [];
+  const byTable = new Map<string, SecondFailure[]>();
+  for (const f of failures)
+    byTable.set(`${f.sourceName}\n${f.table}`, [...(byTable.get(`${f.sourceName}\n${f.table}`) ?? []), f]);
+  for (const group of byTable.values()) {
+    const first = group[0] as SecondFailure;
+    const alerted = await countAuditByIdentity(
+      first.db,
+      first.db.dialect,
+      first.table,
+      group.map((f) => f.planned.identity),
+      SWEEP_ALERT_ACTION,
+    );
+    const seen = new Set<string>();
+    for (const f of group) {
+      if (alerted.has(f.planned.identity) || seen.has(f.planned.identity)) continue;
+      seen.add(f.planned.identity);
+      out.push(f);
+    }
+  }
+  return out;
+}
+
+export function buildSecondFailureAlert(failures: SecondFailure[], ctx: AlertContext): Alert {
+  const byBizType = new Map<string | null, SecondFailure[]>();
+  for (const f of failures)
+    byBizType.set(f.planned.bizType, [...(byBizType.get(f.planned.bizType) ?? []), f]);
+  const failing: AlertFailing[] = [...byBizType.entries()].map(([bizType, group]) => {
+    const sample = group[0] as SecondFailure;
+    return {
+      bizType,
+      failed: group.length,
+      failedOpen: group.length,
+      sample: {
+        id: String(sample.planned.id),
+        bizId: null,
+        eventId: sample.planned.identity,
+        error: sample.planned.lastError,
+      },
+    };
+  });
+  const sources = [...new Set(failures.map((f) => f.sourceName))];
+  return {
+    status: 'WARNING',
+    recovered: false,
+    source: sources.join(', '),
+    now: ctx.nowIso,
+    windowSeconds: ctx.sinceSeconds,
+    title: `[taskrecon] ${failures.length} second failure${failures.length === 1 ? '' : 's'}: jobs that failed again after their sweep retry`,
+    breaches: [],
+    summary: failures
+      .slice(0, SAMPLES * failing.length)
+      .map(
+        (f) =>
+          `${f.planned.bizType ?? '(no class)'} #${f.planned.id} (rule ${f.planned.rule.name}, swept ${f.planned.sweepsBefore}x)`,
+      )
+      .join(' · '),
+    failing,
+    notes: [
+      `run ${ctx.runId}: retry by hand with \`taskrecon compensate --action retry\`, or fix and \`--action forget\``,
+    ],
+  };
+}
+
+/** Sends the alert and records it; returns the notification outcomes and whether it was delivered anywhere. */
+export async function alertSecondFailures(
+  failures: SecondFailure[],
+  ctx: AlertContext,
+): Promise<{ delivered: boolean; notifications: SweepResult['notifications'] }> {
+  if (failures.length === 0 || ctx.targets.length === 0) return { delivered: false, notifications: [] };
+  const alert = buildSecondFailureAlert(failures, ctx);
+  const notifications = await Promise.all(
+    ctx.targets.map(async (target) => {
+      const spec = NOTIFY_SPECS[target.kind];
+      const sent = await sendWebhook(spec, spec.build(alert, target, Date.now()), target.timeoutMs);
+      const shown = maskWebhookUrl(target.url);
+      return {
+        kind: target.kind,
+        target: shown,
+        outcome: sent.ok ? ('sent' as const) : ('failed' as const),
+        error: sent.error && sent.error.split(target.url).join(shown),
+      };
+    }),
+  );
+  const delivered = notifications.some((n) => n.outcome === 'sent');
+  if (delivered) {
+    const byDb = new Map<Db, AuditInsert[]>();
+    for (const f of failures) {
+      const rows = byDb.get(f.db) ?? [];
+      rows.push({
+        operator: ctx.operator,
+        host: ctx.host,
+        action: SWEEP_ALERT_ACTION,
+        source: f.sourceName,
+        taskTable: f.table,
+        taskId: String(f.planned.id),
+        eventId: f.planned.identity,
+        fromStatus: 'failed',
+        toStatus: 'failed',
+        beforeJson: null,
+        afterJson: JSON.stringify({
+          rule: f.planned.rule.name,
+          sweeps: f.planned.sweepsBefore,
+          sent: notifications,
+        }),
+        reason: `second failure after ${f.planned.sweepsBefore} sweep retr${f.planned.sweepsBefore === 1 ? 'y' : 'ies'} (rule ${f.planned.rule.name})`,
+        runId: ctx.runId,
+      });
+      byDb.set(f.db, rows);
+    }
+    for (const [db, rows] of byDb) await insertAuditBatch(db, db.dialect, rows);
+  }
+  return { delivered, notifications };
+}

@@ -1,0 +1,161 @@
+import type { SweepRule } from '../../core/sweep-rules.js';
+import type { BoundSource } from '../../db/bind-source.js';
+import { toIso } from '../../db/task-sql.js';
+import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
+import type { NotifyTarget } from '../../notify/types.js';
+import { alertSecondFailures, notYetAlerted, type SecondFailure } from './alert.js';
+import { identityReader, isoOrNull, planSource, type PlannedRow } from './plan.js';
+import { retryThroughCompensate } from './retry.js';
+import { MAX_SWEEP_RESULTS, type SweepItem, type SweepItemOutcome, type SweepResult } from './types.js';
+
+export * from './types.js';
+export { sweepable, planSource } from './plan.js';
+export { sweepFigures, type SweepFigures } from './figures.js';
+export { openSweepSources, sweepRulesOf } from './sources.js';
+
+/**
+ * The failure sweep (the hourly sweep of the think-queue failed_jobs table): for each source, the
+ * failed rows since the previous sweep, each under its first matching rule — retried now through
+ * compensate's retry path, deferred until its window opens, held for a person, or (retried
+ * `maxSweeps` times already) a second failure, alerted once with --notify. Nothing is written for
+ * deferred, held or second-failure rows except the one-time alert record; a rerun over the same
+ * window finds the retried rows gone (failed jobs) or no longer failed (tasks), so it does nothing new.
+ */
+export interface SweepSource {
+  source: BoundSource;
+  queueConnections?: Record<string, QueueConnectionConfig>;
+}
+
+export interface SweepRequest {
+  sources: SweepSource[];
+  rules: SweepRule[];
+  /** The cron period: rows that failed within it are new. */
+  sinceSeconds: number;
+  dryRun: boolean;
+  /** --notify: the webhook targets; undefined = no alerts. */
+  notify?: NotifyTarget[];
+  runId: string;
+  operator: string;
+  host: string;
+}
+
+export async function runSweep(request: SweepRequest): Promise<SweepResult> {
+  const started = Date.now();
+  const first = request.sources[0];
+  const nowEpoch = first ? await first.source.db.nowEpoch() : Math.floor(Date.now() / 1000);
+  const result: SweepResult = {
+    now: toIso(nowEpoch) as string,
+    since: toIso(nowEpoch - request.sinceSeconds) as string,
+    dryRun: request.dryRun,
+    matched: 0,
+    unmatched: 0,
+    retried: 0,
+    deferred: 0,
+    held: 0,
+    secondFailures: 0,
+    lostRace: 0,
+    refused: 0,
+    alerted: 0,
+    sources: request.sources.map((s) => s.source.name),
+    results: [],
+    resultsOmitted: 0,
+    runId: request.runId,
+    notifications: [],
+    durationMs: 0,
+  };
+  const items: SweepItem[] = [];
+  const second: Array<SecondFailure & { item: SweepItem }> = [];
+  for (const { source, queueConnections } of request.sources) {
+    // Each database's own clock decides for its rows.
+    const now = source === first?.source ? nowEpoch : await source.db.nowEpoch();
+    const plan = await planSource(source, request.rules, now, now - request.sinceSeconds);
+    result.unmatched += plan.unmatched;
+    const item = (p: PlannedRow, outcome: SweepItemOutcome, reason?: string): SweepItem => ({
+      source: source.name,
+      id: p.id,
+      bizType: p.bizType,
+      rule: p.rule.name,
+      outcome,
+      eligibleAt: isoOrNull(p.decision.eligibleAt),
+      identity: p.identity,
+      failedAt: isoOrNull(p.failedAt),
+      ...(reason ? { reason } : {}),
+    });
+    const toRetry = new Map<SweepRule, PlannedRow[]>();
+    for (const p of plan.rows) {
+      if (p.decision.outcome === 'retry') toRetry.set(p.rule, [...(toRetry.get(p.rule) ?? []), p]);
+      else if (p.decision.outcome === 'second-failure') {
+        const it = item(p, 'second-failure');
+        second.push({
+          planned: p,
+          sourceName: source.name,
+          table: source.profile.table,
+          db: source.db,
+          item: it,
+        });
+        items.push(it);
+      } else items.push(item(p, p.decision.outcome));
+    }
+    const identityOf = identityReader(source);
+    for (const [rule, planned] of toRetry) {
+      const byId = new Map(planned.map((p) => [String(p.id), p]));
+      const outcomes = await retryThroughCompensate(source, {
+        ids: planned.map((p) => p.id),
+        identityOf,
+        rule: rule.name,
+        rate: rule.rate,
+        dryRun: request.dryRun,
+        runId: request.runId,
+        operator: request.operator,
+        host: request.host,
+        queueConnections,
+      });
+      for (const o of outcomes) {
+        const p = byId.get(String(o.id));
+        if (!p) continue;
+        const outcome: SweepItemOutcome =
+          o.outcome === 'applied'
+            ? 'retried'
+            : o.outcome === 'would-apply'
+              ? 'would-retry'
+              : o.outcome === 'refused'
+                ? 'refused'
+                : 'lost-race';
+        items.push(
+          item(p, outcome, outcome === 'retried' || outcome === 'would-retry' ? undefined : o.reason),
+        );
+      }
+    }
+  }
+  if (request.notify && !request.dryRun && second.length) {
+    const fresh = await notYetAlerted(second);
+    const sent = await alertSecondFailures(fresh, {
+      targets: request.notify,
+      nowIso: result.now,
+      sinceSeconds: request.sinceSeconds,
+      runId: request.runId,
+      operator: request.operator,
+      host: request.host,
+    });
+    result.notifications = sent.notifications;
+    if (sent.delivered) {
+      const alerted = new Set(fresh.map((f) => `${f.sourceName}\n${String(f.planned.id)}`));
+      for (const s of second) s.item.alerted = alerted.has(`${s.sourceName}\n${String(s.planned.id)}`);
+      result.alerted = fresh.length;
+    }
+  }
+  for (const s of second) s.item.alerted ??= false;
+  for (const it of items) {
+    if (it.outcome === 'retried' || it.outcome === 'would-retry') result.retried++;
+    else if (it.outcome === 'deferred') result.deferred++;
+    else if (it.outcome === 'held') result.held++;
+    else if (it.outcome === 'second-failure') result.secondFailures++;
+    else if (it.outcome === 'lost-race') result.lostRace++;
+    else if (it.outcome === 'refused') result.refused++;
+  }
+  result.matched = items.length;
+  result.results = items.slice(0, MAX_SWEEP_RESULTS);
+  result.resultsOmitted = Math.max(0, items.length - MAX_SWEEP_RESULTS);
+  result.durationMs = Date.now() - started;
+  return result;
+}

@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import { hostname, userInfo } from 'node:os';
+import type { Context } from '../../context.js';
+import { resolveTargets } from '../../notify/targets.js';
+import { openSweepSources, sweepRulesOf } from './sources.js';
+import type { SweepRequest } from './index.js';
+
+/** What the sweep command's flags become. */
+export interface SweepFlags {
+  sinceMs: number;
+  dryRun: boolean;
+  notify: boolean;
+  webhooks: string[];
+  operator?: string;
+}
+
+/** Checks the rules first (exit 3 before any connection), then opens the sources. */
+export async function buildSweepRequest(context: Context, flags: SweepFlags): Promise<SweepRequest> {
+  const rules = sweepRulesOf(context.config, context.env.TASKRECON_APP_TIME_ZONE);
+  const notify = flags.notify
+    ? resolveTargets(context.config.report?.notify ?? [], flags.webhooks)
+    : undefined;
+  const sources = await openSweepSources(context);
+  return {
+    sources,
+    rules,
+    sinceSeconds: Math.round(flags.sinceMs / 1000),
+    dryRun: flags.dryRun,
+    notify,
+    runId: randomUUID(),
+    operator: flags.operator ?? `sweep:${osUser()}@${hostname()}`,
+    host: hostname(),
+  };
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? 'unknown';
+  }
+}

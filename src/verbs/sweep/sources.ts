@@ -1,0 +1,54 @@
+import { sweepZoneProblem } from '../../config/sweeps.js';
+import type { TaskreconConfig } from '../../config/schema.js';
+import { compileRules, type SweepRule } from '../../core/sweep-rules.js';
+import { isKnownZone } from '../../core/sweep-window.js';
+import { Context } from '../../context.js';
+import { bindSource } from '../../db/bind-source.js';
+import { configError, usageError } from '../../errors.js';
+import { sweepable } from './plan.js';
+import type { SweepSource } from './index.js';
+
+/** The config's sweep rules, compiled; exit 3 (nothing read or written) when they cannot be used. */
+export function sweepRulesOf(config: TaskreconConfig, appTimeZone: string | undefined): SweepRule[] {
+  const zone = appTimeZone ?? config.appTimeZone;
+  const problem = sweepZoneProblem(config.sweeps, zone, isKnownZone);
+  if (problem)
+    throw configError(
+      `sweeps: ${problem}`,
+      'Set appTimeZone in taskrecon.config.yaml to the zone the windows are meant in.',
+    );
+  if (!config.sweeps?.length) {
+    throw usageError(
+      'no sweep rules are configured',
+      "Add `sweeps:` to taskrecon.config.yaml, e.g. - { name: sms, match: { bizType: 'app\\job\\SendPaidSmsJob' }, action: retry, rate: 20/s }.",
+    );
+  }
+  return compileRules(config.sweeps, zone);
+}
+
+/**
+ * The sources a sweep covers: the one --source / --profile names, else every configured source
+ * that holds failed rows (failed-job tables, task tables with a failed status), else the default
+ * source. Each is opened and checked against its live table (exit 3 on a mismatch).
+ */
+export async function openSweepSources(context: Context): Promise<SweepSource[]> {
+  const configured = Object.keys(context.config.sources ?? {});
+  const names =
+    context.input.source || context.input.profile || configured.length === 0 ? [undefined] : configured;
+  const out: SweepSource[] = [];
+  for (const name of names) {
+    const choice = (
+      name === undefined ? context : new Context({ ...context.input, source: name }, context.env, context.cwd)
+    ).source();
+    const db = await context.open(choice);
+    const source = await bindSource(db, choice.profile, choice.name);
+    if (!sweepable(source)) {
+      if (name === undefined)
+        throw usageError(`source ${source.name} (${source.profile.name}) holds no failed rows to sweep`);
+      continue;
+    }
+    out.push({ source, queueConnections: choice.config.queue?.connections });
+  }
+  if (out.length === 0) throw usageError('no configured source holds failed rows to sweep');
+  return out;
+}
