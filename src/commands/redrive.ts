@@ -69,7 +69,7 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
         'Claims are fenced by a lease expiry in whole seconds; give at least 1s.',
       );
     const config = this.context.config;
-    const dispatchers = registryFromConfig(config.handlers);
+    const dispatchers = registryFromConfig(config.handlers, undefined, config.brokers);
     const policies = RetryPolicies.fromConfig(config.retry);
     const source = await this.openSource();
     assertRedrivable(source);

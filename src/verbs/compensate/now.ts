@@ -35,7 +35,7 @@ export function checkDispatchable(source: BoundSource, config: TaskreconConfig):
     );
   }
   assertRedrivable(source);
-  const registry = registryFromConfig(config.handlers);
+  const registry = registryFromConfig(config.handlers, undefined, config.brokers);
   const usable = registry.hasDefault || registry.bizTypes.length > 0;
   void registry.close();
   if (!usable) {
@@ -53,7 +53,7 @@ export async function dispatchNow(
   stuckAfterMs: number,
 ): Promise<DispatchedNow> {
   const total: DispatchedNow = { claimed: 0, succeeded: 0, retried: 0, failed: 0, lostRace: 0 };
-  const dispatchers = registryFromConfig(config.handlers);
+  const dispatchers = registryFromConfig(config.handlers, undefined, config.brokers);
   const policies = RetryPolicies.fromConfig(config.retry);
   try {
     for (let i = 0; i < ids.length; i += IDS_PER_RUN) {

@@ -80,6 +80,7 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   const counts: RedriveCounts = {
     claimed: 0,
     succeeded: 0,
+    delivered: 0,
     retried: 0,
     failed: 0,
     lostRace: 0,

@@ -119,7 +119,7 @@ export class Settler {
         : undefined;
       const nowEpoch = held ? held.nowEpoch : await txNow(tx, source);
       const successes = new Map<string, { fence: ClaimFence; ids: TaskId[] }>();
-      const tally = { succeeded: 0, retried: 0, failed: 0, released: 0, lostRace: 0 };
+      const tally = { succeeded: 0, delivered: 0, retried: 0, failed: 0, released: 0, lostRace: 0 };
       for (const item of items) {
         const { task } = item;
         const base = {
@@ -166,7 +166,11 @@ export class Settler {
           nowEpoch,
           random: this.random,
         });
-        if (decision.transition === 'succeed') {
+        if (decision.transition === 'hold') {
+          // Delivered to a queue: the row stays processing; its consumer writes the outcome within the lease.
+          tally.delivered++;
+          events.push({ event: 'task_delivered', ...base });
+        } else if (decision.transition === 'succeed') {
           const key = `${task.fence.leaseUntilEpoch}:${task.fence.attempts}`;
           const group = successes.get(key) ?? { fence: task.fence, ids: [] };
           group.ids.push(task.id);
@@ -230,6 +234,7 @@ export class Settler {
       return tally;
     });
     this.counts.succeeded += tally.succeeded;
+    this.counts.delivered += tally.delivered;
     this.counts.retried += tally.retried;
     this.counts.failed += tally.failed;
     this.counts.released += tally.released;

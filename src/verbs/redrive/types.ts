@@ -9,6 +9,8 @@ export interface RedriveResult {
   succeeded: number;
   retried: number;
   failed: number;
+  /** Handed to a queue (`redis-list`, `rabbitmq`): left processing under the lease until the consumer writes the outcome. */
+  delivered: number;
   /** Outcomes not written because the claim's lease had been taken over by another worker. */
   lostRace: number;
   /** Of `claimed`, processing rows whose lease had expired. */
@@ -31,12 +33,19 @@ export interface RedriveResult {
 
 export type RedriveCounts = Pick<
   RedriveResult,
-  'claimed' | 'succeeded' | 'retried' | 'failed' | 'lostRace' | 'recoveredStuck' | 'released'
+  'claimed' | 'succeeded' | 'delivered' | 'retried' | 'failed' | 'lostRace' | 'recoveredStuck' | 'released'
 >;
 
 /** One structured line per attempt (`--log-format json`), after its outcome is committed. */
 export interface RedriveEvent {
-  event: 'task_success' | 'task_retry' | 'task_failed' | 'task_lost_race' | 'task_released' | 'batch_claimed';
+  event:
+    | 'task_success'
+    | 'task_delivered'
+    | 'task_retry'
+    | 'task_failed'
+    | 'task_lost_race'
+    | 'task_released'
+    | 'batch_claimed';
   taskId?: TaskId;
   eventId?: string | null;
   bizType?: string | null;
