@@ -1,5 +1,5 @@
-import type { RetryPolicyConfig } from '../config/schema.js';
-import { configError } from '../errors.js';
+import type { RetryPolicySpec } from './config-types.js';
+import { configError } from './errors.js';
 import { parseDuration } from './duration.js';
 
 /**
@@ -14,7 +14,7 @@ import { parseDuration } from './duration.js';
  * policy says (so a retry is never earlier than an operator expects) and never longer than the
  * bound. `jitter` is a fraction of the delay (`10%`) or an absolute duration (`2s`); `0` is off.
  */
-export type PolicyName = RetryPolicyConfig['policy'];
+export type PolicyName = RetryPolicySpec['policy'];
 
 export interface RetryPolicy {
   name: PolicyName;
@@ -83,7 +83,7 @@ export function parseJitter(input: string | number, what: string): Jitter {
 }
 
 /** Builds a policy from its config entry; `where` names the key in messages (e.g. `retry.sms`). */
-export function policyFromConfig(config: RetryPolicyConfig, where: string): RetryPolicy {
+export function policyFromConfig(config: RetryPolicySpec, where: string): RetryPolicy {
   const ms = (value: string | number | undefined, key: string, fallback: number) =>
     value === undefined ? fallback : parseDuration(value, `${where}.${key}`);
   const jitter = (fallback: Jitter) =>
@@ -156,7 +156,7 @@ export class RetryPolicies {
     private readonly fallback: RetryPolicy = DEFAULT_POLICY,
   ) {}
 
-  static fromConfig(config: Record<string, RetryPolicyConfig> | undefined): RetryPolicies {
+  static fromConfig(config: Record<string, RetryPolicySpec> | undefined): RetryPolicies {
     const entries = Object.entries(config ?? {}).map(
       ([bizType, c]) => [bizType, policyFromConfig(c, `retry.${bizType}`)] as const,
     );

@@ -1,4 +1,4 @@
-import type { DispatchResult } from '../dispatch/types.js';
+import type { DispatchResult } from './dispatch-result.js';
 
 /**
  * Error classes (SPEC §4, seed 002): what is worth retrying. Pure: "now" is passed in where a

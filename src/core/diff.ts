@@ -1,5 +1,5 @@
-import type { RuleConfig } from '../config/schema.js';
-import { configError } from '../errors.js';
+import type { RuleSpec } from './config-types.js';
+import { configError } from './errors.js';
 import { LOGICAL_STATUSES, type LogicalStatus, type TaskId } from './task.js';
 
 /**
@@ -46,7 +46,7 @@ export interface DiffRule {
  * Applies defaults and checks what the config schema leaves open: the expect mode, the `where`
  * fragment, statuses. Every problem is a config error (exit 3) naming the rule and the fix.
  */
-export function normalizeRule(config: RuleConfig, index: number): DiffRule {
+export function normalizeRule(config: RuleSpec, index: number): DiffRule {
   const at = `rule '${config.name}' (rules[${index}])`;
   const expect = config.business.expect ?? 'exactly-one';
   if (!(EXPECT_MODES as readonly string[]).includes(expect)) {

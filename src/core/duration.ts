@@ -1,4 +1,4 @@
-import { usageError } from '../errors.js';
+import { usageError } from './errors.js';
 
 const UNIT_MS: Record<string, number> = {
   ms: 1,

@@ -1,4 +1,4 @@
-import type { DispatchResult } from '../dispatch/types.js';
+import type { DispatchResult } from './dispatch-result.js';
 import { retryDelayMs, type RetryPolicy } from './backoff.js';
 
 /**

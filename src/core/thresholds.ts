@@ -1,5 +1,5 @@
 import { parseDuration } from './duration.js';
-import { usageError } from '../errors.js';
+import { usageError } from './errors.js';
 
 /**
  * Report thresholds (SPEC §3, seed 000 §4.4): which metrics can breach, their defaults, how a

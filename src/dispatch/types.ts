@@ -1,3 +1,4 @@
+import type { DispatchResult } from '../core/dispatch-result.js';
 import type { TaskId } from '../core/task.js';
 
 /**
@@ -24,19 +25,7 @@ export interface DispatchContext {
   signal: AbortSignal;
 }
 
-/**
- * `delivered`: handed to a queue whose consumer writes the outcome itself (`redis-list`, `rabbitmq`);
- * the row stays `processing` and its lease is the deadline for that outcome.
- */
-export type DispatchOutcome = 'success' | 'retryable' | 'permanent' | 'delivered';
-
-export interface DispatchResult {
-  outcome: DispatchOutcome;
-  /** What went wrong, in one line an operator can act on (stored in last_error, truncated). */
-  error?: string;
-  /** The handler asked to be retried no sooner than this (HTTP Retry-After). */
-  retryAfterMs?: number;
-}
+export type { DispatchOutcome, DispatchResult } from '../core/dispatch-result.js';
 
 export interface Dispatcher {
   /** `http`, `command`, `mark-only`, … */
