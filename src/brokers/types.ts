@@ -146,6 +146,9 @@ export interface MovedJob {
   jobId: string;
   from: string;
   to: string;
+  /** Redis: the set it left and the set it went to (`ready`, `delayed`, `reserved`). */
+  fromSet?: string;
+  toSet?: string;
   /** The payload as it was, when the move kept it (audit `before_json`). */
   payload?: string;
 }

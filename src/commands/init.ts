@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { auditDdl, notifyDdl, taskTableDdl, type DdlProfile } from '../db/ddl.js';
+import { auditDdl, notifyDdl, queueSnapshotDdl, taskTableDdl, type DdlProfile } from '../db/ddl.js';
 import { mysqlDialect, sqliteDialect } from '../db/dialect.js';
 import { parseDsn } from '../db/dsn.js';
 import { usageError } from '../errors.js';
@@ -36,8 +36,12 @@ export default class Init extends BaseCommand<typeof Init> {
 
   async run(): Promise<InitResult> {
     const choice = this.context.source();
+    // A config with brokers and no task sources: only taskrecon's own tables (audit, snapshots).
+    const ownOnly =
+      this.flags['audit-only'] ||
+      (!this.flags.profile && !this.flags.table && !this.context.config.sources && !!this.context.config.brokers);
     const profile = choice.profile.name;
-    if (!this.flags['audit-only'] && profile !== 'async-task' && profile !== 'job-retries') {
+    if (!ownOnly && profile !== 'async-task' && profile !== 'job-retries') {
       throw usageError(
         `init creates async-task and job-retries tables, not ${profile}`,
         "Laravel's and think-queue's tables come from their migrations; use --audit-only to create taskrecon's own tables next to them.",
@@ -53,11 +57,12 @@ export default class Init extends BaseCommand<typeof Init> {
     const targetDialect =
       dialect ?? (parseDsn(this.context.dsn(choice)).kind === 'sqlite' ? sqliteDialect : mysqlDialect);
     const statements = [
-      ...(this.flags['audit-only']
+      ...(ownOnly
         ? []
         : taskTableDdl(targetDialect, profile as DdlProfile, choice.profile.table)),
       ...auditDdl(targetDialect),
       ...notifyDdl(targetDialect),
+      ...queueSnapshotDdl(targetDialect),
     ];
     if (this.flags.print) {
       this.log(statements.map((s) => `${s};`).join('\n\n'));
@@ -65,9 +70,10 @@ export default class Init extends BaseCommand<typeof Init> {
     }
     const db = await this.context.open(choice, { create: true });
     const tables = [
-      ...(this.flags['audit-only'] ? [] : [choice.profile.table]),
+      ...(ownOnly ? [] : [choice.profile.table]),
       'taskrecon_audit',
       'taskrecon_notify',
+      'taskrecon_queue_snapshot',
     ];
     const existing = new Set<string>();
     for (const table of tables) if (await db.columns(table)) existing.add(table);

@@ -176,3 +176,39 @@ export function notifyDdl(dialect: Dialect): string[] {
 export function taskTableDdl(dialect: Dialect, profile: DdlProfile, table?: string): string[] {
   return profile === 'async-task' ? asyncTaskDdl(dialect, table) : jobRetriesDdl(dialect, table);
 }
+
+export const QUEUE_SNAPSHOT_TABLE = 'taskrecon_queue_snapshot';
+
+/**
+ * Queue depths as `queues` saw them on each run, per broker and queue, for `stale-queue` (a length
+ * unchanged for `staleAfter`) and `backlog-growing` (ready rising across runs). Times are epoch
+ * seconds of the run (taskrecon's clock). Rows older than the longest look-back are pruned by `queues`.
+ */
+export function queueSnapshotDdl(dialect: Dialect): string[] {
+  const t = dialect.quoteId(QUEUE_SNAPSHOT_TABLE);
+  if (dialect.name === 'sqlite') {
+    return [
+      `CREATE TABLE IF NOT EXISTS ${t} (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  broker VARCHAR(64) NOT NULL,
+  queue VARCHAR(191) NOT NULL,
+  depth BIGINT NOT NULL,
+  ready BIGINT NOT NULL,
+  at_epoch BIGINT NOT NULL
+)`,
+      `CREATE INDEX IF NOT EXISTS idx_taskrecon_queue_snapshot_at ON ${t} (broker, queue, at_epoch)`,
+    ];
+  }
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  broker VARCHAR(64) NOT NULL,
+  queue VARCHAR(191) NOT NULL,
+  depth BIGINT NOT NULL COMMENT 'ready + delayed + reserved (Redis); ready + unacked (RabbitMQ)',
+  ready BIGINT NOT NULL,
+  at_epoch BIGINT NOT NULL COMMENT 'epoch seconds of the run',
+  PRIMARY KEY (id),
+  KEY idx_queue_at (broker, queue, at_epoch)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ];
+}

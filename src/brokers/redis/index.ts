@@ -1,0 +1,157 @@
+import type { Redis } from 'ioredis';
+import type { RedisBrokerConfig } from '../../config/brokers.js';
+import { TaskreconError } from '../../errors.js';
+import type {
+  BrokerCheck,
+  BrokerClient,
+  BrokerReport,
+  MoveRequest,
+  MoveResult,
+  QueueFinding,
+} from '../types.js';
+import { connectRedis, displayRedisUrl } from './connection.js';
+import { keyFormatFindings, queueFindings, serverFindings } from './findings.js';
+import { countQueue, discover, queuesToReport, redisNow } from './inspect.js';
+import { describeOther, pushEnd, type RedisLayout } from './layout.js';
+import { moveJobs, recoverJobs, type RecoverRequest } from './move.js';
+import { redisDoctor } from './doctor.js';
+import { readServerSettings } from './server.js';
+
+/**
+ * The Redis data API (`BrokerClient`): counts and findings, atomic moves, the framework's migrate,
+ * doctor checks. One connection per broker, opened by `openRedisBroker` and closed by the caller.
+ */
+export class RedisBroker implements BrokerClient {
+  readonly kind = 'redis' as const;
+  readonly layout: RedisLayout;
+  readonly display: string;
+
+  constructor(
+    readonly name: string,
+    readonly config: RedisBrokerConfig,
+    readonly client: Redis,
+  ) {
+    this.layout = { framework: config.framework, prefix: config.prefix ?? '', lists: config.lists };
+    this.display = displayRedisUrl(config.url);
+  }
+
+  private get target() {
+    return { client: this.client, layout: this.layout, broker: this.name };
+  }
+
+  /** The layout's queues that exist, by SCAN; exit 3 when the layout matches no key and none is configured. */
+  async queueNames(): Promise<string[]> {
+    const found = await discover(this.client, this.layout);
+    return [...found.found.keys()].sort();
+  }
+
+  async inspect(options: {
+    peek: number;
+    nowEpoch?: number;
+  }): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
+    // The broker's own clock decides what is due, as the workers' migrate does against the score.
+    const nowEpoch = await redisNow(this.client);
+    const discovery = await discover(this.client, this.layout);
+    const configured = this.config.queues ?? [];
+    if (discovery.found.size === 0 && configured.length === 0 && this.layout.framework !== 'list') {
+      throw this.noKeys(discovery.others.map(describeOther));
+    }
+    const takeEnd = pushEnd(this.layout.framework) === 'right' ? 'left' : 'right';
+    const findings: QueueFinding[] = [];
+    const report: BrokerReport = {
+      name: this.name,
+      kind: 'redis',
+      framework: this.layout.framework,
+      url: this.display,
+      queues: [],
+    };
+    for (const keys of queuesToReport(this.layout, configured, discovery.found.keys())) {
+      const { stats, reservedLowestEpoch } = await countQueue(
+        this.client,
+        keys,
+        nowEpoch,
+        options.peek,
+        takeEnd,
+      );
+      report.queues.push(stats);
+      findings.push(
+        ...queueFindings(this.name, stats, {
+          configured,
+          nowEpoch,
+          reservedOldestEpoch: reservedLowestEpoch,
+        }),
+      );
+    }
+    const settings = await readServerSettings(this.client);
+    findings.push(...serverFindings(this.name, settings, discovery.keysWithTtl.length > 0));
+    findings.push(...keyFormatFindings(this.name, this.layout.framework, discovery.others));
+    return { report, findings };
+  }
+
+  private noKeys(others: string[]): TaskreconError {
+    const layout =
+      this.layout.framework === 'laravel'
+        ? `laravel with prefix '${this.layout.prefix}'`
+        : this.layout.framework;
+    const seen = [...new Set(others)];
+    return new TaskreconError(
+      `broker ${this.name}: no queue key of the ${layout} layout is in ${this.display}${seen.length ? ` (keys of ${seen.join('; ')} are)` : ''}`,
+      {
+        code: 'USAGE',
+        hint: seen.length
+          ? 'Set the framework / prefix the application writes with (--framework, --prefix, or `framework:` / `prefix:` of the broker).'
+          : 'Check the DB index in the URL and the prefix; or list the queues workers consume in `queues:` of the broker so empty ones are reported too.',
+      },
+    );
+  }
+
+  async move(request: MoveRequest): Promise<MoveResult> {
+    return moveJobs(this.target, request);
+  }
+
+  async recover(request: RecoverRequest): Promise<MoveResult[]> {
+    let queues: string[];
+    if (request.from !== undefined) queues = [request.from];
+    else {
+      queues = await this.queueNames();
+      if (queues.length === 0) throw this.noKeys([]);
+    }
+    if (request.from !== undefined) {
+      const names = await this.queueNames();
+      if (!names.includes(request.from)) {
+        throw new TaskreconError(`queue ${request.from} does not exist on broker ${this.name}`, {
+          code: 'USAGE',
+          hint: `Queues found: ${names.join(', ') || 'none'}. Nothing was moved.`,
+        });
+      }
+    }
+    return recoverJobs(this.target, request, queues);
+  }
+
+  async doctor(): Promise<BrokerCheck[]> {
+    return redisDoctor(this);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+}
+
+/** Opens a Redis broker: connected, authenticated, DB selected — or exit 3 with a hint. */
+export async function openRedisBroker(name: string, config: RedisBrokerConfig): Promise<RedisBroker> {
+  if (config.framework === 'list' && !config.lists) {
+    throw new TaskreconError(
+      `broker ${name}: framework list needs the two names of the ready list and the delay set`,
+      {
+        code: 'CONFIG_INVALID',
+        hint: 'Add `lists: { ready: async_queue, delayed: async_delay_queue }` to the broker, or pass --lists READY,DELAYED.',
+      },
+    );
+  }
+  const client = await connectRedis(config.url, `broker ${name}`);
+  return new RedisBroker(name, config, client);
+}

@@ -1,0 +1,260 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { TaskreconError, usageError } from '../../errors.js';
+import type { MovedJob, MoveRequest, MoveResult, MoveWhat } from '../types.js';
+import { redisNow } from './inspect.js';
+import { payloadIdentity, pushEnd, queueKeys, type QueueKeys, type RedisLayout } from './layout.js';
+import { MIGRATE_DUE, MOVE_READY, MOVE_ZSET } from './scripts.js';
+
+/**
+ * `queues move` and `queues recover` on Redis: one Lua script per batch (see scripts.ts), the
+ * batch's jobs handed to `onBatch` (the audit) once they have landed, `shouldStop` checked between
+ * batches (SIGINT finishes the batch in hand), `--rate` kept by sleeping between batches.
+ */
+
+export interface MoveTarget {
+  client: Redis;
+  layout: RedisLayout;
+  broker: string;
+}
+
+type Part = 'ready' | 'delayed' | 'reserved';
+
+/** A batch small enough that `rate` jobs/s are about five batches a second. */
+function batchFor(request: Pick<MoveRequest, 'batch' | 'ratePerSecond'>): number {
+  if (!request.ratePerSecond) return request.batch;
+  return Math.max(1, Math.min(request.batch, Math.floor(request.ratePerSecond / 5)));
+}
+
+/** Sleeps as long as keeps `done` jobs since `startedMs` at or under `rate` per second. */
+async function pace(done: number, startedMs: number, rate: number | undefined): Promise<void> {
+  if (!rate) return;
+  const due = startedMs + (done / rate) * 1000 - Date.now();
+  if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
+}
+
+/** The job's id for the audit: its payload uuid / id, else a fingerprint of the member. */
+export function jobIdOf(member: string): string {
+  const { id } = payloadIdentity(member);
+  if (id && id.length <= 64) return id;
+  return `sha1:${createHash('sha1').update(member).digest('hex')}`;
+}
+
+function partKey(keys: QueueKeys, part: Part): string | null {
+  return part === 'ready' ? keys.ready : part === 'delayed' ? keys.delayed : keys.reserved;
+}
+
+function partsOf(layout: RedisLayout, what: MoveWhat): Part[] {
+  if (layout.framework === 'list') {
+    if (what !== 'ready') {
+      throw usageError(
+        `framework list: --what ${what} cannot be moved between lists (the delay set belongs to its ready list)`,
+        'Move --what ready; due delayed jobs go back to their ready list with `taskrecon queues recover`.',
+      );
+    }
+    return ['ready'];
+  }
+  return what === 'all' ? ['ready', 'delayed', 'reserved'] : [what];
+}
+
+async function sizeOf(client: Redis, key: string, part: Part): Promise<number> {
+  return part === 'ready' ? client.llen(key) : client.zcard(key);
+}
+
+/** Checks the request against what is in Redis before anything moves; exit 3 when it cannot run. */
+async function checkMove(
+  target: MoveTarget,
+  request: MoveRequest,
+  parts: Part[],
+): Promise<Map<Part, number>> {
+  if (!request.to) throw usageError('--to is required', 'Name the queue the jobs go to: --to QUEUE.');
+  if (request.to === request.from) {
+    throw usageError(`--to ${request.to} is the queue the jobs come from`, 'Name another queue with --to.');
+  }
+  const from = queueKeys(target.layout, request.from);
+  const sizes = new Map<Part, number>();
+  for (const part of parts) {
+    const key = partKey(from, part);
+    if (key) sizes.set(part, await sizeOf(target.client, key, part));
+  }
+  const exists = await target.client.exists(
+    ...[from.ready, from.delayed, from.reserved].filter((k): k is string => !!k),
+  );
+  if (exists === 0) {
+    throw new TaskreconError(
+      `queue ${request.from} does not exist on broker ${target.broker}: none of its keys (${from.ready}, …) is in Redis`,
+      {
+        code: 'USAGE',
+        hint: 'Run `taskrecon queues` to list the queues found; check --prefix / --framework and the DB index of the URL. Nothing was moved.',
+      },
+    );
+  }
+  return sizes;
+}
+
+/** Moves one part of a queue in batches; returns how many moved. */
+async function movePart(
+  target: MoveTarget,
+  request: MoveRequest,
+  part: Part,
+  budget: { left: number; done: number; startedMs: number },
+): Promise<number> {
+  const from = queueKeys(target.layout, request.from);
+  const to = queueKeys(target.layout, request.to as string);
+  const fromKey = partKey(from, part) as string;
+  const toKey = partKey(to, part) as string;
+  const takeEnd = pushEnd(target.layout.framework) === 'right' ? 'left' : 'right';
+  let moved = 0;
+  let skipped = 0;
+  while (budget.left > 0 && !request.shouldStop()) {
+    const n = Math.min(batchFor(request), budget.left);
+    const jobs: MovedJob[] = [];
+    if (part === 'ready') {
+      const notify = from.notify && to.notify ? [from.notify, to.notify] : [];
+      const members = (await target.client.eval(
+        MOVE_READY,
+        2 + notify.length,
+        fromKey,
+        toKey,
+        ...notify,
+        String(n),
+        takeEnd,
+        notify.length ? '1' : '0',
+      )) as string[];
+      for (const m of members)
+        jobs.push({ jobId: jobIdOf(m), from: fromKey, to: toKey, fromSet: part, toSet: part, payload: m });
+    } else {
+      const reply = (await target.client.eval(
+        MOVE_ZSET,
+        2,
+        fromKey,
+        toKey,
+        String(n),
+        String(skipped),
+      )) as string[];
+      const skippedNow = Number(reply[reply.length - 1]);
+      skipped += skippedNow;
+      for (let i = 0; i + 1 < reply.length - 1; i += 2) {
+        const m = reply[i] as string;
+        jobs.push({ jobId: jobIdOf(m), from: fromKey, to: toKey, fromSet: part, toSet: part, payload: m });
+      }
+      if (jobs.length === 0 && skippedNow === 0) break;
+    }
+    if (part === 'ready' && jobs.length === 0) break;
+    moved += jobs.length;
+    budget.left -= jobs.length;
+    budget.done += jobs.length;
+    if (jobs.length) await request.onBatch(jobs);
+    await pace(budget.done, budget.startedMs, request.ratePerSecond);
+  }
+  return moved;
+}
+
+export async function moveJobs(target: MoveTarget, request: MoveRequest): Promise<MoveResult> {
+  const parts = partsOf(target.layout, request.what);
+  const sizes = await checkMove(target, request, parts);
+  const limit = request.limit ?? Number.POSITIVE_INFINITY;
+  const available = [...sizes.values()].reduce((a, b) => a + b, 0);
+  const matched = Math.min(available, limit);
+  const result: MoveResult = {
+    broker: target.broker,
+    from: request.from,
+    to: request.to as string,
+    what: request.what,
+    dryRun: request.dryRun,
+    matched,
+    moved: 0,
+    runId: request.runId,
+  };
+  if (request.dryRun) return result;
+  const budget = { left: limit, done: 0, startedMs: Date.now() };
+  for (const part of parts) {
+    if (request.shouldStop() || budget.left <= 0) break;
+    result.moved += await movePart(target, request, part, budget);
+  }
+  return result;
+}
+
+/** One queue's due jobs of one set back onto its ready list. */
+async function migrate(
+  target: MoveTarget,
+  request: RecoverRequest,
+  keys: QueueKeys,
+  part: 'delayed' | 'reserved',
+  budget: { left: number; done: number; startedMs: number },
+): Promise<MoveResult> {
+  const fromKey = partKey(keys, part) as string;
+  const result: MoveResult = {
+    broker: target.broker,
+    from: keys.queue,
+    to: keys.queue,
+    what: part,
+    dryRun: request.dryRun,
+    matched: 0,
+    moved: 0,
+    runId: request.runId,
+  };
+  const now = await redisNow(target.client);
+  result.matched = Math.min(
+    await target.client.zcount(fromKey, '-inf', String(Math.floor(now))),
+    budget.left,
+  );
+  if (request.dryRun) {
+    budget.left -= result.matched;
+    return result;
+  }
+  const end = pushEnd(target.layout.framework);
+  while (budget.left > 0 && !request.shouldStop()) {
+    const n = Math.min(batchFor(request), budget.left);
+    const nowEpoch = Math.floor(await redisNow(target.client));
+    const notify = keys.notify ? [keys.notify] : [];
+    const members = (await target.client.eval(
+      MIGRATE_DUE,
+      2 + notify.length,
+      fromKey,
+      keys.ready,
+      ...notify,
+      String(nowEpoch),
+      String(n),
+      end,
+      notify.length ? '1' : '0',
+    )) as string[];
+    if (members.length === 0) break;
+    result.moved += members.length;
+    budget.left -= members.length;
+    budget.done += members.length;
+    await request.onBatch(
+      members.map((m) => ({
+        jobId: jobIdOf(m),
+        from: fromKey,
+        to: keys.ready,
+        fromSet: part,
+        toSet: 'ready',
+        payload: m,
+      })),
+    );
+    await pace(budget.done, budget.startedMs, request.ratePerSecond);
+  }
+  result.matched = Math.max(result.matched, result.moved);
+  return result;
+}
+
+export type RecoverRequest = Omit<MoveRequest, 'from'> & { from?: string };
+
+/** `queues recover`: due delayed jobs and expired reservations of each queue back to ready. */
+export async function recoverJobs(
+  target: MoveTarget,
+  request: RecoverRequest,
+  queues: readonly string[],
+): Promise<MoveResult[]> {
+  const budget = { left: request.limit ?? Number.POSITIVE_INFINITY, done: 0, startedMs: Date.now() };
+  const results: MoveResult[] = [];
+  for (const queue of queues) {
+    const keys = queueKeys(target.layout, queue);
+    for (const part of keys.reserved ? (['delayed', 'reserved'] as const) : (['delayed'] as const)) {
+      if (request.shouldStop()) break;
+      results.push(await migrate(target, request, keys, part, budget));
+    }
+  }
+  return results;
+}

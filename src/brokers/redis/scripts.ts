@@ -1,0 +1,90 @@
+/**
+ * The Lua scripts of the Redis moves. Each runs atomically on the server: a batch is wholly moved
+ * or not at all, so a client killed at any point never loses or doubles a job (unlike the classic
+ * ZRANGEBYSCORE / ZREM / LPUSH loop, which loses a job when it dies between two calls and pushes it
+ * twice when two movers run). Members are moved verbatim; pushes go in chunks of 100 as Laravel's
+ * own scripts do (Lua's unpack has a stack limit).
+ */
+
+/**
+ * Ready list → ready list, keeping the order workers take jobs in.
+ * KEYS[1] source list, KEYS[2] target list, KEYS[3] source notify, KEYS[4] target notify (laravel only).
+ * ARGV[1] how many, ARGV[2] the end workers take from ('left' | 'right'), ARGV[3] '1' when notify keys are given.
+ * Returns the moved members, next-to-run first.
+ */
+export const MOVE_READY = `
+local n = tonumber(ARGV[1])
+local vals
+if ARGV[2] == 'left' then
+  vals = redis.call('lrange', KEYS[1], 0, n - 1)
+  if #vals > 0 then redis.call('ltrim', KEYS[1], #vals, -1) end
+else
+  local tail = redis.call('lrange', KEYS[1], -n, -1)
+  if #tail > 0 then redis.call('ltrim', KEYS[1], 0, -#tail - 1) end
+  vals = {}
+  for i = #tail, 1, -1 do vals[#vals + 1] = tail[i] end
+end
+local push = ARGV[2] == 'left' and 'rpush' or 'lpush'
+for i = 1, #vals, 100 do
+  redis.call(push, KEYS[2], unpack(vals, i, math.min(i + 99, #vals)))
+end
+if ARGV[3] == '1' and #vals > 0 then
+  redis.call('ltrim', KEYS[3], #vals, -1)
+  for i = 1, #vals, 100 do
+    local ones = {}
+    for j = i, math.min(i + 99, #vals) do ones[#ones + 1] = 1 end
+    redis.call('rpush', KEYS[4], unpack(ones))
+  end
+end
+return vals
+`;
+
+/**
+ * Sorted set → sorted set with the same scores (a delayed job keeps its time, a reservation its
+ * expiry). A member the target already holds is left where it is (ZADD would merge two jobs into
+ * one): it is skipped, and the next batch starts after it.
+ * KEYS[1] source zset, KEYS[2] target zset. ARGV[1] how many, ARGV[2] how many were skipped before.
+ * Returns { member1, score1, member2, score2, … , skippedNow }.
+ */
+export const MOVE_ZSET = `
+local n = tonumber(ARGV[1])
+local offset = tonumber(ARGV[2])
+local vals = redis.call('zrange', KEYS[1], offset, offset + n - 1, 'WITHSCORES')
+local out = {}
+local skipped = 0
+for i = 1, #vals, 2 do
+  if redis.call('zscore', KEYS[2], vals[i]) then
+    skipped = skipped + 1
+  else
+    redis.call('zadd', KEYS[2], vals[i + 1], vals[i])
+    redis.call('zrem', KEYS[1], vals[i])
+    out[#out + 1] = vals[i]
+    out[#out + 1] = vals[i + 1]
+  end
+end
+out[#out + 1] = tostring(skipped)
+return out
+`;
+
+/**
+ * The framework's migrate: jobs of a zset whose score is due (delayed jobs whose time came,
+ * reservations that expired) onto the ready list, verbatim — Laravel's `migrateExpiredJobs` (one
+ * notify element per job) and think-queue's `migrateExpiredJobs`, bounded to one batch.
+ * KEYS[1] the zset, KEYS[2] the ready list, KEYS[3] the notify list (laravel only).
+ * ARGV[1] now (unix seconds), ARGV[2] how many, ARGV[3] the end producers push to ('left' | 'right'),
+ * ARGV[4] '1' when a notify key is given. Returns the moved members, lowest score first.
+ */
+export const MIGRATE_DUE = `
+local val = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #val > 0 then
+  redis.call('zremrangebyrank', KEYS[1], 0, #val - 1)
+  local push = ARGV[3] == 'left' and 'lpush' or 'rpush'
+  for i = 1, #val, 100 do
+    redis.call(push, KEYS[2], unpack(val, i, math.min(i + 99, #val)))
+    if ARGV[4] == '1' then
+      for j = i, math.min(i + 99, #val) do redis.call('rpush', KEYS[3], 1) end
+    end
+  end
+end
+return val
+`;

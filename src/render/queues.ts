@@ -1,0 +1,114 @@
+import type { MoveResult, QueueFinding, QueuesResult, QueueStats } from '../brokers/types.js';
+import type { RecoverResult } from '../verbs/queues/move.js';
+import { heading, renderTable } from './table.js';
+import { chalk, printable } from './terminal.js';
+
+/**
+ * `queues`, `queues move` and `queues recover` for humans: one row per queue with the columns that
+ * apply to the brokers shown (Redis has no consumers, RabbitMQ no delayed set), narrowed to fit the
+ * terminal, then the findings with their hints.
+ */
+
+type Column = { head: string; value: (q: QueueStats) => string | number | null; width: number };
+
+function age(seconds: number | null): string | null {
+  if (seconds === null) return null;
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
+  if (seconds < 172800) return `${Math.round(seconds / 3600)}h`;
+  return `${Math.round(seconds / 86400)}d`;
+}
+
+const COLUMNS: Column[] = [
+  { head: 'ready', value: (q) => q.ready, width: 9 },
+  { head: 'delayed', value: (q) => q.delayed, width: 9 },
+  { head: 'overdue', value: (q) => q.delayedOverdue, width: 9 },
+  { head: 'oldest', value: (q) => age(q.oldestOverdueSeconds), width: 8 },
+  { head: 'reserved', value: (q) => q.reserved, width: 10 },
+  { head: 'expired', value: (q) => q.reservedExpired, width: 9 },
+  { head: 'unacked', value: (q) => q.unacked, width: 9 },
+  { head: 'consumers', value: (q) => q.consumers, width: 11 },
+];
+
+/** Columns some queue has a value for; the least needed dropped until the table fits `width`. */
+function columnsFor(queues: QueueStats[], width: number, nameWidth: number): Column[] {
+  const used = COLUMNS.filter((c) => queues.some((q) => c.value(q) !== null));
+  const dropOrder = ['oldest', 'consumers', 'unacked', 'expired', 'overdue'];
+  const total = () => nameWidth + used.reduce((n, c) => n + c.width, 0);
+  for (const head of dropOrder) {
+    if (total() <= width) break;
+    const at = used.findIndex((c) => c.head === head);
+    if (at >= 0) used.splice(at, 1);
+  }
+  return used;
+}
+
+function levelText(f: QueueFinding): string {
+  return f.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN');
+}
+
+export function renderQueues(result: QueuesResult, terminalColumns?: number): string {
+  const width = terminalColumns && terminalColumns > 40 ? terminalColumns : 120;
+  const out: string[] = [];
+  const queues = result.brokers.flatMap((b) => b.queues);
+  const nameWidth = Math.min(40, Math.max(8, ...queues.map((q) => q.name.length))) + 4;
+  for (const broker of result.brokers) {
+    out.push(
+      heading(
+        `${broker.name} (${broker.kind}${broker.framework ? `, ${broker.framework}` : ''}) ${broker.url}`,
+      ),
+    );
+    if (broker.queues.length === 0) {
+      out.push(chalk.dim('  no queues found'));
+      continue;
+    }
+    const columns = columnsFor(broker.queues, width, nameWidth);
+    out.push(
+      renderTable(
+        ['queue', ...columns.map((c) => c.head)],
+        broker.queues.map((q) => [printable(q.name, 40), ...columns.map((c) => c.value(q))]),
+      ),
+    );
+    for (const q of broker.queues) {
+      for (const s of q.samples ?? [])
+        out.push(
+          chalk.dim(
+            `  ${printable(q.name, 30)}: ${s.jobId || '?'} ${s.name ?? ''} attempts=${s.attempts ?? '?'} ${s.bytes}B`,
+          ),
+        );
+    }
+  }
+  if (result.findings.length === 0) out.push(chalk.green('No findings.'));
+  for (const f of result.findings) {
+    out.push(
+      `${levelText(f)} ${f.code} ${f.broker}${f.queue ? `/${printable(f.queue, 40)}` : ''}: ${f.message}`,
+    );
+    out.push(chalk.dim(`     ${f.hint}`));
+  }
+  return out.join('\n');
+}
+
+export function renderMove(result: MoveResult): string {
+  const what = `${result.what} jobs of ${result.from} → ${result.to} on ${result.broker}`;
+  if (result.dryRun) return `dry run: ${result.matched} ${what} would move; nothing moved.`;
+  const line = `moved ${result.moved} of ${result.matched} ${what}`;
+  return result.moved < result.matched
+    ? `${line} (stopped early)\naudited as run ${result.runId}: taskrecon audit --run ${result.runId}`
+    : `${line}\naudited as run ${result.runId}: taskrecon audit --run ${result.runId}`;
+}
+
+export function renderRecover(result: RecoverResult): string {
+  const rows = result.results.map((r) => [r.from, r.what, r.matched, r.moved]);
+  const head = result.dryRun ? 'dry run: nothing moved' : `moved ${result.moved} job(s) back to ready`;
+  const audit =
+    result.dryRun || result.moved === 0
+      ? ''
+      : `\naudited as run ${result.runId}: taskrecon audit --run ${result.runId}`;
+  return `${renderTable(['queue', 'from', 'due', 'moved'], rows)}\n${head}${audit}`;
+}
+
+/** Asks on the terminal; the default is no. */
+export async function confirmMove(message: string): Promise<boolean> {
+  const { confirm } = await import('@inquirer/prompts');
+  return confirm({ message, default: false });
+}
