@@ -8,9 +8,10 @@ import { DURABLE_FSYNC, evictsQueueKeys, type ServerSettings } from './server.js
  */
 
 /**
- * How long past its time a delayed job or a reservation may wait before it counts as nobody's: a
- * running worker migrates due jobs every time it pops (at most a few seconds apart, `block_for` /
- * `--sleep`), so a minute means no worker or mover runs for that queue.
+ * How long past its time a delayed job or a reservation of a consumed queue may wait before it
+ * counts as nobody's: a running worker migrates due jobs every time it pops (at most a few seconds
+ * apart, `block_for` / `--sleep`), so a minute means no worker or mover runs for that queue. A queue
+ * no configured queue names has no worker to wait for: there any due job counts at once.
  */
 export const OVERDUE_GRACE_SECONDS = 60;
 
@@ -33,7 +34,9 @@ export function queueFindings(
 ): QueueFinding[] {
   const out: QueueFinding[] = [];
   const q = stats.name;
-  if ((stats.delayedOverdue ?? 0) > 0 && (stats.oldestOverdueSeconds ?? 0) >= OVERDUE_GRACE_SECONDS) {
+  const unconsumed = options.configured.length > 0 && !options.configured.includes(q);
+  const grace = unconsumed ? 0 : OVERDUE_GRACE_SECONDS;
+  if ((stats.delayedOverdue ?? 0) > 0 && (stats.oldestOverdueSeconds ?? 0) >= grace) {
     out.push(
       finding(
         'delayed-overdue',
@@ -47,7 +50,7 @@ export function queueFindings(
   }
   const expiredAge =
     options.reservedOldestEpoch === null ? 0 : Math.floor(options.nowEpoch - options.reservedOldestEpoch);
-  if ((stats.reservedExpired ?? 0) > 0 && expiredAge >= OVERDUE_GRACE_SECONDS) {
+  if ((stats.reservedExpired ?? 0) > 0 && expiredAge >= grace) {
     out.push(
       finding(
         'reservation-expired',
@@ -60,7 +63,7 @@ export function queueFindings(
     );
   }
   const depth = (stats.ready ?? 0) + (stats.delayed ?? 0) + (stats.reserved ?? 0);
-  if (options.configured.length > 0 && !options.configured.includes(q) && depth > 0) {
+  if (unconsumed && depth > 0) {
     out.push(
       finding(
         'unknown-queue',
