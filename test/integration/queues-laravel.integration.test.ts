@@ -46,6 +46,20 @@ async function dropKeys(): Promise<void> {
   if (keys.length > 0) await redis.del(...keys);
 }
 
+/**
+ * Moves every score of the queue's delayed and reserved sets back by `seconds`, as if Laravel had
+ * written them that long ago: the delayed jobs became due and the worker holding the reservations
+ * died that long ago (taskrecon reports both only past a grace period).
+ */
+async function age(queue: string, seconds: number): Promise<void> {
+  for (const suffix of [':delayed', ':reserved']) {
+    const k = `${prefix}queues:${queue}${suffix}`;
+    const withScores = await redis.zrange(k, 0, -1, 'WITHSCORES');
+    for (let i = 0; i < withScores.length; i += 2)
+      await redis.zadd(k, 'XX', Number(withScores[i + 1]) - seconds, withScores[i] ?? '');
+  }
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
@@ -148,7 +162,7 @@ describe('a queue renamed in a deploy: taskrecon moves its jobs and Laravel runs
       delaySeconds: DELAY_SECONDS,
       reserved: 2,
     });
-    await sleep((Math.max(DELAY_SECONDS, RETRY_AFTER_SECONDS) + 1) * 1000);
+    await age('default', 300);
 
     const shown = await runJson<QueuesJson>(['queues', '--broker', 'app'], { cwd });
     expect(shown.code, shown.stderr).toBe(1);
@@ -192,8 +206,38 @@ describe('a queue renamed in a deploy: taskrecon moves its jobs and Laravel runs
     for (const id of ids.reserved) expect(byJob.get(id)?.map((r) => r.attempts)).toEqual([2]);
     for (const rows of byJob.values()) expect(rows.map((r) => r.queue)).toEqual(['default2']);
 
-    const audit = await schema.sql.query('SELECT COUNT(*) AS n FROM taskrecon_audit');
-    expect((audit[0] as Array<{ n: number }>)[0]?.n).toBeGreaterThanOrEqual(10);
+    // One audit row per moved job, with the reason.
+    const [audit] = await schema.sql.query(
+      "SELECT COUNT(*) AS n, COUNT(DISTINCT task_id) AS jobs FROM taskrecon_audit WHERE action = 'queue-move' AND reason = ?",
+      ['queue renamed in the deploy'],
+    );
+    expect((audit as Array<{ n: number; jobs: number }>)[0]).toMatchObject({ n: 10, jobs: 10 });
+    await clearEffects();
+    await dropKeys();
+  });
+
+  it('recovers overdue delayed jobs and expired reservations of a queue with no worker; Laravel runs each once', async () => {
+    const ids = await laravelDispatch(target, {
+      queue: 'default2',
+      delayed: 3,
+      delaySeconds: 60,
+      reserved: 2,
+    });
+    await age('default2', 300);
+    const recovered = await runJson<Array<{ moved: number }> | { moved: number }>(
+      ['queues', 'recover', '--broker', 'app', '--queue', 'default2', '--yes'],
+      { cwd },
+    );
+    expect(recovered.code, recovered.stderr).toBe(0);
+    expect(await redis.llen(`${prefix}queues:default2`)).toBe(5);
+    expect(await redis.zcard(`${prefix}queues:default2:delayed`)).toBe(0);
+    expect(await redis.zcard(`${prefix}queues:default2:reserved`)).toBe(0);
+    const run = await laravelWork(target, { queue: 'default2' });
+    expect(run).toMatchObject({ processed: 5, failed: 0 });
+    const byJob = perJob(await effectRows(schema.sql));
+    expect(byJob.size).toBe(5);
+    for (const id of ids.delayed) expect(byJob.get(id)?.map((r) => r.attempts)).toEqual([1]);
+    for (const id of ids.reserved) expect(byJob.get(id)?.map((r) => r.attempts)).toEqual([2]);
     await clearEffects();
     await dropKeys();
   });
