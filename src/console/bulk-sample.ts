@@ -1,0 +1,12 @@
+import type { Task, TaskId } from '../core/task.js';
+import type { BoundSource } from '../db/bind-source.js';
+import { selectTasksByIds } from '../db/sql/console-list.js';
+
+/** Rows a preview page shows of its frozen set. */
+export const SAMPLE_ROWS = 20;
+
+/** The first frozen tasks as they are now (a frozen task moved meanwhile shows its new status). */
+export async function sampleTasks(source: BoundSource, ids: readonly TaskId[]): Promise<Task[]> {
+  const rows = await selectTasksByIds(source, ids.slice(0, SAMPLE_ROWS));
+  return rows.map((r) => source.sql.toTask(r));
+}

@@ -1,0 +1,109 @@
+import type { TaskId } from '../core/task.js';
+import { parseDuration } from '../core/duration.js';
+import type { BoundSource } from '../db/bind-source.js';
+import { containsText, type ListCursor } from '../db/sql/console-list.js';
+import { and } from '../db/sql/scan.js';
+import type { Fragment } from '../db/task-sql.js';
+import { usageError } from '../errors.js';
+import { listWhere } from '../verbs/scan/index.js';
+
+/** The lists the console pages through, as `scan` names them. */
+export const LIST_KINDS = ['failed', 'stuck', 'due'] as const;
+export type ConsoleList = (typeof LIST_KINDS)[number];
+
+/** A list's filters, as the list page's form sends them (the scan filters plus error and payload text). */
+export interface ListQuery {
+  list: ConsoleList;
+  bizTypes: string[];
+  error: string;
+  payload: string;
+  /** As typed: an ISO date-time or a duration ago (`24h`). */
+  since: string;
+  until: string;
+}
+
+/** Rows per page. */
+export const PAGE_SIZE = 50;
+
+export function parseListQuery(params: URLSearchParams | Record<string, unknown>): ListQuery {
+  const get = (name: string): string => {
+    const v = params instanceof URLSearchParams ? params.get(name) : params[name];
+    return typeof v === 'string' ? v.trim() : '';
+  };
+  const list = get('list');
+  return {
+    list: (LIST_KINDS as readonly string[]).includes(list) ? (list as ConsoleList) : 'failed',
+    bizTypes: get('biz')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    error: get('error'),
+    payload: get('payload'),
+    since: get('since'),
+    until: get('until'),
+  };
+}
+
+/** The query as URL parameters (links to pages of the same list). */
+export function queryParams(query: ListQuery): URLSearchParams {
+  const p = new URLSearchParams({ list: query.list });
+  if (query.bizTypes.length) p.set('biz', query.bizTypes.join(','));
+  for (const key of ['error', 'payload', 'since', 'until'] as const) if (query[key]) p.set(key, query[key]);
+  return p;
+}
+
+/** An ISO date-time or a duration ago, as epoch seconds; undefined when empty. */
+export function parseWhen(text: string, nowEpoch: number, name: string): number | undefined {
+  if (text === '') return undefined;
+  if (/^\d+(?:\.\d+)?\s*(ms|s|m|min|h|d)$/.test(text))
+    return nowEpoch - Math.round(parseDuration(text, name) / 1000);
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms))
+    throw usageError(
+      `${name}: '${text}' is neither a date-time nor a duration`,
+      'Use e.g. 2026-11-29T08:00:00Z, or 2h.',
+    );
+  return Math.floor(ms / 1000);
+}
+
+/** The predicate of a list with its filters, as of `nowEpoch` (undefined when the table cannot have the list). */
+export function listPredicate(
+  source: BoundSource,
+  query: ListQuery,
+  nowEpoch: number,
+  stuckAfterMs: number,
+): Fragment | undefined {
+  const base = listWhere(source, query.list, {
+    nowEpoch,
+    stuckAfterMs,
+    limit: 0,
+    bizTypes: query.bizTypes.length ? query.bizTypes : undefined,
+    sinceEpoch: parseWhen(query.since, nowEpoch, 'since'),
+    untilEpoch: parseWhen(query.until, nowEpoch, 'until'),
+  });
+  if (!base) return undefined;
+  return and([
+    base,
+    containsText(source.sql.expr('lastError'), query.error),
+    containsText(source.sql.expr('payload'), query.payload),
+  ]);
+}
+
+export function encodeCursor(cursor: ListCursor): string {
+  return Buffer.from(JSON.stringify([cursor.nrt, cursor.id])).toString('base64url');
+}
+
+/** A cursor from a page link; anything malformed starts at the first page. */
+export function decodeCursor(text: string | undefined): ListCursor | undefined {
+  if (!text) return undefined;
+  try {
+    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
+    if (!Array.isArray(value) || value.length !== 2) return undefined;
+    const [nrt, id] = value as [unknown, unknown];
+    if (nrt !== null && typeof nrt !== 'number') return undefined;
+    if (typeof id !== 'number' && typeof id !== 'string') return undefined;
+    return { nrt, id: id as TaskId };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,130 @@
+import type { AuditEntry } from '../../verbs/audit/index.js';
+import type { CompensateAction } from '../../verbs/compensate/index.js';
+import type { ShowResult } from '../../verbs/show/index.js';
+import { html, type Html } from '../html.js';
+import { ACTION_LABELS } from './actions.js';
+import { csrfInput, when } from './layout.js';
+
+export interface DetailData {
+  shown: ShowResult;
+  /** Actions this task can take now (empty when read-only). */
+  actions: CompensateAction[];
+  csrf: string;
+}
+
+function payloadText(shown: ShowResult): string {
+  const { task } = shown;
+  if (task.payloadFormat === 'json') return JSON.stringify(task.payload, null, 2);
+  return task.payloadText ?? '';
+}
+
+export function auditTable(entries: readonly AuditEntry[], withTask: boolean): Html {
+  if (entries.length === 0) return html`<p class="muted">No manual change recorded.</p>`;
+  return html`<table class="audit">
+    <thead>
+      <tr>
+        <th>at</th>
+        ${withTask ? html`<th>task</th>` : ''}
+        <th>operator</th>
+        <th>action</th>
+        <th>from → to</th>
+        <th>reason</th>
+        <th>run</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${entries.map(
+        (e) =>
+          html`<tr>
+            <td>${when(e.at)}</td>
+            ${withTask ? html`<td><a href="/tasks/${encodeURIComponent(e.taskId)}">${e.taskId}</a></td>` : ''}
+            <td class="operator">${e.operator}</td>
+            <td>${e.action}</td>
+            <td>${e.from ?? '–'} → ${e.to ?? '–'}</td>
+            <td class="reason">${e.reason ?? ''}</td>
+            <td class="muted">
+              <a href="/audit?run=${encodeURIComponent(e.runId)}">${e.runId.slice(0, 8)}</a>
+            </td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+function actionForms(data: DetailData): Html {
+  if (data.actions.length === 0) return html``;
+  const id = String(data.shown.task.id);
+  return html`<section class="actions">
+    <h2>Actions</h2>
+    ${data.actions.map(
+      (a) =>
+        html`<form
+          method="post"
+          action="/tasks/${encodeURIComponent(id)}/actions"
+          data-confirm="${ACTION_LABELS[a]} task ${id}?"
+        >
+          ${csrfInput(data.csrf)}
+          <input type="hidden" name="action" value="${a}" />
+          <input
+            name="reason"
+            required
+            minlength="3"
+            placeholder="Reason (required, goes to the audit log)"
+            aria-label="Reason for ${ACTION_LABELS[a]}"
+          />
+          <button type="submit" class="${a === 'forget' ? 'danger' : ''}" name="do" value="${a}">
+            ${ACTION_LABELS[a]}
+          </button>
+        </form>`,
+    )}
+  </section>`;
+}
+
+export function detailBody(data: DetailData): Html {
+  const { task } = data.shown;
+  const fields: Array<[string, unknown]> = [
+    ['id', task.id],
+    ['status', task.status],
+    ['stored status', task.rawStatus],
+    ['biz type', task.bizType],
+    ['biz id', task.bizId],
+    ['event id', task.eventId],
+    [
+      'attempts',
+      task.maxAttempts === undefined
+        ? task.attempts
+        : `${task.attempts ?? '–'} of ${task.maxAttempts ?? '–'}`,
+    ],
+    ['queue', task.queue],
+  ];
+  return html`<dl class="fields">
+      ${fields
+        .filter(([, v]) => v !== undefined)
+        .map(
+          ([k, v]) =>
+            html`<dt>${k}</dt>
+              <dd>
+                ${k === 'status' ? html`<span class="status ${String(v)}" id="task-status">${v}</span>` : (v ?? '–')}
+              </dd>`,
+        )}
+      <dt>next retry</dt>
+      <dd>${when(task.nextRetryAt)}</dd>
+      <dt>created</dt>
+      <dd>${when(task.createdAt)}</dd>
+      <dt>updated</dt>
+      <dd>${when(task.updatedAt)}</dd>
+    </dl>
+    ${actionForms(data)}
+    <section>
+      <h2>Last error</h2>
+      <pre class="error" id="last-error">${task.lastError ?? ''}</pre>
+    </section>
+    <section>
+      <h2>Payload <span class="muted">${task.payloadFormat ?? 'empty'}</span></h2>
+      <pre class="payload" id="payload">${payloadText(data.shown)}</pre>
+    </section>
+    <section>
+      <h2>Audit history</h2>
+      ${auditTable(data.shown.audit, false)}
+    </section>`;
+}

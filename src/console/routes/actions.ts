@@ -1,0 +1,115 @@
+import type { Hono } from 'hono';
+import { randomUUID } from 'node:crypto';
+import { selectListIds } from '../../db/sql/console-list.js';
+import { LIST_STATUS } from '../../db/sql/scan.js';
+import { usageError } from '../../errors.js';
+import {
+  compensate,
+  COMPENSATE_ACTIONS,
+  type CompensateAction,
+  type CompensateRequest,
+} from '../../verbs/compensate/index.js';
+import { compensateFrozen } from '../../verbs/compensate/frozen.js';
+import { parseTaskId } from '../../verbs/show/index.js';
+import { MAX_FROZEN } from '../bulk.js';
+import type { ConsoleDeps } from '../deps.js';
+import type { ConsoleEnv } from '../env.js';
+import { listPredicate, parseListQuery } from '../filters.js';
+import { notFoundPage } from '../errors.js';
+import { ACTION_LABELS } from '../pages/actions.js';
+import { actionsFor, type RouteState } from './shared.js';
+
+/** The shortest reason accepted: the audit log must say why. */
+const MIN_REASON = 3;
+
+function field(form: Record<string, unknown>, name: string): string {
+  const v = form[name];
+  return typeof v === 'string' ? v.trim() : '';
+}
+
+function actionOf(form: Record<string, unknown>): CompensateAction {
+  const action = field(form, 'action');
+  if (!(COMPENSATE_ACTIONS as readonly string[]).includes(action))
+    throw usageError(`unknown action '${action}'`, `One of: ${COMPENSATE_ACTIONS.join(', ')}.`);
+  return action as CompensateAction;
+}
+
+function reasonOf(form: Record<string, unknown>): string {
+  const reason = field(form, 'reason');
+  if (reason.length < MIN_REASON)
+    throw usageError(
+      'a reason is required',
+      'Say why in the reason field: it goes to the audit log with your name.',
+    );
+  return reason;
+}
+
+/** The state changes: one task, or a frozen preview of a filtered list. Every one is a POST past the guards. */
+export function actionRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: RouteState): void {
+  const { source } = deps;
+  const request = (action: CompensateAction, reason: string): Omit<CompensateRequest, 'ids'> => ({
+    action,
+    operator: deps.operator,
+    host: deps.host,
+    reason,
+    dryRun: false,
+    runId: randomUUID(),
+    filter: {},
+    limit: 0,
+  });
+
+  app.post('/tasks/:id/actions', async (c) => {
+    const form = await c.req.parseBody();
+    const action = actionOf(form);
+    const reason = reasonOf(form);
+    const id = parseTaskId(source, c.req.param('id'));
+    const result = await compensate(source, { ...request(action, reason), ids: [id] });
+    const item = result.results[0];
+    const applied = item?.outcome === 'applied';
+    const flash = state.flashes.put({
+      kind: applied ? 'ok' : 'error',
+      text: applied
+        ? `${ACTION_LABELS[action]}: task ${String(id)} ${item?.from} → ${item?.to}, audited as ${deps.operator}.`
+        : `${ACTION_LABELS[action]} not applied to task ${String(id)}: ${item?.reason ?? item?.outcome ?? 'nothing to do'}.`,
+    });
+    const target =
+      action === 'forget' && applied
+        ? `/audit?task=${encodeURIComponent(String(id))}`
+        : `/tasks/${encodeURIComponent(String(id))}`;
+    return c.redirect(`${target}${target.includes('?') ? '&' : '?'}flash=${flash}`, 303);
+  });
+
+  app.post('/bulk', async (c) => {
+    const form = await c.req.parseBody();
+    const action = actionOf(form);
+    const query = parseListQuery(form);
+    const nowEpoch = await source.db.nowEpoch();
+    const where = listPredicate(source, query, nowEpoch, deps.stuckAfterMs);
+    if (!where || !actionsFor(deps, LIST_STATUS[query.list]).includes(action))
+      throw usageError(`${action} does not apply to the ${query.list} list of this table`);
+    const ids = await selectListIds(source, where, MAX_FROZEN);
+    if (ids.length > MAX_FROZEN)
+      throw usageError(
+        `more than ${MAX_FROZEN.toLocaleString('en-US')} tasks match`,
+        'Narrow the filter (biz type, error text, time), or run `taskrecon compensate` with the same filters.',
+      );
+    const run = state.bulk.freeze(action, query, ids);
+    return c.redirect(`/bulk/${run.id}`, 303);
+  });
+
+  app.post('/bulk/:id/apply', async (c) => {
+    const run = state.bulk.get(c.req.param('id'));
+    if (!run) return notFoundPage(c);
+    const reason = reasonOf(await c.req.parseBody());
+    state.bulk.start(run, reason, (r, onProgress) =>
+      compensateFrozen(source, {
+        ...request(r.action, reason),
+        runId: r.runId as string,
+        ids: r.ids,
+        shouldStop: () => state.bulk.stopping,
+        onProgress: (done, _total, applied) => onProgress(done, applied),
+      }),
+    );
+    return c.redirect(`/bulk/${run.id}`, 303);
+  });
+}

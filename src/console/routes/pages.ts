@@ -1,0 +1,163 @@
+import type { Hono } from 'hono';
+import { TREND_SPAN_NAMES } from '../../core/trend.js';
+import { selectAuditIdsBefore } from '../../db/sql/console-audit.js';
+import { selectListPage } from '../../db/sql/console-list.js';
+import { LIST_STATUS } from '../../db/sql/scan.js';
+import { auditTableExists, selectAuditPage } from '../../db/sql/audit.js';
+import { toAuditEntry, type AuditEntry } from '../../verbs/audit/index.js';
+import { capabilityNotes, scanSummary } from '../../verbs/scan/index.js';
+import { showTask } from '../../verbs/show/index.js';
+import { sampleTasks } from '../bulk-sample.js';
+import type { ConsoleDeps } from '../deps.js';
+import type { ConsoleEnv } from '../env.js';
+import { decodeCursor, encodeCursor, listPredicate, PAGE_SIZE, parseListQuery } from '../filters.js';
+import { notFoundPage } from '../errors.js';
+import { auditBody } from '../pages/audit.js';
+import { bulkBody } from '../pages/bulk.js';
+import { detailBody } from '../pages/detail.js';
+import { diffIndexBody, diffRuleBody } from '../pages/diff.js';
+import { page } from '../pages/layout.js';
+import { listBody } from '../pages/list.js';
+import { overviewBody } from '../pages/overview.js';
+import { loadTrend } from '../trends.js';
+import { actionsFor, frameFor, type RouteState } from './shared.js';
+
+const AUDIT_PAGE = 50;
+
+/** Every page the console shows: reads only. */
+export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: RouteState): void {
+  const { source } = deps;
+
+  app.get('/', async (c) => {
+    const nowEpoch = await source.db.nowEpoch();
+    const [head, ...trends] = await Promise.all([
+      scanSummary(source, { nowEpoch, stuckAfterMs: deps.stuckAfterMs, limit: 0 }),
+      ...TREND_SPAN_NAMES.map((span) => loadTrend(source, span, nowEpoch)),
+    ]);
+    const body = overviewBody({ ...head, trends: trends as Awaited<ReturnType<typeof loadTrend>>[] });
+    return c.html(page(frameFor(c, deps, state, { title: 'Overview', nav: 'overview' }), body));
+  });
+
+  app.get('/tasks', async (c) => {
+    const params = new URL(c.req.url).searchParams;
+    const query = parseListQuery(params);
+    const nowEpoch = await source.db.nowEpoch();
+    const where = listPredicate(source, query, nowEpoch, deps.stuckAfterMs);
+    const title = `${query.list[0]?.toUpperCase()}${query.list.slice(1)} tasks`;
+    const frame = frameFor(c, deps, state, { title, nav: query.list });
+    const bulkActions = actionsFor(deps, LIST_STATUS[query.list]);
+    if (!where) {
+      const notes = capabilityNotes(source);
+      const why = (query.list === 'due' ? notes.due : notes.stuck) ?? `this table has no ${query.list} list`;
+      return c.html(
+        page(
+          frame,
+          listBody({
+            query,
+            tasks: [],
+            next: undefined,
+            first: true,
+            bulkActions: [],
+            csrf: frame.csrf,
+            unavailable: why,
+          }),
+        ),
+      );
+    }
+    const cursor = decodeCursor(params.get('after') ?? undefined);
+    const { rows, next } = await selectListPage(source, where, cursor, PAGE_SIZE);
+    const body = listBody({
+      query,
+      tasks: rows.map((r) => source.sql.toTask(r)),
+      next: next && encodeCursor(next),
+      first: cursor === undefined,
+      bulkActions,
+      csrf: frame.csrf,
+    });
+    return c.html(page(frame, body));
+  });
+
+  app.get('/tasks/:id', async (c) => {
+    const shown = await showTask(source, c.req.param('id'));
+    const frame = frameFor(c, deps, state, { title: `Task ${shown.task.id}`, nav: '' });
+    const body = detailBody({ shown, actions: actionsFor(deps, shown.task.status), csrf: frame.csrf });
+    return c.html(page(frame, body));
+  });
+
+  app.get('/bulk/:id', async (c) => {
+    const run = state.bulk.get(c.req.param('id'));
+    if (!run) return notFoundPage(c);
+    const sample = run.state === 'preview' ? await sampleTasks(source, run.ids) : [];
+    const frame = frameFor(c, deps, state, {
+      title: 'Bulk action',
+      nav: run.query.list,
+      refreshSeconds: run.state === 'running' ? 1 : undefined,
+    });
+    return c.html(page(frame, bulkBody(run, sample, frame.csrf)));
+  });
+
+  app.get('/audit', async (c) => {
+    const q = (name: string) => (c.req.query(name) ?? '').trim();
+    const query = { operator: q('operator'), action: q('action'), task: q('task'), run: q('run') };
+    const before = Number(q('before'));
+    let entries: AuditEntry[] = [];
+    let older: number | undefined;
+    if (await auditTableExists(source.db)) {
+      const filter = {
+        source: source.name,
+        operator: query.operator || undefined,
+        action: query.action || undefined,
+        taskId: query.task || undefined,
+        runId: query.run || undefined,
+      };
+      const ids = await selectAuditIdsBefore(
+        source.db,
+        source.db.dialect,
+        filter,
+        Number.isSafeInteger(before) && before > 0 ? before : undefined,
+        AUDIT_PAGE + 1,
+      );
+      const shown = ids.slice(0, AUDIT_PAGE);
+      const oldest = shown[shown.length - 1];
+      if (oldest !== undefined) {
+        const records = await selectAuditPage(
+          source.db,
+          source.db.dialect,
+          {
+            source: source.name,
+            runId: filter.runId,
+            operator: filter.operator,
+            actions: filter.action ? [filter.action] : undefined,
+            taskIds: filter.taskId ? [filter.taskId] : undefined,
+          },
+          oldest - 1,
+          shown.length,
+        );
+        entries = records.map(toAuditEntry).reverse();
+      }
+      if (ids.length > AUDIT_PAGE) older = oldest;
+    }
+    const frame = frameFor(c, deps, state, { title: 'Audit log', nav: 'audit' });
+    return c.html(page(frame, auditBody(query, entries, older)));
+  });
+
+  app.get('/diff', (c) => {
+    const frame = frameFor(c, deps, state, { title: 'Diff', nav: 'diff' });
+    const diff = deps.diff;
+    return c.html(
+      page(
+        frame,
+        diffIndexBody(diff?.names ?? [], diff ? diff.problem : 'Diff rules are not available here.'),
+      ),
+    );
+  });
+
+  app.get('/diff/:name', async (c) => {
+    const diff = deps.diff;
+    const name = c.req.param('name');
+    if (!diff || !diff.names.includes(name)) return notFoundPage(c);
+    const result = await diff.run(name);
+    const frame = frameFor(c, deps, state, { title: `Diff: ${name}`, nav: 'diff' });
+    return c.html(page(frame, diffRuleBody(result)));
+  });
+}

@@ -1,0 +1,63 @@
+import type { MiddlewareHandler } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import type { ConsoleEnv } from '../env.js';
+import { newSecret, sameSecret } from './secret.js';
+
+/** Paths served without a session: the stylesheet and script, which hold no data. */
+const PUBLIC_PREFIX = '/static/';
+
+/**
+ * The console's sessions. The URL printed at start-up carries a one-time token; the first request
+ * with it gets a session cookie (HttpOnly, SameSite=Strict) and a redirect that drops the token from
+ * the address bar and history. The token works once: a copied URL opens nothing afterwards.
+ */
+export class Sessions {
+  private token: string | undefined = newSecret();
+  private readonly csrfBySession = new Map<string, string>();
+
+  /** The one-time start-up token (undefined once used). */
+  get startToken(): string | undefined {
+    return this.token;
+  }
+
+  /** Spends the start-up token: a new session id, or undefined when the token is wrong or spent. */
+  exchange(token: string): string | undefined {
+    if (this.token === undefined || !sameSecret(token, this.token)) return undefined;
+    this.token = undefined;
+    const id = newSecret();
+    this.csrfBySession.set(id, newSecret());
+    return id;
+  }
+
+  csrfOf(sessionId: string): string | undefined {
+    for (const [id, csrf] of this.csrfBySession) if (sameSecret(id, sessionId)) return csrf;
+    return undefined;
+  }
+}
+
+/** Checks the session cookie on every page; swaps the one-time token for the cookie. */
+export function sessionGuard(sessions: Sessions, cookieName: string): MiddlewareHandler<ConsoleEnv> {
+  return async (c, next) => {
+    if (c.req.path.startsWith(PUBLIC_PREFIX)) return next();
+    const url = new URL(c.req.url);
+    const token = url.searchParams.get('token');
+    if (token !== null) {
+      const id = sessions.exchange(token);
+      if (!id)
+        return c.text(
+          'This link was used already or is not valid. Restart `taskrecon console` for a new one.',
+          403,
+        );
+      setCookie(c, cookieName, id, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      url.searchParams.delete('token');
+      c.header('Cache-Control', 'no-store');
+      return c.redirect(`${url.pathname}${url.search}`, 303);
+    }
+    const id = getCookie(c, cookieName);
+    const csrf = id === undefined ? undefined : sessions.csrfOf(id);
+    if (csrf === undefined)
+      return c.text('Not signed in: open the URL `taskrecon console` printed when it started.', 401);
+    c.set('csrf', csrf);
+    await next();
+  };
+}

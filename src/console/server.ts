@@ -1,0 +1,39 @@
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { createConsoleApp } from './app.js';
+import type { ConsoleDeps } from './deps.js';
+
+/** The only address the console listens on. */
+export const LOOPBACK = '127.0.0.1';
+
+export interface RunningConsole {
+  /** The start-up URL with its one-time token. */
+  url: string;
+  address: AddressInfo;
+  /** Stops accepting, waits for a bulk run in hand to finish its batch, closes connections. */
+  close(): Promise<void>;
+}
+
+/** Serves the console on 127.0.0.1:`port` (0: a free port) until close(). */
+export async function startConsole(deps: ConsoleDeps, port: number): Promise<RunningConsole> {
+  const served = { port };
+  const { app, sessions, bulk } = createConsoleApp(deps, served);
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port, hostname: LOOPBACK }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  served.port = address.port;
+  return {
+    url: `http://${LOOPBACK}:${address.port}/?token=${sessions.startToken}`,
+    address,
+    async close() {
+      bulk.stop();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      if ('closeAllConnections' in server) server.closeAllConnections();
+      const deadline = Date.now() + 10_000;
+      while (bulk.running().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await closed;
+    },
+  };
+}

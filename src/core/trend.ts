@@ -1,0 +1,62 @@
+import type { TrendBucketRow } from '../db/sql/console-trends.js';
+
+/**
+ * Trend series over a span, bucket by bucket (the console's charts and `report --trend`): tasks
+ * created, failed, failure rate and latency, with the `report` definitions. Pure: "now" is passed in.
+ */
+
+export const TREND_SPANS = {
+  /** 24 hourly buckets. */
+  '24h': { spanSeconds: 86_400, bucketSeconds: 3_600 },
+  /** 28 buckets of six hours: fine enough to see a day's rhythm, few enough to read. */
+  '7d': { spanSeconds: 7 * 86_400, bucketSeconds: 6 * 3_600 },
+} as const;
+export type TrendSpan = keyof typeof TREND_SPANS;
+export const TREND_SPAN_NAMES = Object.keys(TREND_SPANS) as TrendSpan[];
+
+export interface TrendPoint {
+  start: number;
+  created: number;
+  failed: number;
+  /** failed ÷ created; null when none was created. */
+  failureRate: number | null;
+  /** Average seconds from created to success; null when none succeeded. */
+  latencyAvgSeconds: number | null;
+}
+
+export interface Trend {
+  span: TrendSpan;
+  bucketSeconds: number;
+  /** Oldest first; every bucket of the span, empty ones as zeros. */
+  points: TrendPoint[];
+}
+
+export const TREND_SERIES = ['created', 'failed', 'failureRate', 'latencyAvgSeconds'] as const;
+export type TrendSeries = (typeof TREND_SERIES)[number];
+
+/** The first bucket start of a span ending with the bucket that holds `nowEpoch`. */
+export function trendStart(span: TrendSpan, nowEpoch: number): number {
+  const { spanSeconds, bucketSeconds } = TREND_SPANS[span];
+  const last = nowEpoch - (nowEpoch % bucketSeconds);
+  return last - spanSeconds + bucketSeconds;
+}
+
+export function buildTrend(span: TrendSpan, nowEpoch: number, rows: readonly TrendBucketRow[]): Trend {
+  const { spanSeconds, bucketSeconds } = TREND_SPANS[span];
+  const first = trendStart(span, nowEpoch);
+  const byStart = new Map(rows.map((r) => [r.start, r]));
+  const points: TrendPoint[] = [];
+  for (let start = first; points.length < spanSeconds / bucketSeconds; start += bucketSeconds) {
+    const r = byStart.get(start);
+    const created = r?.created ?? 0;
+    const failed = r?.failed ?? 0;
+    points.push({
+      start,
+      created,
+      failed,
+      failureRate: created > 0 ? failed / created : null,
+      latencyAvgSeconds: r && r.succeeded > 0 && r.latencySum !== null ? r.latencySum / r.succeeded : null,
+    });
+  }
+  return { span, bucketSeconds, points };
+}

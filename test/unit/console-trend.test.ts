@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { buildTrend, trendStart } from '../../src/core/trend.js';
+import { decodeCursor, encodeCursor, parseListQuery, parseWhen } from '../../src/console/filters.js';
+
+const NOW = 1_764_590_400 + 1_800; // 2025-12-01T12:30:00Z
+
+describe('trend series', () => {
+  it('fills every bucket of the span, oldest first, with the report definitions', () => {
+    const first = trendStart('24h', NOW);
+    const trend = buildTrend('24h', NOW, [
+      { start: first, created: 10, failed: 2, succeeded: 8, latencySum: 80 },
+      { start: first + 23 * 3600, created: 4, failed: 0, succeeded: 0, latencySum: null },
+    ]);
+    expect(trend.points).toHaveLength(24);
+    expect(trend.points[0]).toMatchObject({
+      created: 10,
+      failed: 2,
+      failureRate: 0.2,
+      latencyAvgSeconds: 10,
+    });
+    expect(trend.points[23]).toMatchObject({ created: 4, failureRate: 0, latencyAvgSeconds: null });
+    expect(trend.points[5]).toMatchObject({ created: 0, failed: 0, failureRate: null });
+    // The last bucket holds now.
+    expect(NOW - (trend.points[23]?.start ?? 0)).toBeLessThan(3600);
+  });
+
+  it('has 28 six-hour buckets over 7 days', () => {
+    expect(buildTrend('7d', NOW, []).points).toHaveLength(28);
+  });
+});
+
+describe('console list filters', () => {
+  it('reads the list form, defaulting to failed', () => {
+    const q = parseListQuery(new URLSearchParams('list=bogus&biz=sms, order&error=timeout'));
+    expect(q).toMatchObject({ list: 'failed', bizTypes: ['sms', 'order'], error: 'timeout', payload: '' });
+  });
+
+  it('round-trips a cursor and starts over on a tampered one', () => {
+    expect(decodeCursor(encodeCursor({ nrt: 17, id: 42 }))).toEqual({ nrt: 17, id: 42 });
+    expect(decodeCursor(encodeCursor({ nrt: null, id: 'abc' }))).toEqual({ nrt: null, id: 'abc' });
+    expect(decodeCursor('not-a-cursor')).toBeUndefined();
+    expect(decodeCursor(Buffer.from('[{"x":1},2]').toString('base64url'))).toBeUndefined();
+  });
+
+  it('reads times as ISO or a duration ago, and names a bad one', () => {
+    expect(parseWhen('2h', NOW, 'since')).toBe(NOW - 7200);
+    expect(parseWhen('2025-12-01T00:00:00Z', NOW, 'since')).toBe(1_764_547_200);
+    expect(() => parseWhen('yesterday-ish', NOW, 'since')).toThrow(/since/);
+  });
+});
