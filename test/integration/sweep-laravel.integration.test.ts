@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { runCli, runJson } from '../support/cli.js';
+import { createFixtureTable } from '../support/fixtures.js';
+import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { assertMatchesSchema } from '../support/schemas.js';
+
+/**
+ * The sweep over Laravel failed jobs (database and Redis connections) and an async_task table in one
+ * config: every job retried exactly once however many sweeps run, one after another or at the same
+ * time (two processes; the retry path's locked re-check and guarded delete make the loser skip);
+ * a task failed again after its sweep is a second failure.
+ */
+const REDIS_URL = 'redis://127.0.0.1:6379/14';
+const PREFIX = `tr_sweep_${randomBytes(4).toString('hex')}_`;
+const DB_JOBS = 120;
+const REDIS_JOBS = 5;
+
+interface SweepJson {
+  retried: number;
+  deferred: number;
+  held: number;
+  secondFailures: number;
+  lostRace: number;
+  results: Array<{ source: string; id: number; rule: string; outcome: string; identity: string }>;
+}
+
+let schema: TestSchema;
+let cwd: string;
+let redis: Redis;
+
+async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+  const [result] = await schema.sql.query(sql, params);
+  return result as T[];
+}
+
+function laravelPayload(uuid: string, job: string, n: number): string {
+  return JSON.stringify({
+    uuid,
+    displayName: job,
+    job: 'Illuminate\\Queue\\CallQueuedHandler@call',
+    maxTries: null,
+    timeout: null,
+    retryUntil: null,
+    data: { commandName: job, command: `O:16:"${job}":1:{s:1:"n";i:${n};}` },
+  }).replace(/\//g, '\\/');
+}
+
+beforeAll(async () => {
+  schema = await createTestSchema('sweep_laravel', { timeZone: '-08:00' });
+  await createFixtureTable(schema, 'laravel_failed_jobs');
+  await createFixtureTable(schema, 'laravel_jobs');
+  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    await redis.ping();
+  } catch (error) {
+    throw new Error(
+      `Redis on 127.0.0.1:6379 is unreachable (start it: redis-server --daemonize yes): ${String(error)}`,
+    );
+  }
+  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-sweep-laravel-'));
+  writeFileSync(
+    join(cwd, 'taskrecon.config.yaml'),
+    [
+      `db: ${schema.dsn}`,
+      'appTimeZone: America/Los_Angeles',
+      'sources:',
+      '  tasks: { profile: async-task, table: async_task, default: true }',
+      '  failed:',
+      '    profile: laravel-failed-jobs',
+      '    queue:',
+      '      connections:',
+      '        database: { driver: database, table: jobs }',
+      `        redis: { driver: redis, url: "${REDIS_URL}", prefix: "${PREFIX}" }`,
+      'sweeps:',
+      "  - { name: sms, match: { bizType: 'App\\Jobs\\SendSms' }, action: retry, rate: 50/s }",
+      '  - { name: coupon, match: { bizType: coupon, source: tasks }, action: retry, maxSweeps: 1 }',
+      "  - { name: schema, match: { errorLike: 'Unknown column' }, action: hold }",
+      '',
+    ].join('\n'),
+  );
+  expect((await runCli(['init', '--source', 'tasks'], { cwd })).code).toBe(0);
+  const values: unknown[] = [];
+  for (let n = 0; n < DB_JOBS + REDIS_JOBS; n++) {
+    const uuid = randomUUID();
+    values.push(
+      uuid,
+      n < DB_JOBS ? 'database' : 'redis',
+      'default',
+      laravelPayload(uuid, 'App\\Jobs\\SendSms', n),
+      'Exception: sms 429',
+    );
+  }
+  await schema.sql.query(
+    `INSERT INTO failed_jobs (uuid, connection, queue, payload, exception) VALUES ${Array.from({ length: DB_JOBS + REDIS_JOBS }, () => '(?, ?, ?, ?, ?)').join(', ')}`,
+    values,
+  );
+  const held = randomUUID();
+  await schema.sql.query(
+    'INSERT INTO failed_jobs (uuid, connection, queue, payload, exception) VALUES (?, ?, ?, ?, ?)',
+    [
+      held,
+      'database',
+      'default',
+      laravelPayload(held, 'App\\Jobs\\Report', 1),
+      "SQLSTATE[42S22]: Column not found: 1054 Unknown column 'x'",
+    ],
+  );
+  await schema.sql.query(
+    `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at)
+     VALUES ('coupon', 'o1', 'coupon:o1', '{}', 3, 8, NOW(), 'partner 500', NOW() - INTERVAL 10 MINUTE, NOW() - INTERVAL 5 MINUTE),
+            ('coupon', 'o2', 'coupon:o2', '{}', 3, 8, NOW(), 'partner 500', NOW() - INTERVAL 10 MINUTE, NOW() - INTERVAL 5 MINUTE),
+            ('coupon', 'o3', 'coupon:o3', '{}', 3, 8, NOW(), 'partner 500', NOW() - INTERVAL 3 HOUR, NOW() - INTERVAL 2 HOUR)`,
+  );
+});
+
+afterAll(async () => {
+  await redis?.del(`${PREFIX}queues:default`, `${PREFIX}queues:default:notify`);
+  redis?.disconnect();
+  await schema?.drop();
+});
+
+describe('sweep over Laravel failed jobs and a task table', () => {
+  it('two sweeps at once retry each job exactly once', async () => {
+    const [a, b] = await Promise.all([
+      runJson<SweepJson>(['sweep', '--since', '1h'], { cwd }),
+      runJson<SweepJson>(['sweep', '--since', '1h'], { cwd }),
+    ]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    assertMatchesSchema('sweep', a.json);
+    assertMatchesSchema('sweep', b.json);
+    const total = DB_JOBS + REDIS_JOBS + 2;
+    expect(a.json.retried + b.json.retried).toBe(total);
+    // They did run at once (rate 50/s keeps each sweep busy for seconds): the later one met rows the
+    // other had retried, and skipped them as lost races instead of pushing them again.
+    expect(a.json.lostRace + b.json.lostRace).toBeGreaterThan(0);
+    expect(Math.min(a.json.retried, b.json.retried)).toBeGreaterThan(0);
+    // Every row one sweep retried, the other either never saw or lost (never retried twice).
+    const retriedIds = [...a.json.results, ...b.json.results]
+      .filter((r) => r.outcome === 'retried')
+      .map((r) => `${r.source}:${r.id}`);
+    expect(new Set(retriedIds).size).toBe(total);
+    // Deliveries: one jobs row per database job, one list entry (and notify entry) per Redis job.
+    const jobs = await rows<{ payload: string; attempts: number }>('SELECT payload, attempts FROM jobs');
+    expect(jobs.length).toBe(DB_JOBS);
+    expect(new Set(jobs.map((j) => (JSON.parse(j.payload) as { uuid: string }).uuid)).size).toBe(DB_JOBS);
+    expect(await redis.llen(`${PREFIX}queues:default`)).toBe(REDIS_JOBS);
+    expect(await redis.llen(`${PREFIX}queues:default:notify`)).toBe(REDIS_JOBS);
+    expect((await rows("SELECT id FROM taskrecon_audit WHERE action = 'sweep-retry'")).length).toBe(total);
+    const remaining = await rows<{ uuid: string }>('SELECT uuid FROM failed_jobs');
+    expect(remaining.length).toBe(1);
+    // The task rows went failed → pending through the state machine, due now, attempts reset.
+    const tasks = await rows<{ biz_id: string; status: number; retry_count: number }>(
+      'SELECT biz_id, status, retry_count FROM async_task ORDER BY id',
+    );
+    expect(tasks).toEqual([
+      { biz_id: 'o1', status: 0, retry_count: 0 },
+      { biz_id: 'o2', status: 0, retry_count: 0 },
+      { biz_id: 'o3', status: 3, retry_count: 8 },
+    ]);
+    expect(a.json.held + b.json.held).toBe(2);
+  });
+
+  it('a third sweep retries nothing and delivers nothing', async () => {
+    const { code, json } = await runJson<SweepJson>(['sweep', '--since', '1h'], { cwd });
+    expect(code).toBe(0);
+    expect([json.retried, json.held, json.secondFailures]).toEqual([0, 1, 0]);
+    expect((await rows('SELECT id FROM jobs')).length).toBe(DB_JOBS);
+    expect(await redis.llen(`${PREFIX}queues:default`)).toBe(REDIS_JOBS);
+  });
+
+  it('a task that fails again after its sweep is a second failure: exit 1, not retried', async () => {
+    await schema.sql.query(
+      "UPDATE async_task SET status = 3, retry_count = 8, updated_at = NOW() WHERE biz_id = 'o1'",
+    );
+    const { code, json } = await runJson<SweepJson>(['sweep', '--since', '1h', '--source', 'tasks'], { cwd });
+    expect(code).toBe(1);
+    expect(json.results).toEqual([
+      expect.objectContaining({ rule: 'coupon', outcome: 'second-failure', identity: 'coupon:o1' }),
+    ]);
+    expect(
+      (await rows<{ status: number }>("SELECT status FROM async_task WHERE biz_id = 'o1'"))[0]?.status,
+    ).toBe(3);
+  });
+
+  it('a healthy table gives exit 0 and no second failure', async () => {
+    await schema.sql.query("UPDATE async_task SET status = 2 WHERE biz_id = 'o1'");
+    const { code, json } = await runJson<SweepJson>(['sweep', '--since', '1h', '--source', 'tasks'], { cwd });
+    expect(code).toBe(0);
+    expect(json.secondFailures).toBe(0);
+  });
+});
