@@ -67,6 +67,14 @@ export const handlerSchema = z.discriminatedUnion('type', [
     url: z.string().min(1).optional(),
     list: z.string().min(1).optional(),
   }),
+  /** A RabbitMQ queue (through the default exchange) or exchange + routing key of a `brokers:` entry. */
+  z.strictObject({
+    type: z.literal('rabbitmq'),
+    broker: z.string().min(1),
+    queue: z.string().min(1).optional(),
+    exchange: z.string().optional(),
+    routingKey: z.string().optional(),
+  }),
 ]);
 export type HandlerConfig = z.infer<typeof handlerSchema>;
 

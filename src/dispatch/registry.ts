@@ -5,6 +5,7 @@ import { configError } from '../errors.js';
 import { CommandDispatcher } from './command.js';
 import { HttpDispatcher } from './http.js';
 import { MarkOnlyDispatcher } from './mark-only.js';
+import { rabbitDispatcherFromConfig } from './rabbitmq.js';
 import { redisQueueFromConfig } from './redis-queue.js';
 import type { Dispatcher, DispatcherRegistry } from './types.js';
 
@@ -54,6 +55,8 @@ export function dispatcherFromConfig(
       return new MarkOnlyDispatcher();
     case 'redis-list':
       return redisQueueFromConfig(config, where, brokers);
+    case 'rabbitmq':
+      return rabbitDispatcherFromConfig(config, where, brokers);
     default:
       return undefined;
   }
