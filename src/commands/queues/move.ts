@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { randomUUID } from 'node:crypto';
 import { BaseCommand } from '../../base-command.js';
 import type { MoveResult, MoveWhat } from '../../brokers/types.js';
-import { usageError } from '../../errors.js';
+import { ExitCode, usageError } from '../../errors.js';
 import { confirmMove, renderMove } from '../../render/queues.js';
 import { brokerFlags, moveFlags, rabbitMoveFlags } from '../../verbs/queues/flags.js';
 import { brokerFor, parseMatchHeader } from '../../verbs/queues/index.js';
@@ -80,6 +80,8 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
       (m) => this.note(m),
     );
     if (!this.jsonEnabled()) this.log(renderMove(result));
+    // Stopped early (Ctrl-C): what moved is audited; the same command moves the rest.
+    if (!dryRun && result.moved < result.matched) this.setExit(ExitCode.findings);
     return result;
   }
 }

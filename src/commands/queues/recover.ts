@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { randomUUID } from 'node:crypto';
 import { BaseCommand } from '../../base-command.js';
-import { usageError } from '../../errors.js';
+import { ExitCode, usageError } from '../../errors.js';
 import { confirmMove, renderRecover } from '../../render/queues.js';
 import { brokerFlags, moveFlags } from '../../verbs/queues/flags.js';
 import { brokerFor } from '../../verbs/queues/index.js';
@@ -60,6 +60,7 @@ export default class QueuesRecover extends BaseCommand<typeof QueuesRecover> {
       (m) => this.note(m),
     );
     if (!this.jsonEnabled()) this.log(renderRecover(result));
+    if (!dryRun && result.moved < result.matched) this.setExit(ExitCode.findings);
     return result;
   }
 }

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Context } from '../../context.js';
-import { insertAuditBatch, type AuditInsert } from '../../db/sql/audit.js';
+import { insertAuditBatch, selectAuditPage, type AuditInsert } from '../../db/sql/audit.js';
 import type { Db } from '../../db/types.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import { openBroker, type BrokerChoice } from '../../brokers/index.js';
@@ -130,6 +130,30 @@ function onBatchFor(
   };
 }
 
+/** Which of these jobs an earlier move from `from` already carried, by the audit log. */
+function movedBeforeFor(
+  db: Db | undefined,
+  broker: string,
+  from: string,
+): ((jobIds: readonly string[]) => Promise<ReadonlySet<string>>) | undefined {
+  if (!db) return undefined;
+  return async (jobIds) => {
+    const seen = new Set<string>();
+    for (let i = 0; i < jobIds.length; i += 500) {
+      const ids = jobIds.slice(i, i + 500).map(cut);
+      const rows = await selectAuditPage(
+        db,
+        db.dialect,
+        { source: cut(broker), taskIds: ids, actions: ['queue-move'] },
+        0,
+        ids.length * 20,
+      );
+      for (const row of rows) if (row.taskTable === cut(from)) seen.add(row.taskId);
+    }
+    return seen;
+  };
+}
+
 export interface MoveInput extends MoveOptions {
   from: string;
   to?: string;
@@ -183,6 +207,9 @@ export async function runMove(
           runId: input.runId,
           onBatch: onBatchFor(db, meta),
           shouldStop,
+          // Only RabbitMQ asks: a Redis batch is atomic, so no job is ever carried twice.
+          movedBefore:
+            choice.config.kind === 'rabbitmq' ? movedBeforeFor(db, choice.name, input.from) : undefined,
         }),
       say,
     );
