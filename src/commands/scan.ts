@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import type { LogicalStatus } from '../core/task.js';
 import type { ListKind } from '../db/sql/scan.js';
-import { windowField } from '../db/sql/scan.js';
+import { windowField } from '../db/fragment.js';
 import { usageError } from '../errors.js';
 import { countFlag, durationFlag, FORMATS, resolveTime, statusFlag, timeFlag } from '../flags.js';
 import {
@@ -19,6 +19,8 @@ import { startProgress } from '../render/progress.js';
 import { CSV_HEADER, rowSerializer } from '../render/task-rows.js';
 import { writeOut } from '../render/terminal.js';
 import { toIso } from '../db/task-sql.js';
+import { listSecondFailures, type SecondFailureRow } from '../verbs/sweep/index.js';
+import { renderSecondFailures } from '../render/sweep.js';
 
 const PROGRESS_EVERY_ROWS = 65_536;
 
@@ -31,6 +33,7 @@ const LISTS_OF_STATUS: Record<LogicalStatus, ListKind[]> = {
 };
 
 export default class Scan extends BaseCommand<typeof Scan> {
+  static override readOnly = true;
   static override summary = 'Find stuck, due and failed tasks, with counts by status and biz type.';
   static override description =
     'Reads only. "Due" is pending with next_retry_time ≤ now; "stuck" is processing whose lease expired ' +
@@ -56,6 +59,9 @@ export default class Scan extends BaseCommand<typeof Scan> {
       default: 20,
     }),
     format: Flags.string({ summary: 'Output format.', options: [...FORMATS] }),
+    'second-failures': Flags.boolean({
+      summary: 'Also list second failures: jobs the `sweeps:` rules retried maxSweeps times that failed again.',
+    }),
   };
 
   async run(): Promise<ScanResult | undefined> {
@@ -88,11 +94,16 @@ export default class Scan extends BaseCommand<typeof Scan> {
       return undefined;
     }
     const progress = startProgress('scanning', format === 'table');
-    const result = await scan(source, options).finally(() => progress.stop());
+    const result: ScanResult & { secondFailures?: SecondFailureRow[] } = await scan(source, options).finally(() =>
+      progress.stop(),
+    );
+    if (this.flags['second-failures'])
+      result.secondFailures = await listSecondFailures(source, this.context.config, nowEpoch, options.sinceEpoch);
     if (format === 'table') {
       // Imported here: the table renderer (cli-table3) is not needed to stream or print JSON.
       const { renderScan } = await import('../render/scan.js');
       this.log(renderScan(result));
+      if (result.secondFailures) this.log(renderSecondFailures(result.secondFailures));
     }
     return result;
   }

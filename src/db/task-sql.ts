@@ -1,20 +1,12 @@
 import type { LogicalField, LogicalStatus, Task, TaskId, TimeField, TimeType } from '../core/task.js';
 import { LOGICAL_STATUSES, TIME_FIELDS } from '../core/task.js';
 import type { Dialect } from './dialect.js';
+import { placeholders, type Fragment } from './fragment.js';
 import type { Profile } from './profiles/types.js';
 
-/** A SQL fragment and the values bound into it. */
-export interface Fragment {
-  sql: string;
-  params: unknown[];
-}
+export { placeholders, type Fragment } from './fragment.js';
 
 /** How many characters of `last_error` a list shows; `show` prints it whole. */
-/** One `?` per value, comma-separated: the body of an `IN (…)` or `VALUES (…)` list. */
-export function placeholders(values: readonly unknown[]): string {
-  return values.map(() => '?').join(', ');
-}
-
 export const LIST_ERROR_CHARS = 1000;
 
 /**

@@ -1,5 +1,6 @@
 import type { Task, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
+import type { Dialect } from '../dialect.js';
 import type { Queryable } from '../types.js';
 
 /**
@@ -13,6 +14,15 @@ const DRILL_PREFIX = /^drill-[0-9a-f]{4,32}-$/;
 export function drillLike(prefix: string): string {
   if (!DRILL_PREFIX.test(prefix)) throw new Error(`not a drill prefix: ${prefix}`);
   return `${prefix}%`;
+}
+
+/**
+ * A business-table filter narrowed to one run's rows: the key carries the run prefix (checked to
+ * hold only [0-9a-f-], so it is safe as a literal), AND-ed with the rule's own filter if any.
+ */
+export function drillRunFilter(dialect: Dialect, key: string, prefix: string, where?: string): string {
+  const runOnly = `${dialect.quoteId(key)} LIKE '${drillLike(prefix)}'`;
+  return where ? `(${where}) AND ${runOnly}` : runOnly;
 }
 
 export interface DrillTaskInsert {

@@ -1,40 +1,10 @@
 import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
-import { placeholders, type Fragment, type TaskSql } from '../task-sql.js';
+import { and, filterWhere, type ScanFilter } from '../fragment.js';
+import type { Fragment, TaskSql } from '../task-sql.js';
 import type { Db, RowEncoder } from '../types.js';
 
-/** Which rows a scan looks at: biz types and a created-at window (epoch seconds). */
-export interface ScanFilter {
-  bizTypes?: string[];
-  sinceEpoch?: number;
-  untilEpoch?: number;
-}
-
-/** The time field --since/--until apply to: createdAt, or updatedAt (failed_at) for tables without one. */
-export function windowField(sql: TaskSql): 'createdAt' | 'updatedAt' | undefined {
-  if (sql.has('createdAt')) return 'createdAt';
-  if (sql.has('updatedAt')) return 'updatedAt';
-  return undefined;
-}
-
-/** The filter as AND-ed predicates (always at least `1=1`). */
-export function filterWhere(sql: TaskSql, filter: ScanFilter): Fragment {
-  const parts: Fragment[] = [];
-  if (filter.bizTypes?.length) {
-    const col = sql.expr('bizType') as string;
-    parts.push({ sql: `${col} IN (${placeholders(filter.bizTypes)})`, params: filter.bizTypes });
-  }
-  const field = windowField(sql);
-  if (field && filter.sinceEpoch !== undefined) parts.push(sql.timeCompare(field, '>=', filter.sinceEpoch));
-  if (field && filter.untilEpoch !== undefined) parts.push(sql.timeCompare(field, '<', filter.untilEpoch));
-  return and(parts);
-}
-
-export function and(parts: Fragment[]): Fragment {
-  const kept = parts.filter((p) => p.sql !== '1=1');
-  if (kept.length === 0) return { sql: '1=1', params: [] };
-  return { sql: kept.map((p) => `(${p.sql})`).join(' AND '), params: kept.flatMap((p) => p.params) };
-}
+export { and, filterWhere, windowField, type ScanFilter } from '../fragment.js';
 
 export interface StatusCountRow {
   bizType: string | null;

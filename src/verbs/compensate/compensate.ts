@@ -9,8 +9,8 @@ import {
   selectWholeRows,
   type CandidateCursor,
 } from '../../db/sql/manual.js';
-import { and, filterWhere } from '../../db/sql/scan.js';
-import { placeholders, toIso, type Fragment } from '../../db/task-sql.js';
+import { and, filterWhere, inList, type Fragment } from '../../db/fragment.js';
+import { toIso } from '../../db/task-sql.js';
 import type { Row } from '../../db/types.js';
 import { usageError } from '../../errors.js';
 import { requireAuditTable } from '../audit/index.js';
@@ -161,11 +161,7 @@ export async function previewCandidates(
   if (request.ids) {
     const id = source.sql.expr('id') as string;
     const ids = request.ids.slice(0, limit);
-    const rows = await selectCandidateTasks(
-      source,
-      { sql: `${id} IN (${placeholders(ids)})`, params: ids },
-      limit,
-    );
+    const rows = await selectCandidateTasks(source, inList(id, ids), limit);
     return { tasks: rows.map((r) => source.sql.toTask(r)), matched: request.ids.length };
   }
   const where = selectionWhere(source, request);

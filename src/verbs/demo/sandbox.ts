@@ -3,8 +3,15 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { TaskreconError } from '../../errors.js';
 import { auditDdl, asyncTaskDdl } from '../../db/ddl.js';
 import { openSqlite } from '../../db/sqlite.js';
-import type { Db } from '../../db/types.js';
-import { buildFixtures, type FixtureTask } from './fixtures.js';
+import {
+  DEMO_BUSINESS_DDL,
+  demoSamples,
+  insertDemoEffect,
+  insertDemoTask,
+  isDemoSandbox,
+  markSandbox,
+} from '../../db/sql/demo.js';
+import { buildFixtures } from './fixtures.js';
 
 /** The business tables the sandbox's tasks were meant to change, and the column that names the order. */
 export const BUSINESS_TABLES = {
@@ -12,8 +19,6 @@ export const BUSINESS_TABLES = {
   points: { table: 'user_points', key: 'order_id' },
   sms: { table: 'sms_log', key: 'order_id' },
 } as const;
-
-const MARKER_TABLE = 'taskrecon_demo_meta';
 
 export interface Sandbox {
   file: string;
@@ -23,19 +28,6 @@ export interface Sandbox {
   /** Ids worth looking at in the tour. */
   samples: { failedId: number | null; stuckId: number | null; dueId: number | null };
 }
-
-const BUSINESS_DDL = [
-  `CREATE TABLE user_coupon (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL, user_id INTEGER NOT NULL,
-     coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
-  'CREATE INDEX idx_user_coupon_order ON user_coupon (order_id)',
-  `CREATE TABLE user_points (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL, user_id INTEGER NOT NULL,
-     points INTEGER NOT NULL, event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
-  'CREATE INDEX idx_user_points_order ON user_points (order_id)',
-  `CREATE TABLE sms_log (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL, phone VARCHAR(20) NOT NULL,
-     event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
-  'CREATE INDEX idx_sms_log_order ON sms_log (order_id)',
-  `CREATE TABLE ${MARKER_TABLE} (built_at DATETIME NOT NULL DEFAULT (datetime('now')), tasks INTEGER NOT NULL)`,
-];
 
 /**
  * Builds the SQLite sandbox: the reference task table, taskrecon's audit table, three business
@@ -48,7 +40,7 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
     let isSandbox = false;
     try {
       const probe = openSqlite({ kind: 'sqlite', file });
-      isSandbox = (await probe.columns(MARKER_TABLE)) !== undefined;
+      isSandbox = await isDemoSandbox(probe);
       await probe.close();
     } catch {
       // Not SQLite at all: certainly not ours.
@@ -63,89 +55,37 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
   }
   const db = openSqlite({ kind: 'sqlite', file }, { create: true });
   try {
-    for (const statement of [...asyncTaskDdl(db.dialect), ...auditDdl(db.dialect), ...BUSINESS_DDL])
+    for (const statement of [...asyncTaskDdl(db.dialect), ...auditDdl(db.dialect), ...DEMO_BUSINESS_DDL])
       await db.execute(statement);
     const fixtures = buildFixtures(count);
     const businessRows = await db.transaction(async (tx) => {
       let rows = 0;
       for (const task of fixtures.tasks) {
-        await tx.execute(
-          `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, datetime('now', ?), ?, datetime('now', ?), datetime('now', ?))`,
-          [
+        await insertDemoTask(tx, task);
+        for (let i = 0; i < task.effects; i++)
+          rows += await insertDemoEffect(
+            tx,
             task.bizType,
             task.bizId,
             task.eventId,
-            task.payload,
-            task.status,
-            task.retryCount,
-            `${task.nextRetryIn} seconds`,
-            task.lastError,
-            `-${task.createdAgo} seconds`,
-            `-${task.updatedAgo} seconds`,
-          ],
-        );
-        for (let i = 0; i < task.effects; i++)
-          rows += await insertEffect(tx, task.bizType, task.bizId, task.eventId, JSON.parse(task.payload));
+            JSON.parse(task.payload),
+          );
       }
       for (const [bizType, orderId] of fixtures.orphans)
-        rows += await insertEffect(tx, bizType, orderId, null, {
+        rows += await insertDemoEffect(tx, bizType, orderId, null, {
           user_id: 10_001,
           points: 5,
           phone: '13800000000',
         });
-      await tx.execute(`INSERT INTO ${MARKER_TABLE} (tasks) VALUES (?)`, [count]);
+      await markSandbox(tx, count);
       return rows;
     });
     const configFile = join(dirname(file), `${basename(file).replace(/\.sqlite$/, '')}.config.yaml`);
     writeFileSync(configFile, sandboxConfig(basename(file)));
-    return { file, configFile, tasks: count, businessRows, samples: await samples(db) };
+    return { file, configFile, tasks: count, businessRows, samples: await demoSamples(db) };
   } finally {
     await db.close();
   }
-}
-
-async function insertEffect(
-  tx: Pick<Db, 'execute'>,
-  bizType: FixtureTask['bizType'],
-  orderId: string,
-  eventId: string | null,
-  payload: Record<string, unknown>,
-): Promise<number> {
-  if (bizType === 'coupon') {
-    await tx.execute(
-      'INSERT INTO user_coupon (order_id, user_id, coupon_template_id, event_id) VALUES (?, ?, ?, ?)',
-      [orderId, payload.user_id, 'TPL-NEWUSER-20', eventId],
-    );
-  } else if (bizType === 'points') {
-    await tx.execute('INSERT INTO user_points (order_id, user_id, points, event_id) VALUES (?, ?, ?, ?)', [
-      orderId,
-      payload.user_id,
-      payload.points,
-      eventId,
-    ]);
-  } else {
-    await tx.execute('INSERT INTO sms_log (order_id, phone, event_id) VALUES (?, ?, ?)', [
-      orderId,
-      payload.phone,
-      eventId,
-    ]);
-  }
-  return 1;
-}
-
-async function samples(db: Db): Promise<Sandbox['samples']> {
-  const first = async (where: string): Promise<number | null> => {
-    const rows = await db.query<{ id: number }>(
-      `SELECT id FROM async_task WHERE ${where} ORDER BY id LIMIT 1`,
-    );
-    return rows[0]?.id ?? null;
-  };
-  return {
-    failedId: await first('status = 3'),
-    stuckId: await first(`status = 1 AND updated_at <= datetime('now', '-600 seconds')`),
-    dueId: await first(`status = 0 AND next_retry_time <= datetime('now')`),
-  };
 }
 
 /** The sandbox's config: one source, handlers that only mark, and a diff rule per business table. */

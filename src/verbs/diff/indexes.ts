@@ -3,6 +3,7 @@ import type { DiffRule } from '../../core/diff.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { integerPrimaryKey } from '../../db/sql/diff-schema.js';
+import { createIndexStatement } from '../../db/sql/suggestions.js';
 import type { Db, IndexInfo } from '../../db/types.js';
 
 /**
@@ -44,7 +45,6 @@ function need(
   indexes: IndexInfo[],
 ): RuleIndexNeed {
   const found = servingIndex(indexes, columns);
-  const q = db.dialect.quoteId;
   const name = `idx_${table}_${columns.join('_')}`.slice(0, 64);
   return {
     rule,
@@ -54,9 +54,7 @@ function need(
     why,
     present: Boolean(found),
     index: found?.name ?? null,
-    suggestion: found
-      ? null
-      : `CREATE INDEX ${q(name)} ON ${q(table)} (${columns.map((c) => q(c)).join(', ')})`,
+    suggestion: found ? null : createIndexStatement(db.dialect, name, table, columns),
   };
 }
 

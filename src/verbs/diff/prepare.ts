@@ -6,7 +6,7 @@ import { isIntegerType } from '../../db/sql/diff-keys.js';
 import { bizTypeHasTasks, columnCollation, probeWhere } from '../../db/sql/diff-schema.js';
 import { utf8Collation, type CrossBusinessSide, type CrossTaskSide } from '../../db/sql/diff-checksum.js';
 import type { BusinessSide, TaskSide } from '../../db/sql/diff.js';
-import { filterWhere } from '../../db/sql/scan.js';
+import { filterWhere, notOrNull } from '../../db/fragment.js';
 import type { Fragment } from '../../db/task-sql.js';
 import type { Db } from '../../db/types.js';
 import { configError, TaskreconError } from '../../errors.js';
@@ -106,7 +106,7 @@ function rolePredicates(source: BoundSource, rule: DiffRule): Pick<TaskSide, 'ro
 function notDonePredicate(source: BoundSource, rule: DiffRule): Fragment {
   const done = source.sql.statusIn(statusesOfRole('done', rule.taskStatus));
   const raw = source.sql.rawStatusExpr();
-  return { sql: `NOT (${done.sql}) OR ${raw} IS NULL`, params: done.params };
+  return notOrNull(done, raw);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import { explain } from '../../db/sql/doctor.js';
+import { createIndexStatement } from '../../db/sql/suggestions.js';
 import { countByBizTypeAndStatus, countDue, countStuck } from '../../db/sql/scan.js';
 import type { Db, ExecResult, IndexInfo, Row } from '../../db/types.js';
 import { ALL_LISTS, capabilityNotes, streamList, type ScanOptions } from '../scan/index.js';
@@ -140,7 +141,6 @@ export function scanIndexCheck(
   plans: ExplainedQuery[],
 ): DoctorCheck {
   const { profile, db } = source;
-  const q = db.dialect.quoteId;
   const model = profile.status;
   const nrtRef = profile.fields.nextRetryAt;
   const nrt = nrtRef && 'column' in nrtRef ? nrtRef.column : undefined;
@@ -171,13 +171,25 @@ export function scanIndexCheck(
         name,
         'warn',
         `no index leads with ${model.column}: due and stuck read the whole ${profile.table} table (fine for a short queue, slow for millions of rows).${planNote(dueQuery)}`,
-        `CREATE INDEX ${q(`${profile.table}_reserved_available_index`)} ON ${q(profile.table)} (${q(model.column)}${nrt ? `, ${q(nrt)}` : ''});`,
+        createIndexStatement(
+          db.dialect,
+          `${profile.table}_reserved_available_index`,
+          profile.table,
+          nrt ? [model.column, nrt] : [model.column],
+          true,
+        ),
       ),
     );
   }
   const wanted = nrt ? [model.column, nrt] : [model.column];
   const described = `(${wanted.join(', ')})`;
-  const create = `CREATE INDEX ${q(`idx_${nrt ? 'status_next_retry' : 'status'}`)} ON ${q(profile.table)} (${wanted.map((c) => q(c)).join(', ')});`;
+  const create = createIndexStatement(
+    db.dialect,
+    `idx_${nrt ? 'status_next_retry' : 'status'}`,
+    profile.table,
+    wanted,
+    true,
+  );
   const exact = indexes.find((i) => leads(i, wanted));
   if (exact)
     return withPlans(

@@ -2,6 +2,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { AUDIT_TABLE } from '../../db/ddl.js';
 import { AUDIT_WRITE_COLUMNS } from '../../db/sql/audit.js';
 import { statusValueCounts } from '../../db/sql/doctor.js';
+import { modifyColumnStatement } from '../../db/sql/suggestions.js';
 import type { Db } from '../../db/types.js';
 import { mappedColumns } from '../../db/profiles/types.js';
 import { check, type DoctorCheck } from './check.js';
@@ -55,16 +56,13 @@ export function lastErrorCheck(source: BoundSource): DoctorCheck | undefined {
   const expected = source.profile.expectedLastErrorLength;
   const holds =
     live.maxLength === null ? 'unbounded text' : `${live.maxLength.toLocaleString('en-US')} characters`;
-  const t = source.db.dialect.quoteId(source.profile.table);
-  const c = source.db.dialect.quoteId(live.name);
   if (expected !== undefined && live.maxLength !== null && live.maxLength < expected) {
     return check(
       name,
       'fail',
       `${live.name} is ${live.columnType} (${holds}), shorter than the ${expected} characters taskrecon assumes: longer errors are cut off, or rejected in strict mode`,
-      source.db.dialect.name === 'mysql'
-        ? `ALTER TABLE ${t} MODIFY ${c} VARCHAR(${expected}) NULL;`
-        : `Rebuild ${source.profile.table} with ${live.name} VARCHAR(${expected}).`,
+      modifyColumnStatement(source.db.dialect, source.profile.table, live.name, 'varchar-null', expected) ??
+        `Rebuild ${source.profile.table} with ${live.name} VARCHAR(${expected}).`,
     );
   }
   if (source.profile.kind === 'failed-jobs' && live.maxLength !== null && live.maxLength <= TEXT_MAX_CHARS) {
@@ -72,9 +70,8 @@ export function lastErrorCheck(source: BoundSource): DoctorCheck | undefined {
       name,
       'warn',
       `${live.name} is ${live.columnType} (${holds}): deep PHP stack traces are longer and get cut off`,
-      source.db.dialect.name === 'mysql'
-        ? `ALTER TABLE ${t} MODIFY ${c} LONGTEXT NOT NULL;`
-        : `Use a TEXT column for ${live.name}.`,
+      modifyColumnStatement(source.db.dialect, source.profile.table, live.name, 'longtext-not-null') ??
+        `Use a TEXT column for ${live.name}.`,
     );
   }
   return check(

@@ -1,5 +1,5 @@
 import type { FindingCounts } from '../../core/diff.js';
-import { drillLike } from '../../db/sql/drill.js';
+import { drillRunFilter } from '../../db/sql/drill.js';
 import { prepareRule } from '../diff/index.js';
 import { runDiff } from '../diff/index.js';
 import type { DrillEnv } from './env.js';
@@ -17,10 +17,12 @@ export interface DrillDiff {
  * whose key carries the run prefix), expecting exactly one business row per successful task.
  */
 export async function diffDrillRun(env: DrillEnv): Promise<DrillDiff> {
-  const dialect = env.effectDb.dialect;
-  // The prefix is checked to hold only [0-9a-f-], so it is safe as a literal in the filter.
-  const runOnly = `${dialect.quoteId(env.effect.key)} LIKE '${drillLike(drillPrefix(env.runId))}'`;
-  const where = env.effect.where ? `(${env.effect.where}) AND ${runOnly}` : runOnly;
+  const where = drillRunFilter(
+    env.effectDb.dialect,
+    env.effect.key,
+    drillPrefix(env.runId),
+    env.effect.where,
+  );
   // Orphans are looked for explicitly: a drill row's effect without its task is a finding here.
   const business = {
     table: env.effect.table,

@@ -1,0 +1,31 @@
+import type { Dialect } from '../dialect.js';
+
+/**
+ * The statements doctor and diff suggest to a DBA. They are printed, never run: identifiers are
+ * quoted by the dialect, and a suggestion the dialect cannot express comes back as null.
+ */
+
+/** `CREATE INDEX name ON table (columns)`, with `;` when `terminated`. */
+export function createIndexStatement(
+  dialect: Dialect,
+  name: string,
+  table: string,
+  columns: readonly string[],
+  terminated = false,
+): string {
+  const q = dialect.quoteId;
+  return `CREATE INDEX ${q(name)} ON ${q(table)} (${columns.map((c) => q(c)).join(', ')})${terminated ? ';' : ''}`;
+}
+
+/** `ALTER TABLE … MODIFY` the column to the given type (MySQL/MariaDB only: SQLite rebuilds tables). */
+export function modifyColumnStatement(
+  dialect: Dialect,
+  table: string,
+  column: string,
+  type: 'varchar-null' | 'longtext-not-null',
+  length = 0,
+): string | null {
+  if (dialect.name !== 'mysql') return null;
+  const definition = type === 'varchar-null' ? `VARCHAR(${length}) NULL` : 'LONGTEXT NOT NULL';
+  return `ALTER TABLE ${dialect.quoteId(table)} MODIFY ${dialect.quoteId(column)} ${definition};`;
+}
