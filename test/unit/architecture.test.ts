@@ -1,0 +1,210 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layout's rules, read from the source itself: each failure names the file that breaks it.
+ * A folder is a unit of src/: a top-level folder (db/, core/, render/ …, its sub-folders
+ * included), one folder per verb (verbs/diff/) or broker (brokers/redis/), and each file at the
+ * top of src/ on its own.
+ */
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return walk(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const FILES = walk(SRC).map((path) => ({ path, name: relative(SRC, path).split(sep).join('/') }));
+const text = new Map(FILES.map((f) => [f.name, readFileSync(f.path, 'utf8')]));
+
+function unitOf(name: string): string {
+  const parts = name.split('/');
+  if (parts.length === 1) return name;
+  if ((parts[0] === 'verbs' || parts[0] === 'brokers') && parts.length > 2) return `${parts[0]}/${parts[1]}`;
+  return parts[0]!;
+}
+
+/** Every relative import and re-export of a file, as src-relative names of the .ts files. */
+function importsOf(name: string): string[] {
+  const source = text.get(name) ?? '';
+  const found: string[] = [];
+  for (const match of source.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    const target = join(dirname(name), match[1]!).split(sep).join('/').replace(/\.js$/, '.ts');
+    found.push(target);
+  }
+  return found;
+}
+
+/** The source with comments blanked, so prose about SQL or chalk is not code. */
+function code(name: string): string {
+  return (text.get(name) ?? '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+}
+
+function findCycle(edges: Map<string, Set<string>>): string[] | null {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): string[] | null => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of edges.get(node) ?? []) {
+      if (state.get(next) === 'open') return [...stack.slice(stack.indexOf(next)), next];
+      if (!state.has(next)) {
+        const cycle = visit(next);
+        if (cycle) return cycle;
+      }
+    }
+    stack.pop();
+    state.set(node, 'done');
+    return null;
+  };
+  for (const node of [...edges.keys()].sort()) {
+    if (!state.has(node)) {
+      const cycle = visit(node);
+      if (cycle) return cycle;
+    }
+  }
+  return null;
+}
+
+/** SQL statements or clauses written out in a string; the keywords are upper case in this codebase. */
+const SQL_TEXT = new RegExp(
+  [
+    String.raw`\bSELECT\s[\s\S]{0,200}?\sFROM\s`,
+    String.raw`\bINSERT\s+(IGNORE\s+)?INTO\s`,
+    String.raw`\bUPDATE\s+\S+\s+SET\s`,
+    String.raw`\bDELETE\s+FROM\s`,
+    String.raw`\b(CREATE|ALTER|DROP)\s+(TABLE|INDEX|DATABASE)\s`,
+    String.raw`\sIS\s+(NOT\s+)?NULL\b`,
+    String.raw`\sIN\s*\(\$\{…\}`,
+    String.raw`\bWHERE\s`,
+    String.raw`(\$\{…\}|\)|\?)\s+(AND|OR|LIKE)\s`,
+    String.raw`\s(AND|OR|LIKE)\s+(\$\{…\}|\?|\(|')`,
+  ].join('|'),
+);
+
+/** The string and template literals of a file, read by the TypeScript parser (`${…}` for each substitution). */
+function literals(name: string): string[] {
+  const file = ts.createSourceFile(name, text.get(name) ?? '', ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return;
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) found.push(node.text);
+    else if (ts.isTemplateExpression(node))
+      found.push(node.head.text + node.templateSpans.map((span) => '${…}' + span.literal.text).join(''));
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
+
+describe('the layout of src/', () => {
+  it('has no import cycle between folders', () => {
+    const edges = new Map<string, Set<string>>();
+    for (const { name } of FILES) {
+      const from = unitOf(name);
+      for (const target of importsOf(name)) {
+        const to = unitOf(target);
+        if (to === from) continue;
+        if (!edges.has(from)) edges.set(from, new Set());
+        edges.get(from)!.add(to);
+      }
+    }
+    const cycle = findCycle(edges);
+    const witness = cycle
+      ?.slice(0, -1)
+      .map((unit, i) => {
+        const next = cycle[i + 1]!;
+        const file = FILES.find(
+          (f) => unitOf(f.name) === unit && importsOf(f.name).some((t) => unitOf(t) === next),
+        );
+        return `${unit} → ${next} (${file?.name})`;
+      })
+      .join('; ');
+    expect(witness ?? null, `folder import cycle: ${witness}`).toBeNull();
+  });
+
+  it('keeps core/ free of anything above it', () => {
+    const offenders = FILES.filter((f) => f.name.startsWith('core/')).flatMap((f) =>
+      importsOf(f.name)
+        .filter((t) => !t.startsWith('core/'))
+        .map((t) => `${f.name} imports ${t}`),
+    );
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('keeps every command file at 110 lines or fewer', () => {
+    const offenders = FILES.filter((f) => f.name.startsWith('commands/'))
+      .map((f) => ({ name: f.name, lines: text.get(f.name)!.split('\n').length - 1 }))
+      .filter((f) => f.lines > 110)
+      .map((f) => `src/${f.name}: ${f.lines} lines`);
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('writes SQL only under db/', () => {
+    const offenders = FILES.filter((f) => !f.name.startsWith('db/')).flatMap((f) =>
+      literals(f.name)
+        .filter((literal) => SQL_TEXT.test(literal))
+        .map((literal) => `src/${f.name}: ${literal.slice(0, 80).replace(/\s+/g, ' ')}`),
+    );
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('imports chalk and cli-table3 only in render/', () => {
+    const offenders = FILES.filter((f) => !f.name.startsWith('render/'))
+      .filter((f) =>
+        /from\s+['"](chalk|cli-table3)['"]|import\(\s*['"](chalk|cli-table3)['"]/.test(code(f.name)),
+      )
+      .map((f) => `src/${f.name}`);
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('compares dialect names only inside db/', () => {
+    const offenders = FILES.filter((f) => !f.name.startsWith('db/'))
+      .filter((f) => /\bdialect\.name\b|\bdialect\?\.name\b/.test(code(f.name)))
+      .map((f) => `src/${f.name}`);
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('gives every file over 300 lines a one-line reason at its top', () => {
+    const offenders = FILES.map((f) => ({ name: f.name, source: text.get(f.name)! }))
+      .filter((f) => f.source.split('\n').length - 1 > 300)
+      .filter((f) => !/^\/\/ (Over|Longer than) 300 lines: \S.{10,}/.test(f.source))
+      .map(
+        (f) =>
+          `src/${f.name}: ${f.source.split('\n').length - 1} lines, no "// Over 300 lines: <reason>" first line`,
+      );
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('can fail: each rule flags a planted case', () => {
+    expect(SQL_TEXT.test('SELECT id FROM ${…} WHERE x = ?')).toBe(true);
+    expect(SQL_TEXT.test('${…} IN (${…})')).toBe(true);
+    expect(SQL_TEXT.test('Select the rows you want to keep')).toBe(false);
+    expect(SQL_TEXT.test('Only tasks whose error matches this LIKE pattern with %.')).toBe(false);
+    expect(SQL_TEXT.test("${…} LIKE 'x%'")).toBe(true);
+    expect(
+      findCycle(
+        new Map([
+          ['a', new Set(['b'])],
+          ['b', new Set(['a'])],
+        ]),
+      ),
+    ).toEqual(['a', 'b', 'a']);
+    expect(
+      findCycle(
+        new Map([
+          ['a', new Set(['b'])],
+          ['b', new Set(['c'])],
+        ]),
+      ),
+    ).toBeNull();
+    expect(unitOf('verbs/diff/plan.ts')).toBe('verbs/diff');
+    expect(unitOf('db/sql/scan.ts')).toBe('db');
+  });
+});
