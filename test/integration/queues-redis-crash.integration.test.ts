@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { BIN } from '../support/cli.js';
+import { BIN, runJson } from '../support/cli.js';
+import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 
 // Crash safety of `queues move` and `queues recover`: 10k jobs in Laravel's key layout, the
 // processes killed with SIGKILL at random points 20 times in all; after each kill every job is in
@@ -24,6 +25,7 @@ const url = `redis://127.0.0.1:6379/${REDIS_DB}`;
 
 let redis: Redis;
 let cwd: string;
+let schema: TestSchema;
 
 /** A Laravel 8 payload as RedisQueue::createPayload writes it (the job's serialized command inside). */
 function laravelPayload(id: string, attempts: number): string {
@@ -127,32 +129,80 @@ interface Killed {
   code: number | null;
   signal: NodeJS.Signals | null;
   stderr: string;
+  /** The kill was armed: the process had started moving jobs when its timer began. */
+  armed: boolean;
 }
 
-/** Runs a process and SIGKILLs it after `afterMs` (or lets it finish first). */
-function runAndKill(argv: string[], afterMs: number, env: NodeJS.ProcessEnv = {}): Promise<Killed> {
+/** How many jobs sit in these keys (lists and sorted sets). */
+async function depth(keys: readonly string[]): Promise<number> {
+  let n = 0;
+  for (const k of keys) {
+    const type = await redis.type(k);
+    n += type === 'list' ? await redis.llen(k) : type === 'zset' ? await redis.zcard(k) : 0;
+  }
+  return n;
+}
+
+/**
+ * Runs a process and SIGKILLs it at a random point of its work: the timer of `0..windowMs` starts
+ * once `watch` keys have lost a job (the first batch has moved), so CLI start-up on a loaded
+ * machine does not eat the window. A process that finishes first is not killed.
+ */
+function runAndKill(
+  argv: string[],
+  watch: readonly string[],
+  windowMs: number,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Killed> {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0] ?? 'node', argv.slice(1), {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1', TASKRECON_DB: '', ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), afterMs);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stderr });
-    });
+    void depth(watch).then((before) => {
+      const child = spawn(argv[0] ?? 'node', argv.slice(1), {
+        cwd,
+        env: { ...process.env, NO_COLOR: '1', TASKRECON_DB: '', ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      let armed = false;
+      let done = false;
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      let timer: NodeJS.Timeout | undefined;
+      const poll = async () => {
+        while (!done && !armed) {
+          if ((await depth(watch)) < before) {
+            armed = true;
+            timer = setTimeout(() => child.kill('SIGKILL'), Math.floor(Math.random() * windowMs));
+            return;
+          }
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      void poll();
+      child.on('error', reject);
+      child.on('close', (code, signal) => {
+        done = true;
+        clearTimeout(killer);
+        clearTimeout(timer);
+        resolve({ code, signal, stderr, armed });
+      });
+    }, reject);
   });
 }
 
-const taskrecon = (...args: string[]) => [process.execPath, BIN, ...args];
+/** Runs a process to its end. */
+function runToEnd(argv: string[]): Promise<Killed> {
+  return runAndKill(argv, [], 0);
+}
 
-/** Between the first write and the last: CLI start-up is ~0.4 s, and the rate keeps a pass near 2 s. */
-const randomKillMs = () => 350 + Math.floor(Math.random() * 1800);
+const taskrecon = (...args: string[]) => [process.execPath, BIN, ...args];
+const parts = (queue: string) => [key(queue), key(queue, ':delayed'), key(queue, ':reserved')];
+
+/** 10k jobs at this rate take ~2 s a pass: the kill lands anywhere in it. */
 const RATE = '5000';
+const KILL_WINDOW_MS = 800;
+/** Recover moves two thirds of the jobs; slower, so six kills never run out of work. */
+const RECOVER_RATE = '2000';
+const RECOVER_WINDOW_MS = 400;
 
 beforeAll(async () => {
   redis = new Redis({
@@ -169,10 +219,12 @@ beforeAll(async () => {
       `these tests need Redis on 127.0.0.1:6379 (${(error as Error).message}); start it with: redis-server --daemonize yes`,
     );
   }
+  schema = await createTestSchema('queues_crash');
   cwd = mkdtempSync(join(tmpdir(), 'taskrecon-crash-'));
   writeFileSync(
     join(cwd, 'taskrecon.config.yaml'),
     [
+      `db: ${schema.dsn}`,
       'brokers:',
       '  app:',
       '    kind: redis',
@@ -184,45 +236,56 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
+  const init = await runJson(['init', '--audit-only'], { cwd });
+  expect(init.code, init.stderr).toBe(0);
 });
 
 afterAll(async () => {
   await dropKeys().catch(() => undefined);
   redis?.disconnect();
+  await schema?.drop();
+});
+
+// Each test starts from an empty prefix, whatever the one before left.
+beforeEach(async () => {
+  await dropKeys();
 });
 
 describe('queues move and queues recover survive SIGKILL at any point', () => {
   it(`moves ${JOBS} jobs back and forth, killed ${KILLS_MOVE} times: none lost, none doubled`, async () => {
     const ids = await seed('alpha');
     const kills: Killed[] = [];
-    for (let round = 0; round < KILLS_MOVE; round++) {
-      const [from, to] = round % 2 === 0 ? ['alpha', 'beta'] : ['beta', 'alpha'];
+    // Each pass moves from the fuller queue to the other, so it has at least half the jobs to move
+    // (over a second at the rate) and the kill lands inside it. A run the kill missed (it finished
+    // first) is run again, within a bound.
+    let round = 0;
+    for (let attempt = 0; round < KILLS_MOVE && attempt < KILLS_MOVE + 10; attempt++) {
+      const alphaFirst = (await depth(parts('alpha'))) >= (await depth(parts('beta')));
+      const [from, to] = alphaFirst ? ['alpha', 'beta'] : ['beta', 'alpha'];
       const args = ['queues', 'move', '--broker', 'app', '--from', from, '--to', to, '--what', 'all'];
-      kills.push(
-        await runAndKill(
-          taskrecon(...args, '--yes', '--rate', RATE, '--reason', 'crash test'),
-          randomKillMs(),
-        ),
+      const run = await runAndKill(
+        taskrecon(...args, '--yes', '--rate', RATE, '--reason', 'crash test'),
+        parts(from),
+        KILL_WINDOW_MS,
       );
+      kills.push(run);
+      if (run.signal === 'SIGKILL' && run.armed) round++;
       const after = await census(ids);
       expect({
-        round,
+        attempt,
         lost: after.lost.length,
         doubled: after.doubled.length,
         foreign: after.foreign,
       }).toEqual({
-        round,
+        attempt,
         lost: 0,
         doubled: 0,
         foreign: 0,
       });
     }
-    // Most runs were cut short by the kill, not finished or refused.
-    expect(
-      kills.filter((k) => k.signal === 'SIGKILL').length,
-      kills.map((k) => k.stderr).join('\n'),
-    ).toBeGreaterThanOrEqual(KILLS_MOVE / 2);
-    const done = await runAndKill(
+    // Killed mid-move (after it started moving, before it finished) the number of times promised.
+    expect(round, kills.map((k) => `${k.code} ${k.signal} ${k.stderr}`).join('\n')).toBe(KILLS_MOVE);
+    const done = await runToEnd(
       taskrecon(
         'queues',
         'move',
@@ -236,7 +299,6 @@ describe('queues move and queues recover survive SIGKILL at any point', () => {
         'all',
         '--yes',
       ),
-      60_000,
     );
     expect(done.code, done.stderr).toBe(0);
     const final = await census(ids);
@@ -249,29 +311,39 @@ describe('queues move and queues recover survive SIGKILL at any point', () => {
   it(`recovers overdue and expired jobs, killed ${KILLS_RECOVER} times: none lost, none doubled`, async () => {
     const ids = await seed('alpha');
     const kills: Killed[] = [];
-    for (let round = 0; round < KILLS_RECOVER; round++) {
-      const args = ['queues', 'recover', '--broker', 'app', '--queue', 'alpha', '--yes', '--rate', RATE];
-      kills.push(await runAndKill(taskrecon(...args), randomKillMs()));
+    let round = 0;
+    for (let attempt = 0; round < KILLS_RECOVER && attempt < KILLS_RECOVER + 6; attempt++) {
+      const args = [
+        'queues',
+        'recover',
+        '--broker',
+        'app',
+        '--queue',
+        'alpha',
+        '--yes',
+        '--rate',
+        RECOVER_RATE,
+      ];
+      const overdue = [key('alpha', ':delayed'), key('alpha', ':reserved')];
+      const run = await runAndKill(taskrecon(...args), overdue, RECOVER_WINDOW_MS);
+      kills.push(run);
+      if (run.signal === 'SIGKILL' && run.armed) round++;
       const after = await census(ids);
       expect({
-        round,
+        attempt,
         lost: after.lost.length,
         doubled: after.doubled.length,
         foreign: after.foreign,
       }).toEqual({
-        round,
+        attempt,
         lost: 0,
         doubled: 0,
         foreign: 0,
       });
     }
-    expect(
-      kills.filter((k) => k.signal === 'SIGKILL').length,
-      kills.map((k) => k.stderr).join('\n'),
-    ).toBeGreaterThanOrEqual(KILLS_RECOVER / 2);
-    const done = await runAndKill(
+    expect(round, kills.map((k) => `${k.code} ${k.signal} ${k.stderr}`).join('\n')).toBe(KILLS_RECOVER);
+    const done = await runToEnd(
       taskrecon('queues', 'recover', '--broker', 'app', '--queue', 'alpha', '--yes'),
-      60_000,
     );
     expect(done.code, done.stderr).toBe(0);
     const final = await census(ids);
@@ -310,8 +382,8 @@ describe('the classic non-atomic mover fails the same census', () => {
     let last: Census | undefined;
     for (let round = 0; round < 20 && broken === 0; round++) {
       const argv = [process.execPath, script, url, key('gamma', ':delayed'), key('gamma')];
-      const killAt = 80 + Math.floor(Math.random() * 300);
-      await Promise.all([runAndKill(argv, killAt, env), runAndKill(argv, killAt + 7, env)]);
+      const watch = [key('gamma', ':delayed')];
+      await Promise.all([runAndKill(argv, watch, 300, env), runAndKill(argv, watch, 300, env)]);
       last = await census(ids);
       broken = last.lost.length + last.doubled.length;
     }
