@@ -2,8 +2,11 @@ import { Command, Errors, type Interfaces } from '@oclif/core';
 import { Context } from './context.js';
 import { bindSource, type BoundSource } from './db/bind-source.js';
 import { maskDsnText } from './db/dsn.js';
+import { replicaLag, replicaNote, type ReplicaLag } from './db/replica.js';
+import type { Db } from './db/types.js';
 import { ExitCode, TaskreconError, type ExitCodeValue } from './errors.js';
 import { connectionFlags } from './flags.js';
+import { holdOutput, type QuietGate } from './render/quiet.js';
 import { chalk, configureColor, writeErr } from './render/terminal.js';
 
 export type Flags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -35,7 +38,36 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.flags = flags as Flags<T>;
     this.args = args as Args<T>;
     configureColor(this.flags.color);
+    // A command with a --quiet of its own (sweep) decides itself what a person needs to see.
+    if ((this.flags as { quiet?: boolean }).quiet && !('quiet' in (this.ctor.flags ?? {})))
+      this.quietGate = holdOutput();
     this.context = new Context(this.flags);
+    this.context.readOnly = this.readsOnly();
+  }
+
+  /** Read-only commands (scan, show, report, audit, doctor) read from `readDb` when one is configured. */
+  static readOnly = false;
+
+  /** Whether this run only reads (a command whose flags decide it overrides this). */
+  protected readsOnly(): boolean {
+    return (this.ctor as unknown as typeof BaseCommand).readOnly;
+  }
+
+  /** The lag of the read replica this run reads from, once opened (undefined: it reads the primary). */
+  protected replica: ReplicaLag | undefined;
+
+  /** After opening the replica: its lag, and a note that the figures are that old. */
+  protected async noteReplica(db: Db): Promise<void> {
+    if (!this.context.openedReplica) return;
+    this.replica = await replicaLag(db);
+    this.warnLine(replicaNote(db.display, this.replica));
+  }
+
+  /** The JSON of a run that read from a replica says how old its figures may be. */
+  protected override toSuccessJson(result: unknown): unknown {
+    if (!this.replica || result === null || typeof result !== 'object' || Array.isArray(result))
+      return result;
+    return { ...result, readReplicaLagSeconds: this.replica.lagSeconds };
   }
 
   /**
@@ -56,6 +88,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const choice = this.context.source();
     const db = await this.context.open(choice, options);
     for (const warning of db.warnings) this.warnLine(warning);
+    await this.noteReplica(db);
     return bindSource(db, choice.profile, choice.name);
   }
 
@@ -73,7 +106,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (code > (Number(process.exitCode) || 0)) process.exitCode = code;
   }
 
+  /** Under --quiet: output held until the run ends, then printed only when the exit code is not 0. */
+  protected quietGate: QuietGate | undefined;
+
+  /** A log line the user asked for explicitly (e.g. `--log-format json`): on stderr, even under --quiet. */
+  protected logLine(line: string): void {
+    if (this.quietGate) this.quietGate.throughErr(line);
+    else writeErr(line);
+  }
+
   override logJson(json: unknown): void {
+    // The success JSON comes after finally(): a quiet run that needed nobody prints none.
+    if (this.quietGate?.outcome === 'silent') return;
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   }
 
@@ -92,12 +136,19 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       });
       return;
     }
+    if ((this.flags as { format?: unknown } | undefined)?.format === 'ndjson') {
+      // A stream cut short ends with the error, so that no reader takes the lines before it as complete.
+      process.stdout.write(
+        `${JSON.stringify({ error: { code: described.code, message: described.message, exit: described.exit } })}\n`,
+      );
+    }
     writeErr(`${chalk.red('Error:')} ${described.message}`);
     if (described.hint) writeErr(`${chalk.dim('Hint:')} ${described.hint}`);
     if (process.env.DEBUG && error.stack) writeErr(maskDsnText(error.stack));
   }
 
   override async finally(error: Error | undefined): Promise<void> {
+    this.quietGate?.release(error !== undefined || (Number(process.exitCode) || 0) !== 0);
     await this.context?.close();
     await super.finally(error);
   }

@@ -17,6 +17,8 @@ export interface ConnectionInput {
   source?: string;
   profile?: string;
   table?: string;
+  'read-db'?: string;
+  'max-statement-time'?: number;
 }
 
 export interface SourceChoice {
@@ -37,6 +39,10 @@ export const NO_DSN_HINT =
 export class Context {
   private loaded: LoadedConfig | undefined;
   private readonly opened: Db[] = [];
+  /** Set by read-only commands: open() then reads from the replica when one is configured. */
+  readOnly = false;
+  /** Whether the last open() went to the read replica. */
+  openedReplica = false;
 
   constructor(
     readonly input: ConnectionInput,
@@ -122,13 +128,34 @@ export class Context {
     return fromConfig;
   }
 
-  /** Opens the database; closed by close(). */
-  async open(source?: SourceChoice, options: { poolSize?: number; create?: boolean } = {}): Promise<Db> {
+  /** The read replica's DSN: --read-db, else TASKRECON_READ_DB, else config `readDb`; undefined when none. */
+  readDsn(): string | undefined {
+    return this.input['read-db'] || this.env.TASKRECON_READ_DB || this.config.readDb || undefined;
+  }
+
+  /** The time limit of every read statement: --max-statement-time, else config `maxStatementTime`, else the default. */
+  maxStatementTimeMs(): number | undefined {
+    if (this.input['max-statement-time'] !== undefined) return this.input['max-statement-time'];
+    const configured = this.config.maxStatementTime;
+    return configured === undefined ? undefined : parseDuration(configured, 'maxStatementTime');
+  }
+
+  /**
+   * Opens the database; closed by close(). A read-only command reads from the replica when one is
+   * configured, unless `write` asks for the primary.
+   */
+  async open(
+    source?: SourceChoice,
+    options: { poolSize?: number; create?: boolean; write?: boolean } = {},
+  ): Promise<Db> {
     const timeout =
       this.config.connectTimeout === undefined
         ? undefined
         : parseDuration(this.config.connectTimeout, 'connectTimeout');
-    const db = await connect(this.dsn(source), {
+    const replica = this.readOnly && !options.write ? this.readDsn() : undefined;
+    this.openedReplica = replica !== undefined;
+    const db = await connect(replica ?? this.dsn(source), {
+      maxStatementTimeMs: this.maxStatementTimeMs(),
       passwordFile: this.input['password-file'] ?? this.config.passwordFile,
       appTimeZone: this.env.TASKRECON_APP_TIME_ZONE ?? this.config.appTimeZone,
       connectTimeoutMs: timeout,

@@ -28,6 +28,26 @@ export const connectionFlags = {
     summary: "Table name, when it is not the profile's default.",
     helpGroup: 'CONNECTION',
   }),
+  'read-db': Flags.string({
+    summary: 'Read replica DSN: read-only commands (scan, show, report, audit, doctor, diff) read from it.',
+    description:
+      'Overrides TASKRECON_READ_DB and `readDb:` in the config file. Writes always go to --db; doctor reports the replica lag.',
+    helpGroup: 'CONNECTION',
+  }),
+  'max-statement-time': Flags.custom<number>({
+    parse: async (input, _context, options) => parseDuration(input, `--${options.name}`),
+  })({
+    summary: 'Time limit of every read statement (default 30s; 0 for none).',
+    description:
+      'Overrides `maxStatementTime:` in the config file. A statement that runs longer is stopped and the command exits 3, naming it and the index that would help.',
+    helpGroup: 'CONNECTION',
+  }),
+  quiet: Flags.boolean({
+    char: 'q',
+    summary: 'Print nothing when the run succeeded and found nothing that needs a person (for cron).',
+    description:
+      'Everything is held back and printed only when the command exits non-zero (findings, critical, could not run): a healthy cron job writes zero bytes, so cron mails only when it matters.',
+  }),
   color: Flags.boolean({
     summary: 'Colour output (off when piped or NO_COLOR is set).',
     default: true,

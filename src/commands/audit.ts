@@ -12,6 +12,7 @@ export interface AuditResult {
 }
 
 export default class Audit extends BaseCommand<typeof Audit> {
+  static override readOnly = true;
   static override summary = 'List the audit log of manual changes: who, when, what, before, after, why.';
   static override description =
     'Reads taskrecon_audit, which compensate (and diff --enqueue) append to in the same transaction as each ' +

@@ -7,6 +7,7 @@ import { runDoctor, type DoctorResult } from '../verbs/doctor/index.js';
 import { renderDoctor } from '../render/doctor.js';
 
 export default class Doctor extends BaseCommand<typeof Doctor> {
+  static override readOnly = true;
   static override summary =
     'Check a task table and its server: columns, indexes, time zones, clocks, SKIP LOCKED, audit table.';
   static override description =

@@ -22,6 +22,7 @@ const DEFAULT_WINDOW = '1h';
 export default class Report extends BaseCommand<typeof Report> {
   // --format json is rendered here, to stdout or to --output; only --json is oclif's JSON mode.
   static override formatJsonIsJson = false;
+  static override readOnly = true;
   static override summary =
     'Health metrics for cron and alerting: failure rate, latency, backlog, stuck and failed tasks, with thresholds.';
   static override description =
@@ -71,6 +72,11 @@ export default class Report extends BaseCommand<typeof Report> {
     return this.jsonEnabled()
       ? 'json'
       : ((this.flags?.format as (typeof REPORT_FORMATS)[number] | undefined) ?? 'table');
+  }
+
+  /** --notify writes its cooldown state: such a run reads and writes the primary, never the replica. */
+  protected override readsOnly(): boolean {
+    return !this.flags.notify && (this.flags.webhook?.length ?? 0) === 0;
   }
 
   async run(): Promise<ReportResult> {

@@ -4,6 +4,7 @@ import { showTask, type ShowResult } from '../verbs/show/index.js';
 import { renderShow } from '../render/show.js';
 
 export default class Show extends BaseCommand<typeof Show> {
+  static override readOnly = true;
   static override summary =
     'Show one task: every field, the payload pretty-printed, the whole last error and its audit history.';
   static override description =

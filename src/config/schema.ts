@@ -144,6 +144,10 @@ export const configSchema = z.strictObject({
   passwordFile: z.string().optional(),
   appTimeZone: z.string().optional(),
   connectTimeout: duration.optional(),
+  /** A read replica: read-only commands read from it, writes go to `db`. */
+  readDb: z.string().optional(),
+  /** The time limit of every read statement (default 30s; 0 for none). */
+  maxStatementTime: duration.optional(),
   sources: z.record(z.string(), sourceSchema).optional(),
   handlers: z.record(z.string(), handlerSchema).optional(),
   retry: z.record(z.string(), retryPolicySchema).optional(),

@@ -15,12 +15,30 @@ import type {
   StreamOptions,
 } from './types.js';
 import { offsetOfZone } from './zone.js';
+import {
+  DEFAULT_MAX_STATEMENT_TIME_MS,
+  flavourOf,
+  isStatementTimeout,
+  limitStatement,
+  statementLabel,
+  statementSite,
+  statementTimeoutError,
+  type MysqlFlavour,
+} from './statement-limit.js';
 
 export interface MysqlOptions {
   /** The zone DATETIME writers use (config `appTimeZone`); default: the server's global zone. */
   appTimeZone?: string;
   connectTimeoutMs?: number;
   poolSize?: number;
+  /** The time limit of every read statement (0: none); default DEFAULT_MAX_STATEMENT_TIME_MS. */
+  maxStatementTimeMs?: number;
+}
+
+/** How read statements are limited on this server. */
+interface StatementLimit {
+  flavour: MysqlFlavour;
+  ms: number;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -99,10 +117,13 @@ export async function openMysql(dsn: MysqlDsn, options: MysqlOptions = {}): Prom
   } as const;
   const warnings: string[] = [];
   let zone: string;
+  let flavour: MysqlFlavour;
   try {
     const probe = await mysql.createConnection(base);
     try {
       zone = await chooseZone(probe, options.appTimeZone, warnings);
+      const [versionRows] = await probe.query('SELECT VERSION() AS v');
+      flavour = flavourOf(String((versionRows as Row[])[0]?.v ?? ''));
     } finally {
       await probe.end();
     }
@@ -118,7 +139,8 @@ export async function openMysql(dsn: MysqlDsn, options: MysqlOptions = {}): Prom
     connection.query('SET time_zone = ?', [zone]);
     connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
   });
-  return new MysqlDb(pool, display, zone, warnings);
+  const limit = { flavour, ms: options.maxStatementTimeMs ?? DEFAULT_MAX_STATEMENT_TIME_MS };
+  return new MysqlDb(pool, display, zone, warnings, limit);
 }
 
 /** The zone to pin: the app's zone if the server knows it (else its current offset), or the server's global zone. */
@@ -170,10 +192,17 @@ export function connectionError(error: unknown, display: string): TaskreconError
   });
 }
 
-/** Wraps a failed statement on an open connection (connection lost, permission, lock wait). */
-function statementError(error: unknown, display: string): unknown {
+/** Wraps a failed statement on an open connection (connection lost, permission, lock wait, time limit). */
+function statementError(
+  error: unknown,
+  display: string,
+  timed?: { site: { stack?: string }; ms: number },
+): unknown {
   const e = error as { code?: string; fatal?: boolean; message?: string };
   if (error instanceof TaskreconError) return error;
+  if (timed && isStatementTimeout(error)) {
+    return statementTimeoutError(error, statementLabel(timed.site), timed.ms);
+  }
   if (
     e.fatal ||
     e.code === 'PROTOCOL_CONNECTION_LOST' ||
@@ -203,14 +232,19 @@ class MysqlQueryable implements Queryable {
   constructor(
     protected readonly runner: Pool | PoolConnection,
     protected readonly displayText: string,
+    protected readonly limit: StatementLimit,
   ) {}
 
   async query<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const site = statementSite();
     try {
-      const [rows] = await this.runner.query(sql, params as unknown[]);
+      const [rows] = await this.runner.query(
+        limitStatement(sql, this.limit.flavour, this.limit.ms),
+        params as unknown[],
+      );
       return rows as T[];
     } catch (error) {
-      throw statementError(error, this.displayText);
+      throw statementError(error, this.displayText, { site, ms: this.limit.ms });
     }
   }
 
@@ -233,8 +267,9 @@ class MysqlDb extends MysqlQueryable implements Db {
     readonly display: string,
     readonly sessionTimeZone: string,
     readonly warnings: string[],
+    limit: StatementLimit,
   ) {
-    super(pool, display);
+    super(pool, display, limit);
   }
 
   async *stream(
@@ -305,6 +340,7 @@ class MysqlDb extends MysqlQueryable implements Db {
     rowsAsArray: boolean,
     wire: (query: QueryEvents, out: { push(item: T): void }) => () => void,
   ): AsyncIterable<T> {
+    const site = statementSite();
     const connection = await this.pool.getConnection().catch((error: unknown) => {
       throw statementError(error, this.display);
     });
@@ -331,7 +367,8 @@ class MysqlDb extends MysqlQueryable implements Db {
     };
     let finished = false;
     try {
-      const query = raw.query({ sql, rowsAsArray }, params as unknown[]) as unknown as QueryEvents;
+      const limited = limitStatement(sql, this.limit.flavour, this.limit.ms);
+      const query = raw.query({ sql: limited, rowsAsArray }, params as unknown[]) as unknown as QueryEvents;
       const atEnd = wire(query, out);
       query.on('error', (error: unknown) => {
         failure = error;
@@ -351,7 +388,7 @@ class MysqlDb extends MysqlQueryable implements Db {
           }
           yield next;
         } else if (failure !== undefined) {
-          throw statementError(failure, this.display);
+          throw statementError(failure, this.display, { site, ms: this.limit.ms });
         } else if (ended) {
           break;
         } else {
@@ -372,7 +409,7 @@ class MysqlDb extends MysqlQueryable implements Db {
     });
     try {
       await connection.query('START TRANSACTION');
-      const result = await fn(new MysqlQueryable(connection, this.display));
+      const result = await fn(new MysqlQueryable(connection, this.display, this.limit));
       await connection.query('COMMIT');
       connection.release();
       return result;

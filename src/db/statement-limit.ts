@@ -1,0 +1,118 @@
+import { TaskreconError } from '../errors.js';
+
+/**
+ * The time limit every read statement runs under (config `maxStatementTime`, `--max-statement-time`),
+ * so that no reconciliation query can hold a production primary for minutes. MariaDB takes it as a
+ * statement prefix, MySQL as an optimizer hint; when it fires the run stops with exit 3, naming
+ * the statement and the index that would let it finish.
+ */
+
+/** 30 s: far above any index-served statement, far below what an operator would wait for cron. */
+export const DEFAULT_MAX_STATEMENT_TIME_MS = 30_000;
+
+/** Which server speaks which time-limit syntax. */
+export type MysqlFlavour = 'mariadb' | 'mysql';
+
+export function flavourOf(version: string): MysqlFlavour {
+  return /mariadb/i.test(version) ? 'mariadb' : 'mysql';
+}
+
+const READ_STATEMENT = /^\s*SELECT\b/i;
+
+/**
+ * The statement with its time limit, or the statement itself when it is no plain read (writes are
+ * guarded and short; a SHOW or EXPLAIN is not worth limiting) or the limit is off (0).
+ */
+export function limitStatement(sql: string, flavour: MysqlFlavour, limitMs: number): string {
+  if (limitMs <= 0 || !READ_STATEMENT.test(sql)) return sql;
+  if (flavour === 'mariadb') {
+    // Seconds, with millisecond precision.
+    return `SET STATEMENT max_statement_time=${(limitMs / 1000).toFixed(3)} FOR ${sql.trimStart()}`;
+  }
+  return sql.replace(
+    READ_STATEMENT,
+    (select) => `${select} /*+ MAX_EXECUTION_TIME(${Math.trunc(limitMs)}) */`,
+  );
+}
+
+/** MariaDB ER_STATEMENT_TIMEOUT, MySQL ER_QUERY_TIMEOUT. */
+const TIMEOUT_ERRNOS = new Set([1969, 3024]);
+
+export function isStatementTimeout(error: unknown): boolean {
+  const e = error as { errno?: number; code?: string } | undefined;
+  return (
+    TIMEOUT_ERRNOS.has(Number(e?.errno)) ||
+    e?.code === 'ER_STATEMENT_TIMEOUT' ||
+    e?.code === 'ER_QUERY_TIMEOUT'
+  );
+}
+
+/** A stack to name a statement by, taken when it starts (the frames format only when read). */
+export function statementSite(): { stack?: string } {
+  const site: { stack?: string } = {};
+  Error.captureStackTrace(site, statementSite);
+  return site;
+}
+
+/**
+ * A short label for the statement: `<module>.<function>` of the first frame in the SQL modules
+ * (`scan.countDue`), else the first frame outside the connection code.
+ */
+export function statementLabel(site: { stack?: string }): string {
+  const frames = (site.stack ?? '').split('\n').slice(1);
+  const parse = (line: string) => {
+    const m = /at (?:async )?(?:(\S+) \()?(?:file:\/\/)?([^():]+):\d+:\d+\)?$/.exec(line.trim());
+    if (!m) return undefined;
+    const fn = (m[1] ?? '<anonymous>').replace(/^.*\./, '');
+    const module = (m[2] ?? '').replace(/^.*\//, '').replace(/\.[cm]?[jt]s$/, '');
+    return { fn, module, path: m[2] ?? '' };
+  };
+  const parsed = frames.map(parse).filter((f): f is NonNullable<typeof f> => f !== undefined);
+  const sqlFrame = parsed.find((f) => /[/\\]db[/\\]sql[/\\]/.test(f.path));
+  const other = parsed.find((f) => !/[/\\]db[/\\](mysql|statement-limit)\.[jt]s$/.test(f.path));
+  const frame = sqlFrame ?? other;
+  return frame ? `${frame.module}.${frame.fn}` : 'a read statement';
+}
+
+/**
+ * The index that lets a statement finish (the ones `doctor` recommends), by label; a statement
+ * not named here is pointed at doctor.
+ */
+const INDEX_FOR: Record<string, string> = {
+  'scan.countByBizTypeAndStatus':
+    '(biz_type, status) for the per-biz-type counts, (status, next_retry_time) for the counts by status',
+  'scan.countByStatus': '(status, next_retry_time)',
+  'scan-counts.countByStatus': '(status, next_retry_time)',
+  'scan-counts.countByBizTypeAndStatus': '(biz_type, status)',
+  'scan.countDue': '(status, next_retry_time)',
+  'scan.countStuck': '(status, next_retry_time) or (status, updated_at)',
+  'scan.countPerBizType': '(status, next_retry_time)',
+  'scan.listRows': '(status, next_retry_time)',
+  'scan.listBatches': '(status, next_retry_time)',
+  'scan.listEncoded': '(status, next_retry_time)',
+  'report.windowAggregate': '(created_at)',
+  'report.countFailedOpen': '(status, next_retry_time)',
+  'report.countByBizType': '(status, next_retry_time)',
+  'report.latestFailure': '(status, next_retry_time)',
+};
+
+export function indexHintFor(label: string): string | undefined {
+  return INDEX_FOR[label];
+}
+
+/** The error a fired time limit becomes: exit 3, the statement named, what would help. */
+export function statementTimeoutError(error: unknown, label: string, limitMs: number): TaskreconError {
+  const index = indexHintFor(label);
+  const seconds = Number((limitMs / 1000).toFixed(3));
+  return new TaskreconError(
+    `statement ${label} ran longer than the ${seconds}s statement time limit and was stopped; nothing it read is reported`,
+    {
+      code: 'STATEMENT_TIMEOUT',
+      hint:
+        (index ? `An index on ${index} lets it finish quickly; ` : '') +
+        '`taskrecon doctor` names the indexes this table lacks (with the CREATE INDEX). ' +
+        'Run it on a read replica with --read-db, or raise --max-statement-time (config maxStatementTime) if the wait is acceptable.',
+      cause: error,
+    },
+  );
+}
