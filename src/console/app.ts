@@ -41,7 +41,10 @@ export function createConsoleApp(deps: ConsoleDeps, served: Served): ConsoleApp 
     hostGuard(() => [`127.0.0.1:${served.port}`]),
   );
   if (deps.readOnly) app.use('*', readOnlyGuard());
-  app.use('*', sessionGuard(sessions, `taskrecon_console_${served.port}`));
+  app.use(
+    '*',
+    sessionGuard(sessions, () => `taskrecon_console_${served.port}`),
+  );
   app.use('*', sameOriginGuard(origin));
   app.use('*', csrfGuard());
   app.get('/static/:name', (c) => {

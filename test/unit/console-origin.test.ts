@@ -24,6 +24,14 @@ describe('console Origin / Sec-Fetch-Site check', () => {
     expect(res.status).toBe(200);
   });
 
+  it('lets a form post through that sends Origin: null (no-referrer) from its own page', async () => {
+    const res = await app().request('/act', {
+      method: 'POST',
+      headers: { origin: 'null', 'sec-fetch-site': 'same-origin' },
+    });
+    expect(res.status).toBe(200);
+  });
+
   it('refuses a foreign Origin, another loopback port, and no Origin at all', async () => {
     for (const origin of ['http://evil.example', 'http://127.0.0.1:9999', 'null', undefined]) {
       const headers: Record<string, string> = origin ? { origin } : {};

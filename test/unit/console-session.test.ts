@@ -6,7 +6,7 @@ import { Sessions, sessionGuard } from '../../src/console/security/session.js';
 function app() {
   const sessions = new Sessions();
   const a = new Hono<ConsoleEnv>();
-  a.use('*', sessionGuard(sessions, 'tr_session'));
+  a.use('*', sessionGuard(sessions, () => 'tr_session'));
   a.get('/', (c) => c.text(`data csrf=${c.get('csrf')}`));
   a.get('/tasks', (c) => c.text('tasks'));
   a.get('/static/console.css', (c) => c.text('css'));

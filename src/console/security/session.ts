@@ -36,7 +36,7 @@ export class Sessions {
 }
 
 /** Checks the session cookie on every page; swaps the one-time token for the cookie. */
-export function sessionGuard(sessions: Sessions, cookieName: string): MiddlewareHandler<ConsoleEnv> {
+export function sessionGuard(sessions: Sessions, cookieName: () => string): MiddlewareHandler<ConsoleEnv> {
   return async (c, next) => {
     if (c.req.path.startsWith(PUBLIC_PREFIX)) return next();
     const url = new URL(c.req.url);
@@ -48,12 +48,12 @@ export function sessionGuard(sessions: Sessions, cookieName: string): Middleware
           'This link was used already or is not valid. Restart `taskrecon console` for a new one.',
           403,
         );
-      setCookie(c, cookieName, id, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      setCookie(c, cookieName(), id, { httpOnly: true, sameSite: 'Strict', path: '/' });
       url.searchParams.delete('token');
       c.header('Cache-Control', 'no-store');
       return c.redirect(`${url.pathname}${url.search}`, 303);
     }
-    const id = getCookie(c, cookieName);
+    const id = getCookie(c, cookieName());
     const csrf = id === undefined ? undefined : sessions.csrfOf(id);
     if (csrf === undefined)
       return c.text('Not signed in: open the URL `taskrecon console` printed when it started.', 401);

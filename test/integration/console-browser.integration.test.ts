@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { runJson } from '../support/cli.js';
+import { launchChromium, startConsoleCli, type ConsoleProcess } from '../support/console.js';
+import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+
+/**
+ * The console in a real Chromium against a throw-away MariaDB schema: list → detail → retry with a
+ * reason, and a bulk retry of a filtered set of 5,000 whose preview freezes the exact ids while new
+ * failures keep arriving.
+ */
+
+let schema: TestSchema;
+let cwd: string;
+let consoleProc: ConsoleProcess;
+let browser: Browser;
+let page: Page;
+
+async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+  const [r] = await schema.sql.query(sql, params);
+  return r as T[];
+}
+
+async function seedFailed(count: number, bizType: string, error = 'HTTP 503 from partner'): Promise<void> {
+  await schema.sql.query(
+    `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at)
+     SELECT ?, CONCAT('order-', seq), CONCAT(?, '-', seq, '-', UUID()), JSON_OBJECT('orderId', CONCAT('order-', seq), 'amount', seq), 3, 8,
+            NOW() - INTERVAL 1 HOUR, ?, NOW() - INTERVAL 2 HOUR, NOW() - INTERVAL 1 HOUR
+       FROM seq_1_to_${count}`,
+    [bizType, bizType, error],
+  );
+}
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  schema = await createTestSchema('console_browser');
+  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-console-'));
+  writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${schema.dsn}\n`);
+  expect((await runJson(['init'], { cwd })).code).toBe(0);
+  await seedFailed(3, 'coupon', 'coupon service: 504 Gateway Timeout after 3000 ms');
+  consoleProc = await startConsoleCli(['--operator', 'alice'], { cwd });
+  page = await browser.newPage();
+  page.on('dialog', (d) => void d.accept());
+  await page.goto(consoleProc.url);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  const code = await consoleProc?.stop();
+  expect(code).toBe(0);
+  await schema?.drop();
+});
+
+describe('console in Chromium', () => {
+  it('signs in with the one-time token and drops it from the address bar', async () => {
+    expect(page.url()).toBe(`${consoleProc.origin}/`);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Overview');
+  });
+
+  it('list → detail → retry with a reason: the row is pending and the audit row names operator and reason', async () => {
+    await page.click('nav >> text=Failed');
+    const first = page.locator('table.tasks tbody tr').first();
+    const id = (await first.locator('td').first().textContent())?.trim() as string;
+    await first.locator('a').first().click();
+    await expect(page.locator('#task-status').textContent()).resolves.toBe('failed');
+    await expect(page.locator('#last-error').textContent()).resolves.toContain('504 Gateway Timeout');
+    const retry = page.locator('form:has(input[name="action"][value="retry"])');
+    await retry.locator('input[name="reason"]').fill('partner API is back');
+    await Promise.all([page.waitForURL(/flash=/), retry.locator('button').click()]);
+    await expect(page.locator('.flash.ok').textContent()).resolves.toContain('failed → pending');
+    await expect(page.locator('#task-status').textContent()).resolves.toBe('pending');
+    const [row] = await rows<{ status: number }>('SELECT status FROM async_task WHERE id = ?', [id]);
+    expect(row?.status).toBe(0);
+    const audit = await rows<{
+      operator: string;
+      reason: string;
+      action: string;
+      from_status: string;
+      to_status: string;
+    }>('SELECT operator, reason, action, from_status, to_status FROM taskrecon_audit WHERE task_id = ?', [
+      id,
+    ]);
+    expect(audit).toEqual([
+      {
+        operator: 'alice',
+        reason: 'partner API is back',
+        action: 'retry',
+        from_status: 'failed',
+        to_status: 'pending',
+      },
+    ]);
+    await expect(page.locator('table.audit td.operator').textContent()).resolves.toBe('alice');
+  });
+
+  it('refuses an action without a reason and changes nothing', async () => {
+    const [row] = await rows<{ id: number }>(
+      "SELECT id FROM async_task WHERE status = 3 AND biz_type = 'coupon' LIMIT 1",
+    );
+    const res = await page.request.post(`${consoleProc.origin}/tasks/${row?.id}/actions`, {
+      form: {
+        action: 'retry',
+        reason: '',
+        _csrf: (await page.locator('input[name="_csrf"]').first().getAttribute('value')) ?? '',
+      },
+      headers: { origin: consoleProc.origin },
+    });
+    expect(res.status()).toBe(400);
+    expect(await res.text()).toContain('a reason is required');
+    const [after] = await rows<{ status: number }>('SELECT status FROM async_task WHERE id = ?', [row?.id]);
+    expect(after?.status).toBe(3);
+  });
+
+  it('bulk retry of a filtered set of 5,000: the preview freezes the exact ids while new failures arrive', async () => {
+    await seedFailed(5000, 'bulk');
+    await seedFailed(40, 'other');
+    await page.goto(`${consoleProc.origin}/tasks?list=failed&biz=bulk&error=503`);
+    expect(await page.locator('table.tasks tbody tr').count()).toBe(50);
+    const frozenIds = (
+      await rows<{ id: number }>("SELECT id FROM async_task WHERE biz_type = 'bulk' AND status = 3")
+    ).map((r) => r.id);
+    expect(frozenIds).toHaveLength(5000);
+    await page.selectOption('form.bulk select[name="action"]', 'retry');
+    await Promise.all([page.waitForURL(/\/bulk\//), page.click('form.bulk button')]);
+    await expect(page.locator('#frozen-count').textContent()).resolves.toBe('5,000');
+    // New failures of the same filter arrive while the preview is open, and keep arriving while it applies.
+    await seedFailed(120, 'bulk');
+    let arriving = true;
+    const arrivals = (async () => {
+      while (arriving) {
+        await seedFailed(25, 'bulk');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    await page.fill('form.apply input[name="reason"]', 'partner outage over');
+    await page.click('form.apply button');
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          return page.locator('#bulk-state').getAttribute('data-state');
+        },
+        { timeout: 120_000, intervals: [500] },
+      )
+      .toBe('done');
+    arriving = false;
+    await arrivals;
+    await expect(page.locator('#bulk-result').textContent()).resolves.toContain('applied 5,000');
+    const moved = await rows<{ id: number }>(
+      "SELECT id FROM async_task WHERE biz_type = 'bulk' AND status = 0 ORDER BY id",
+    );
+    expect(moved.map((r) => r.id)).toEqual([...frozenIds].sort((a, b) => a - b));
+    const late = await rows<{ n: number; failed: number }>(
+      `SELECT COUNT(*) AS n, SUM(status = 3) AS failed FROM async_task WHERE biz_type = 'bulk' AND id > ?`,
+      [Math.max(...frozenIds)],
+    );
+    expect(Number(late[0]?.n)).toBeGreaterThanOrEqual(120);
+    expect(Number(late[0]?.failed)).toBe(Number(late[0]?.n));
+    const audit = await rows<{ n: number; ops: number }>(
+      "SELECT COUNT(*) AS n, COUNT(DISTINCT operator) AS ops FROM taskrecon_audit WHERE reason = 'partner outage over' AND operator = 'alice'",
+    );
+    expect(Number(audit[0]?.n)).toBe(5000);
+    const others = await rows<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM async_task WHERE biz_type = 'other' AND status = 3",
+    );
+    expect(Number(others[0]?.n)).toBe(40);
+  });
+});
