@@ -14,6 +14,7 @@ import { renderPrometheus } from '../render/prometheus.js';
 import { checkOutputPath, writeFileAtomic } from '../render/report-file.js';
 import { renderReport } from '../render/report.js';
 import { writeOut } from '../render/terminal.js';
+import { sweepCounts, sweepFigures } from '../verbs/sweep/index.js';
 
 const REPORT_FORMATS = ['table', 'json', 'prometheus', 'nagios'] as const;
 /** Seed 000 §4.4 watches the last hour. */
@@ -119,7 +120,12 @@ export default class Report extends BaseCommand<typeof Report> {
     const notifications = await notifyReport(source.db, report, { targets, cooldownSeconds, nowEpoch });
     for (const n of notifications)
       if (n.outcome === 'failed') this.warnLine(`webhook ${n.kind} ${n.target} failed: ${n.error}`);
-    const result: ReportResult = { ...report, notifications };
+    const sweep = await sweepFigures(source, this.context.config, Math.round(windowMs / 1000));
+    const result: ReportResult = {
+      ...report,
+      ...(sweep ? { sweep: sweepCounts(sweep) } : {}),
+      notifications,
+    };
     this.setExit(STATUS_EXIT[result.status]);
 
     const format = this.format();

@@ -60,7 +60,8 @@ export default class Scan extends BaseCommand<typeof Scan> {
     }),
     format: Flags.string({ summary: 'Output format.', options: [...FORMATS] }),
     'second-failures': Flags.boolean({
-      summary: 'Also list second failures: jobs the `sweeps:` rules retried maxSweeps times that failed again.',
+      summary:
+        'Also list second failures: jobs the `sweeps:` rules retried maxSweeps times that failed again.',
     }),
   };
 
@@ -94,11 +95,16 @@ export default class Scan extends BaseCommand<typeof Scan> {
       return undefined;
     }
     const progress = startProgress('scanning', format === 'table');
-    const result: ScanResult & { secondFailures?: SecondFailureRow[] } = await scan(source, options).finally(() =>
-      progress.stop(),
+    const result: ScanResult & { secondFailures?: SecondFailureRow[] } = await scan(source, options).finally(
+      () => progress.stop(),
     );
     if (this.flags['second-failures'])
-      result.secondFailures = await listSecondFailures(source, this.context.config, nowEpoch, options.sinceEpoch);
+      result.secondFailures = await listSecondFailures(
+        source,
+        this.context.config,
+        nowEpoch,
+        options.sinceEpoch,
+      );
     if (format === 'table') {
       // Imported here: the table renderer (cli-table3) is not needed to stream or print JSON.
       const { renderScan } = await import('../render/scan.js');

@@ -261,4 +261,6 @@ export interface ReportResult {
   /** Why a metric is null, for humans and scripts alike. */
   notes: string[];
   notifications: NotificationOutcome[];
+  /** With `sweeps:` rules: failures of the window the rules defer, and second failures (see `sweep`). */
+  sweep?: { secondFailures: number; deferred: number };
 }

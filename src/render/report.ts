@@ -90,6 +90,8 @@ export function renderReport(report: ReportResult): string {
       ),
     );
   }
+  if (report.sweep)
+    out.push(`sweep: ${report.sweep.secondFailures} second failure(s), ${report.sweep.deferred} deferred`);
   for (const note of report.notes) out.push(chalk.dim(`note: ${note}`));
   for (const sent of report.notifications) {
     const what =

@@ -1,3 +1,4 @@
+import type { SecondFailureRow } from '../verbs/sweep/figures.js';
 import type { SweepResult } from '../verbs/sweep/types.js';
 import { heading, renderTable } from './table.js';
 import { chalk } from './terminal.js';
@@ -61,4 +62,17 @@ export function renderSweep(result: SweepResult): string {
 /** Whether a person needs to see this sweep (for --quiet). */
 export function sweepNeedsAPerson(result: SweepResult): boolean {
   return result.secondFailures > 0 || result.held > 0 || result.refused > 0;
+}
+
+/** `scan --second-failures`: the jobs for a person. */
+export function renderSecondFailures(rows: SecondFailureRow[]): string {
+  if (rows.length === 0) return `\n${heading('Second failures')}\nnone`;
+  return [
+    '',
+    heading(`Second failures (${rows.length})`),
+    renderTable(
+      ['id', 'job / biz type', 'rule', 'identity', 'failed at'],
+      rows.map((r) => [String(r.id), r.bizType, r.rule, r.identity, r.failedAt]),
+    ),
+  ].join('\n');
 }

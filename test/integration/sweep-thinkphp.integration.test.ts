@@ -276,6 +276,24 @@ describe('sweep over think-queue failed jobs', () => {
     expect((await rows("SELECT id FROM taskrecon_audit WHERE action = 'sweep-retry'")).length).toBe(6);
   });
 
+  it('report counts second failures and deferrals; scan lists the second failures', async () => {
+    const report = await runJson<{ sweep?: { secondFailures: number; deferred: number } }>(
+      ['report', '--window', '1h'],
+      { cwd },
+    );
+    assertMatchesSchema('report', report.json);
+    expect(report.json.sweep).toEqual({ secondFailures: 2, deferred: 2 });
+    const scan = await runJson<{ secondFailures?: Array<{ rule: string; bizType: string }> }>(
+      ['scan', '--second-failures'],
+      { cwd },
+    );
+    expect(scan.code).toBe(0);
+    assertMatchesSchema('scan', scan.json);
+    expect(scan.json.secondFailures?.map((r) => r.rule).sort()).toEqual(['open', 'sms']);
+    const plain = await runJson<{ secondFailures?: unknown }>(['scan'], { cwd });
+    expect(plain.json.secondFailures).toBeUndefined();
+  });
+
   it('stops with exit 3 on bad rules, naming the rule and key, and writes nothing', async () => {
     const before = await rows('SELECT id FROM taskrecon_audit');
     const cases: Array<[string[], RegExp]> = [

@@ -47,3 +47,24 @@ export async function sweepFigures(
     })),
   };
 }
+
+/** The two figures report shows. */
+export function sweepCounts(figures: SweepFigures): { secondFailures: number; deferred: number } {
+  return { secondFailures: figures.secondFailures, deferred: figures.deferred };
+}
+
+export type SecondFailureRow = SweepFigures['list'][number];
+
+/**
+ * `scan --second-failures`: every failed row (or those failed since `sinceEpoch`) that the rules
+ * call a second failure. Empty when no rules apply to the source.
+ */
+export async function listSecondFailures(
+  source: BoundSource,
+  config: TaskreconConfig,
+  nowEpoch: number,
+  sinceEpoch: number | undefined,
+): Promise<SecondFailureRow[]> {
+  const figures = await sweepFigures(source, config, nowEpoch - (sinceEpoch ?? 0));
+  return figures?.list ?? [];
+}

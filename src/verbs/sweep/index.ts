@@ -10,7 +10,13 @@ import { MAX_SWEEP_RESULTS, type SweepItem, type SweepItemOutcome, type SweepRes
 
 export * from './types.js';
 export { sweepable, planSource } from './plan.js';
-export { sweepFigures, type SweepFigures } from './figures.js';
+export {
+  listSecondFailures,
+  sweepCounts,
+  sweepFigures,
+  type SecondFailureRow,
+  type SweepFigures,
+} from './figures.js';
 export { openSweepSources, sweepRulesOf } from './sources.js';
 
 /**

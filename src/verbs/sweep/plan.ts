@@ -93,7 +93,7 @@ export async function planSource(
   let unmatched = 0;
   let after: TaskId | undefined;
   for (;;) {
-    const page = await selectFailedPage(source.db, source, cutoffEpoch - lookback, after, PAGE);
+    const page = await selectFailedPage(source.db, source, Math.max(0, cutoffEpoch - lookback), after, PAGE);
     for (const row of page.rows) {
       const failedAtRaw = row[SWEEP_COLUMNS.failedAt];
       const failedAt = failedAtRaw === null || failedAtRaw === undefined ? null : Number(failedAtRaw);
