@@ -7,6 +7,8 @@ import { parseDuration } from '../core/duration.js';
 import { HANDLER_VARIANTS, type HandlerVariant } from '../verbs/drill/index.js';
 import { SCENARIO_NAMES } from '../verbs/drill/index.js';
 import { checkHandlerUrl, findRule, systemTarget } from '../verbs/drill/index.js';
+import { DEAD_LETTER_SCENARIO } from '../brokers/rabbitmq/topology-drill.js';
+import { mergeDrillResults, planDrill, runDeadLetterDrill } from '../verbs/drill/dead-letter.js';
 import { ExitCode, usageError } from '../errors.js';
 import { durationFlag } from '../flags.js';
 import { runDrill, SANDBOX_BIZ_TYPE, type DrillResult, type SystemTarget } from '../verbs/drill/index.js';
@@ -32,14 +34,24 @@ export default class Drill extends BaseCommand<typeof Drill> {
   static override examples = [
     '<%= config.bin %> drill',
     '<%= config.bin %> drill --scenario duplicate-delivery --scenario worker-crash --junit drill-report.xml',
+    '<%= config.bin %> drill --scenario dead-letter-topology --broker rabbit --queue business_queue --junit drill-report.xml',
     '<%= config.bin %> drill --db mysql://app@127.0.0.1:3306/staging --source tasks --handler-url http://127.0.0.1:8080/tasks/coupon --diff-rule coupon-issued',
   ];
 
   static override flags = {
     scenario: Flags.string({
       summary: 'Run only this scenario (repeatable).',
-      options: [...SCENARIO_NAMES],
+      options: [...SCENARIO_NAMES, DEAD_LETTER_SCENARIO],
       multiple: true,
+    }),
+    broker: Flags.string({
+      summary: `${DEAD_LETTER_SCENARIO}: the RabbitMQ broker (a brokers: entry with api:) whose retry topology to drill.`,
+    }),
+    queue: Flags.string({
+      summary: `${DEAD_LETTER_SCENARIO}: the business queue (its dead-letter path is copied).`,
+    }),
+    'parking-queue': Flags.string({
+      summary: `${DEAD_LETTER_SCENARIO}: where exhausted messages are parked (default: <queue>.parking, <queue>_dlq, parking_queue, …).`,
     }),
     junit: Flags.string({
       summary: 'Also write a JUnit XML report to this file (for GitLab, Jenkins, GitHub).',
@@ -99,15 +111,24 @@ export default class Drill extends BaseCommand<typeof Drill> {
     }
     const policy = RetryPolicies.fromConfig(config.retry).for(bizType);
     const live = !this.jsonEnabled() && isStderrTty();
-    const result = await runDrill({
-      scenarios: flags.scenario,
-      keep: flags.keep,
-      timeoutMs,
-      policy,
-      system,
-      handlerVariant: flags['handler-variant'] as HandlerVariant,
-      listener: liveStepPrinter(live),
-    });
+    const plan = planDrill(flags, config.brokers);
+    const base =
+      plan.scenarios?.length === 0
+        ? undefined
+        : await runDrill({
+            scenarios: plan.scenarios,
+            keep: flags.keep,
+            timeoutMs,
+            policy,
+            system,
+            handlerVariant: flags['handler-variant'] as HandlerVariant,
+            listener: liveStepPrinter(live),
+          });
+    const topology = plan.deadLetter
+      ? await runDeadLetterDrill(plan.deadLetter, liveStepPrinter(live))
+      : undefined;
+    const result = mergeDrillResults(base, topology);
+    if (plan.skipped) this.note(plan.skipped);
     if (junit) writeAtomically(junit, renderJunit(result));
     if (process.env.GITHUB_ACTIONS === 'true') {
       const lines = githubAnnotations(result);
