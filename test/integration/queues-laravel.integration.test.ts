@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { assertMatchesSchema } from '../support/schemas.js';
 import {
   createEffectsTable,
   effectRows,
@@ -166,6 +167,7 @@ describe('a queue renamed in a deploy: taskrecon moves its jobs and Laravel runs
 
     const shown = await runJson<QueuesJson>(['queues', '--broker', 'app'], { cwd });
     expect(shown.code, shown.stderr).toBe(1);
+    assertMatchesSchema('queues', shown.json);
     const old = shown.json.brokers[0]?.queues.find((q) => q.name === 'default');
     expect(old).toMatchObject({ ready: 5, delayed: 3, delayedOverdue: 3, reserved: 2, reservedExpired: 2 });
     const codes = shown.json.findings.filter((f) => f.queue === 'default').map((f) => f.code);
@@ -192,6 +194,7 @@ describe('a queue renamed in a deploy: taskrecon moves its jobs and Laravel runs
       { cwd },
     );
     expect(moved.code, moved.stderr).toBe(0);
+    assertMatchesSchema('queues-move', moved.json);
     expect(moved.json).toMatchObject({ matched: 10, moved: 10 });
     for (const suffix of ['', ':delayed', ':reserved'])
       expect(await redis.exists(`${prefix}queues:default${suffix}`)).toBe(0);
@@ -229,6 +232,7 @@ describe('a queue renamed in a deploy: taskrecon moves its jobs and Laravel runs
       { cwd },
     );
     expect(recovered.code, recovered.stderr).toBe(0);
+    assertMatchesSchema('queues-recover', recovered.json);
     expect(await redis.llen(`${prefix}queues:default2`)).toBe(5);
     expect(await redis.zcard(`${prefix}queues:default2:delayed`)).toBe(0);
     expect(await redis.zcard(`${prefix}queues:default2:reserved`)).toBe(0);
