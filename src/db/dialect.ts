@@ -24,6 +24,12 @@ export interface Dialect {
   explain: string;
   /** Appended to a SELECT inside a transaction to lock the rows it reads ('' where the transaction already holds the database). */
   forUpdate: string;
+  /** The server computes a key's collation weight (`WEIGHT_STRING`), so two key indexes can be merged in the client. */
+  collationWeights: boolean;
+  /** The server hashes keys and sums digests in SQL (CRC32, BIT_XOR); otherwise the client hashes the rows it reads. */
+  serverHashing: boolean;
+  /** Several connections read the same database at once (a file database serialises them: one is enough). */
+  parallelReads: boolean;
 }
 
 const SAFE_JSON_PATH = /^\$\.[A-Za-z_][A-Za-z0-9_]*$/;
@@ -47,6 +53,9 @@ export const mysqlDialect: Dialect = {
   prefix: (col, length) => `LEFT(${col}, ${Math.trunc(length)})`,
   explain: 'EXPLAIN',
   forUpdate: ' FOR UPDATE',
+  collationWeights: true,
+  serverHashing: true,
+  parallelReads: true,
 };
 
 export const sqliteDialect: Dialect = {
@@ -62,4 +71,7 @@ export const sqliteDialect: Dialect = {
   explain: 'EXPLAIN QUERY PLAN',
   // BEGIN IMMEDIATE already holds the write lock for the whole transaction.
   forUpdate: '',
+  collationWeights: false,
+  serverHashing: false,
+  parallelReads: false,
 };

@@ -1,3 +1,4 @@
+import type { Dialect } from '../dialect.js';
 import type { Db, Queryable, Row } from '../types.js';
 
 /** What the server says about itself and its clocks, read in one statement. */
@@ -105,4 +106,29 @@ export async function statusValueCounts(
  */
 export async function probeSkipLocked(tx: Queryable, table: string, idColumn: string): Promise<void> {
   await tx.query(`SELECT ${idColumn} FROM ${table} WHERE 1 = 0 FOR UPDATE SKIP LOCKED`);
+}
+
+/** The indexes a plan reads through, and whether it reads the whole table. */
+export function readPlan(dialect: Dialect, plan: Row[]): { indexes: string[]; fullScan: boolean } {
+  const indexes = new Set<string>();
+  let fullScan = false;
+  for (const row of plan) {
+    if (dialect.name === 'mysql') {
+      if (row.key !== null && row.key !== undefined) indexes.add(String(row.key));
+      // ALL reads every row; index reads every entry of an index: both grow with the table.
+      if (row.type === 'ALL' || row.type === 'index') fullScan = true;
+    } else {
+      const detail = String(row.detail ?? '');
+      const index =
+        /USING (?:COVERING )?INDEX (\S+)/.exec(detail) ?? /USING (INTEGER PRIMARY KEY)/.exec(detail);
+      if (index?.[1]) indexes.add(index[1]);
+      if (/^SCAN /.test(detail)) fullScan = true; // SEARCH reads a range; SCAN reads it all
+    }
+  }
+  return { indexes: [...indexes], fullScan };
+}
+
+/** The server's version, zones and clock, whichever engine it is. */
+export async function serverClock(db: Db): Promise<ServerClock> {
+  return db.dialect.name === 'mysql' ? mysqlServerClock(db) : sqliteServerClock(db);
 }

@@ -26,7 +26,7 @@ class HashesIn implements RowEncoder {
 
 /** Whether `db` can stream rows to an encoder (MariaDB/MySQL). */
 export function streamsHashes(db: Db): boolean {
-  return db.dialect.name === 'mysql' && typeof db.streamEncoded === 'function';
+  return db.dialect.serverHashing && typeof db.streamEncoded === 'function';
 }
 
 /**

@@ -192,7 +192,7 @@ function mysqlTaskSide(p: PreparedRule, q: Queryable): Side {
 
 function taskSide(p: PreparedRule, q: Queryable): Side {
   const db = p.source.db;
-  if (db.dialect.name === 'mysql') return mysqlTaskSide(p, q);
+  if (db.dialect.serverHashing) return mysqlTaskSide(p, q);
   return {
     digests: async (level, kind) =>
       clientDigests(
@@ -207,7 +207,7 @@ function taskSide(p: PreparedRule, q: Queryable): Side {
 
 function businessSide(p: PreparedRule, q: Queryable): Side {
   const db = p.businessDb;
-  if (db.dialect.name === 'mysql') {
+  if (db.dialect.serverHashing) {
     return {
       digests: async (level, kind) =>
         digestMap(await businessDigests(q, p.business, semanticsOf(p, kind), level, kind)),

@@ -69,7 +69,7 @@ interface MergeFacts {
 
 /** Why a same-server rule cannot be walked by merging its key indexes, or undefined when it can. */
 async function mergeBlocker(f: MergeFacts): Promise<string | undefined> {
-  if (f.source.db.dialect.name !== 'mysql') return 'only MariaDB and MySQL give collation weights';
+  if (!f.source.db.dialect.collationWeights) return 'only MariaDB and MySQL give collation weights';
   if (f.rule.business.where) return 'the rule has a business where';
   if (!columnOf(f.source.profile, f.keyField)) return `the profile's ${f.keyField} is not a column`;
   if (f.taskKeyIsInt || f.businessKeyIsInt) return 'a key is an integer column';

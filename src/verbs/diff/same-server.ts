@@ -87,7 +87,7 @@ function progressLine(
  * business table's (the same server, often the same pool). SQLite has one connection: one worker.
  */
 function workerDbs(p: PreparedRule, parallel: number): Db[] {
-  if (p.source.db.dialect.name !== 'mysql') return [p.source.db];
+  if (!p.source.db.dialect.parallelReads) return [p.source.db];
   return Array.from({ length: Math.max(1, Math.trunc(parallel)) }, (_, i) =>
     i % 2 === 0 ? p.source.db : p.businessDb,
   );

@@ -1,5 +1,5 @@
 import { inspectSource, type BoundSource } from '../../db/bind-source.js';
-import { mysqlServerClock, sqliteServerClock, type ServerClock } from '../../db/sql/doctor.js';
+import { serverClock, type ServerClock } from '../../db/sql/doctor.js';
 import type { Profile } from '../../db/profiles/types.js';
 import type { Db } from '../../db/types.js';
 import { check, type CheckStatus, type DoctorCheck } from './check.js';
@@ -42,7 +42,7 @@ export interface DoctorOptions {
 export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorResult> {
   const clientNow = options.clientNowMs ?? Date.now;
   const before = clientNow();
-  const clock = db.dialect.name === 'mysql' ? await mysqlServerClock(db) : await sqliteServerClock(db);
+  const clock = await serverClock(db);
   const clientEpoch = Math.round((before + clientNow()) / 2000);
   const checks: DoctorCheck[] = [
     check('connection', 'ok', `connected to ${db.display} in ${options.connectMs} ms`),

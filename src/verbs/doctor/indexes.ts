@@ -1,5 +1,5 @@
 import type { BoundSource } from '../../db/bind-source.js';
-import { explain } from '../../db/sql/doctor.js';
+import { explain, readPlan } from '../../db/sql/doctor.js';
 import { createIndexStatement } from '../../db/sql/suggestions.js';
 import { countByBizTypeAndStatus, countDue, countStuck } from '../../db/sql/scan.js';
 import type { Db, ExecResult, IndexInfo, Row } from '../../db/types.js';
@@ -97,31 +97,11 @@ export async function scanStatements(source: BoundSource, options: ScanOptions):
   });
 }
 
-/** The indexes a plan reads through, and whether it reads the whole table. */
-export function readPlan(engine: 'mysql' | 'sqlite', plan: Row[]): { indexes: string[]; fullScan: boolean } {
-  const indexes = new Set<string>();
-  let fullScan = false;
-  for (const row of plan) {
-    if (engine === 'mysql') {
-      if (row.key !== null && row.key !== undefined) indexes.add(String(row.key));
-      // ALL reads every row; index reads every entry of an index: both grow with the table.
-      if (row.type === 'ALL' || row.type === 'index') fullScan = true;
-    } else {
-      const detail = String(row.detail ?? '');
-      const index =
-        /USING (?:COVERING )?INDEX (\S+)/.exec(detail) ?? /USING (INTEGER PRIMARY KEY)/.exec(detail);
-      if (index?.[1]) indexes.add(index[1]);
-      if (/^SCAN /.test(detail)) fullScan = true; // SEARCH reads a range; SCAN reads it all
-    }
-  }
-  return { indexes: [...indexes], fullScan };
-}
-
 export async function explainStatements(db: Db, statements: Statement[]): Promise<ExplainedQuery[]> {
   const out: ExplainedQuery[] = [];
   for (const s of statements) {
     const plan = await explain(db, s.sql, s.params);
-    out.push({ ...s, plan, ...readPlan(db.dialect.name, plan) });
+    out.push({ ...s, plan, ...readPlan(db.dialect, plan) });
   }
   return out;
 }
