@@ -15,6 +15,10 @@ import {
 } from '../verbs/redrive/index.js';
 import { startProgress } from '../render/progress.js';
 import { eventLine, renderRedrive } from '../render/redrive.js';
+import { renderReasons } from '../render/redrive-reasons.js';
+import { appendFileSync } from 'node:fs';
+import { ExitCode } from '../errors.js';
+import { everyAttemptFailed, ReasonTally, summaryEvent } from '../verbs/redrive/reasons.js';
 import { writeErr } from '../render/terminal.js';
 
 export default class Redrive extends BaseCommand<typeof Redrive> {
@@ -58,6 +62,9 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
       summary: 'Per-attempt log lines on stderr: none for text, one JSON object per line for json.',
       options: ['text', 'json'],
       default: 'text',
+    }),
+    'log-file': Flags.string({
+      summary: 'Append the --log-format json lines to this file instead of stderr (errors still print).',
     }),
   };
 
@@ -103,6 +110,9 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     const json = this.flags['log-format'] === 'json';
+    const logFile = this.flags['log-file'];
+    const writeLog = (line: string) => (logFile ? appendFileSync(logFile, `${line}\n`) : this.logLine(line));
+    const reasons = new ReasonTally();
     const progress = startProgress(
       this.flags['dry-run'] ? 'counting' : 'redriving',
       !this.jsonEnabled() && !json,
@@ -121,14 +131,24 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
         policies,
         stop: stop.signal,
         abort: abort.signal,
-        log: json ? (event) => writeErr(eventLine(event)) : undefined,
+        log: (event) => {
+          reasons.add(event);
+          if (json) writeLog(eventLine(event));
+        },
         onProgress: (c) =>
           progress.update(
             `${c.claimed.toLocaleString('en-US')} claimed, ${c.succeeded.toLocaleString('en-US')} succeeded`,
           ),
       });
       progress.stop();
-      if (!this.jsonEnabled()) this.log(renderRedrive(result));
+      if (json)
+        writeLog(JSON.stringify({ ts: new Date().toISOString(), ...summaryEvent(result, reasons.top()) }));
+      if (!this.jsonEnabled())
+        this.log(
+          [renderRedrive(result), renderReasons(reasons.top(), reasons.total)].filter(Boolean).join('\n'),
+        );
+      // Every attempt failed: the handlers or what they call are down, which needs a person.
+      if (everyAttemptFailed(result)) this.setExit(ExitCode.findings);
       for (const u of result.unhandled) {
         if (this.jsonEnabled())
           writeErr(

@@ -15,6 +15,7 @@ import { checkOutputPath, writeFileAtomic } from '../render/report-file.js';
 import { renderReport } from '../render/report.js';
 import { writeOut } from '../render/terminal.js';
 import { sweepCounts, sweepFigures } from '../verbs/sweep/index.js';
+import { writeDownFile } from '../verbs/report/prometheus-state.js';
 
 const REPORT_FORMATS = ['table', 'json', 'prometheus', 'nagios'] as const;
 /** Seed 000 §4.4 watches the last hour. */
@@ -104,6 +105,8 @@ export default class Report extends BaseCommand<typeof Report> {
           ? parseDuration(config.notifyCooldown, 'report.notifyCooldown') / 1000
           : DEFAULT_NOTIFY_COOLDOWN_SECONDS;
     const output = this.flags.output ? checkOutputPath(this.flags.output) : undefined;
+    // From here on the input is good: a run that fails now marks its Prometheus file down.
+    if (output && this.format() === 'prometheus') this.downFile = output;
 
     const source = await this.openSource();
     const choice = this.context.source();
@@ -146,7 +149,12 @@ export default class Report extends BaseCommand<typeof Report> {
     return result;
   }
 
+  /** The Prometheus `--output` file to rewrite with `taskrecon_up 0` if the run fails past its input checks. */
+  private downFile: string | undefined;
+
   override async catch(error: Error & { exitCode?: number }): Promise<void> {
+    if (this.downFile && describeError(error).code !== 'USAGE')
+      writeDownFile(this.downFile, () => this.context.source().name);
     // A Nagios check that could not run still prints one status line: UNKNOWN (exit 3).
     if (this.format() === 'nagios')
       process.stdout.write(`TASKRECON UNKNOWN - ${describeError(error).message.split('\n')[0]}\n`);

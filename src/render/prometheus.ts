@@ -3,11 +3,14 @@ import { STATUS_EXIT } from '../core/thresholds.js';
 
 /**
  * The report in the Prometheus text exposition format (0.0.4), for node_exporter's textfile
- * collector: every family has HELP and TYPE lines; all are gauges. The series without a
- * `biz_type` label is the total; a metric the profile cannot compute is left out (absent means
- * unknown in Prometheus), never written as 0.
+ * collector: every family has HELP and TYPE lines; all are gauges. Each family has one label set,
+ * so `sum()` never counts twice: `taskrecon_report_<metric>{source,biz_type}` per biz type, and the
+ * totals in their own `taskrecon_report_overall_<metric>{source}`. `taskrecon_up` is 1 and
+ * `taskrecon_last_success_timestamp_seconds` the run's time (a run that could not reach the
+ * database writes `renderPrometheusDown` instead). A metric the profile cannot compute is left
+ * out (absent means unknown in Prometheus), never written as 0.
  */
-interface Family {
+export interface Family {
   name: string;
   help: string;
   samples: Array<{ labels: Record<string, string>; value: number }>;
@@ -54,7 +57,7 @@ function formatValue(value: number): string {
   return String(value);
 }
 
-function renderFamily(family: Family): string {
+export function renderFamily(family: Family): string {
   if (family.samples.length === 0) return '';
   const lines = [
     `# HELP ${family.name} ${family.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`,
@@ -71,7 +74,9 @@ function renderFamily(family: Family): string {
 
 export function renderPrometheus(report: Omit<ReportResult, 'notifications'>): string {
   const base = { source: report.source.name };
+  const nowEpoch = Math.round(Date.parse(report.now) / 1000);
   const families: Family[] = [
+    ...upFamilies(report.source.name, 1, nowEpoch),
     {
       name: 'taskrecon_report_status',
       help: 'Report status: 0 OK, 1 WARNING, 2 CRITICAL.',
@@ -85,13 +90,17 @@ export function renderPrometheus(report: Omit<ReportResult, 'notifications'>): s
     {
       name: 'taskrecon_report_timestamp_seconds',
       help: 'The database clock when the report ran, as a unix time.',
-      samples: [{ labels: base, value: Math.round(Date.parse(report.now) / 1000) }],
+      samples: [{ labels: base, value: nowEpoch }],
     },
   ];
   for (const [field, name, help] of METRIC_FAMILIES) {
-    const samples: Family['samples'] = [];
     const total = report.metrics[field];
-    if (total !== null) samples.push({ labels: base, value: total });
+    families.push({
+      name: name.replace(/^taskrecon_report_/, 'taskrecon_report_overall_'),
+      help: `${help} All biz types together.`,
+      samples: total === null ? [] : [{ labels: base, value: total }],
+    });
+    const samples: Family['samples'] = [];
     for (const biz of report.byBizType) {
       const value = biz[field];
       if (value !== null) samples.push({ labels: { ...base, biz_type: biz.bizType ?? '' }, value });
@@ -146,4 +155,28 @@ export function renderPrometheus(report: Omit<ReportResult, 'notifications'>): s
     );
   }
   return families.map(renderFamily).join('');
+}
+
+/** `taskrecon_up` and the time of the last run that reached the database (omitted when never). */
+export function upFamilies(source: string, up: 0 | 1, lastSuccessEpoch: number | null): Family[] {
+  return [
+    {
+      name: 'taskrecon_up',
+      help: 'Whether the last report run reached the database and computed its figures (1) or not (0).',
+      samples: [{ labels: { source }, value: up }],
+    },
+    {
+      name: 'taskrecon_last_success_timestamp_seconds',
+      help: 'The database clock of the last report run that computed its figures, as a unix time.',
+      samples: lastSuccessEpoch === null ? [] : [{ labels: { source }, value: lastSuccessEpoch }],
+    },
+  ];
+}
+
+/**
+ * The file of a run that could not reach the database: `taskrecon_up 0` and the last success time
+ * read from the previous file, and no figures (stale ones would look current).
+ */
+export function renderPrometheusDown(source: string, lastSuccessEpoch: number | null): string {
+  return upFamilies(source, 0, lastSuccessEpoch).map(renderFamily).join('');
 }

@@ -266,7 +266,7 @@ describe('report on the async-task profile', () => {
         .find((f) => f.name === name)
         ?.metrics.find((m) => JSON.stringify(m.labels ?? {}) === JSON.stringify(labels))?.value;
     expect(families.every((f) => f.help && f.type === 'GAUGE')).toBe(true);
-    expect(value('taskrecon_report_created', { source: 'async-task' })).toBe('250');
+    expect(value('taskrecon_report_overall_created', { source: 'async-task' })).toBe('250');
     expect(value('taskrecon_report_failed', { source: 'async-task', biz_type: 'coupon' })).toBe('6');
     expect(value('taskrecon_report_latency_p95_seconds', { source: 'async-task', biz_type: 'sms' })).toBe(
       '360',
