@@ -58,6 +58,13 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
     }),
     'biz-type': Flags.string({ summary: 'Only these biz types.', multiple: true }),
     'dry-run': Flags.boolean({ summary: 'Count what would be claimed; claim, dispatch and write nothing.' }),
+    heartbeat: Flags.boolean({
+      summary:
+        "Extend running claims' leases while their handlers run. --no-heartbeat is a test and diagnostic switch only: a handler slower than --lease may then run twice.",
+      default: true,
+      allowNo: true,
+      hidden: true,
+    }),
     'log-format': Flags.string({
       summary: 'Per-attempt log lines on stderr: none for text, one JSON object per line for json.',
       options: ['text', 'json'],
@@ -129,6 +136,7 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
         dryRun: this.flags['dry-run'] ?? false,
         dispatchers,
         policies,
+        heartbeat: this.flags.heartbeat,
         stop: stop.signal,
         abort: abort.signal,
         log: (event) => {

@@ -6,6 +6,7 @@ import { toIso } from '../../db/task-sql.js';
 import type { DispatchResult, DispatchTask } from '../../dispatch/types.js';
 import { TaskreconError } from '../../errors.js';
 import { Feeder } from './feed.js';
+import { Heartbeat } from './heartbeat.js';
 import { Settler } from './settle.js';
 import type { RedriveCounts, RedriveOptions, RedriveResult } from './types.js';
 
@@ -141,7 +142,8 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   const progress = setInterval(() => options.onProgress?.({ ...counts }), PROGRESS_EVERY_MS);
   progress.unref();
   try {
-    await dispatchAll(feeder, options, settler, abort, fatal);
+    const heartbeat = new Heartbeat(source, options.leaseSeconds, options.heartbeat !== false);
+    await dispatchAll(feeder, options, settler, abort, fatal, heartbeat);
     // Claimed but never started (a stop): hand them back unattempted.
     for (const { task } of feeder.drain()) await settler.add({ task, release: 'stopped before dispatch' });
     await settler.close();
@@ -162,6 +164,7 @@ async function dispatchAll(
   settler: Settler,
   abort: AbortSignal,
   fatal: AbortController,
+  heartbeat: Heartbeat,
 ): Promise<void> {
   const leaseMs = options.leaseSeconds * 1000;
   const worker = async () => {
@@ -181,7 +184,9 @@ async function dispatchAll(
       }
       let outcome: DispatchResult;
       try {
-        outcome = await dispatcher.dispatch(toDispatchTask(task), { signal: abort });
+        outcome = await heartbeat.around(task, () =>
+          dispatcher.dispatch(toDispatchTask(task), { signal: abort }),
+        );
       } catch (error) {
         outcome = { outcome: classifyError(error), error: describeFailure(error) };
       }

@@ -86,4 +86,6 @@ export interface RedriveOptions {
   /** Use FOR UPDATE SKIP LOCKED (default: detected on the server). */
   skipLocked?: boolean;
   random?: () => number;
+  /** Extend running claims' leases (default true); false only as a diagnostic switch. */
+  heartbeat?: boolean;
 }

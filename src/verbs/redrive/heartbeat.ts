@@ -1,0 +1,57 @@
+import type { BoundSource } from '../../db/bind-source.js';
+import type { ClaimedTask } from '../../db/sql/claims.js';
+import { extendLease } from '../../db/sql/heartbeat.js';
+
+/**
+ * A beat every third of the lease: two beats may fail (a slow statement, a brief network hiccup)
+ * before the lease runs out, and the table takes one short UPDATE per running task per beat.
+ */
+export const BEATS_PER_LEASE = 3;
+
+/**
+ * Keeps the claims of running handlers alive: while a task's handler runs, its lease is extended
+ * through the fenced row before it expires, so a handler slower than the lease is not taken over
+ * and run a second time. Each beat writes a later expiry, which becomes the task's fence: the
+ * outcome written afterwards names it. A beat that finds the fence gone (the claim was taken over,
+ * or the task moved on) stops beating; the outcome then finds no row carrying its fence and writes
+ * nothing (a lost race).
+ */
+export class Heartbeat {
+  constructor(
+    private readonly source: BoundSource,
+    private readonly leaseSeconds: number,
+    /** Off only as a diagnostic switch (`--no-heartbeat`): a handler slower than the lease may then run twice. */
+    private readonly enabled = true,
+  ) {}
+
+  /** Runs `work` (the handler) with the task's lease kept alive; the fence is final once it resolves. */
+  async around<T>(task: ClaimedTask, work: () => Promise<T>): Promise<T> {
+    if (!this.enabled) return work();
+    let lost = false;
+    let beating: Promise<void> = Promise.resolve();
+    const beat = async () => {
+      if (lost) return;
+      try {
+        const next = (await this.source.db.nowEpoch()) + this.leaseSeconds;
+        if (next <= task.fence.leaseUntilEpoch) return;
+        if (await extendLease(this.source, task.id, task.fence, next))
+          task.fence = { ...task.fence, leaseUntilEpoch: next };
+        else lost = true;
+      } catch {
+        // A failed beat is retried at the next one; the lease still has two beats' worth left.
+      }
+    };
+    const timer = setInterval(
+      () => {
+        beating = beating.then(beat);
+      },
+      (this.leaseSeconds * 1000) / BEATS_PER_LEASE,
+    );
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+      await beating;
+    }
+  }
+}
