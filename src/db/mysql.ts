@@ -1,3 +1,4 @@
+// Over 300 lines: one Db over a mysql2 pool, with its sessions, transactions, streams and encoded streams, reads best whole.
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { Connection as CallbackConnection } from 'mysql2';

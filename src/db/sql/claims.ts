@@ -1,3 +1,4 @@
+// Over 300 lines: every claim, fence and settle statement of redrive in one place, so their guards can be read side by side.
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import { placeholders, toId, toInt, toText, type Fragment } from '../task-sql.js';

@@ -1,3 +1,4 @@
+// Over 300 lines: the digest and bisection statements of a cross-server diff, for every key kind, kept together so both sides hash alike.
 import type { KeySemantics } from '../../core/diff-keys.js';
 import type { Dialect } from '../dialect.js';
 import { placeholders, type Fragment } from '../task-sql.js';

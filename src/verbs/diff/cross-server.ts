@@ -1,3 +1,4 @@
+// Over 300 lines: the cross-server walk (levels, bisection, fetch of the segments left) reads as one algorithm.
 import { classifyTask, isOrphan } from '../../core/diff.js';
 import {
   BINARY_KEYS,
