@@ -55,7 +55,8 @@ export function renderSweep(result: SweepResult): string {
     lines.push(
       `${n.outcome === 'sent' ? chalk.green('sent') : chalk.red('failed')} ${n.kind} ${n.target}${n.error ? `: ${n.error}` : ''}`,
     );
-  lines.push(chalk.dim(`run ${result.runId} (taskrecon audit --run ${result.runId})`));
+  if (!result.dryRun && result.retried + result.alerted > 0)
+    lines.push(chalk.dim(`run ${result.runId}: taskrecon audit --run ${result.runId}`));
   return lines.join('\n');
 }
 

@@ -4,7 +4,7 @@ import { AUDIT_TABLE } from '../ddl.js';
 import type { Dialect } from '../dialect.js';
 import { placeholders, type Fragment } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
-import { and } from './scan.js';
+import { and } from '../fragment.js';
 
 /**
  * Statements of the failure sweep: the failed rows it looks at, and what the audit log knows of

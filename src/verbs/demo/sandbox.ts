@@ -12,6 +12,12 @@ import {
   markSandbox,
 } from '../../db/sql/demo.js';
 import { buildFixtures } from './fixtures.js';
+import {
+  insertSweepDemoFailures,
+  SWEEP_DEMO_DDL,
+  SWEEP_DEMO_RULES,
+  SWEEP_DEMO_SOURCE,
+} from '../../db/sql/sweep-demo.js';
 
 /** The business tables the sandbox's tasks were meant to change, and the column that names the order. */
 export const BUSINESS_TABLES = {
@@ -55,7 +61,12 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
   }
   const db = openSqlite({ kind: 'sqlite', file }, { create: true });
   try {
-    for (const statement of [...asyncTaskDdl(db.dialect), ...auditDdl(db.dialect), ...DEMO_BUSINESS_DDL])
+    for (const statement of [
+      ...asyncTaskDdl(db.dialect),
+      ...auditDdl(db.dialect),
+      ...DEMO_BUSINESS_DDL,
+      ...SWEEP_DEMO_DDL,
+    ])
       await db.execute(statement);
     const fixtures = buildFixtures(count);
     const businessRows = await db.transaction(async (tx) => {
@@ -77,6 +88,8 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
           points: 5,
           phone: '13800000000',
         });
+      // think-queue failures for the sweep (not business rows).
+      await insertSweepDemoFailures(tx);
       await markSandbox(tx, count);
       return rows;
     });
@@ -94,7 +107,7 @@ export function sandboxConfig(sqliteFile: string): string {
 db: sqlite:${sqliteFile}
 sources:
   tasks: { profile: async-task, table: async_task, default: true }
-handlers:
+${SWEEP_DEMO_SOURCE}handlers:
   default: { type: mark-only }
 retry:
   default: { policy: schedule, schedule: [1s, 4s, 16s, 64s, 5m, 30m, 2h] }
@@ -107,5 +120,5 @@ ${Object.entries(BUSINESS_TABLES)
   .join('\n')}
 report:
   thresholds: { failureRate: { warn: 1%, crit: 5% }, stuck: { warn: 1 }, oldestDue: { warn: 10m } }
-`;
+${SWEEP_DEMO_RULES}`;
 }

@@ -67,6 +67,13 @@ export const TOUR_STEPS: TourStep[] = [
     ],
   },
   {
+    command: 'sweep',
+    title: 'The hourly failure sweep: sweep --dry-run',
+    why: "What cron runs every hour over the think-queue failed_jobs table: each failure under its job class's rule — SMS retried at once (20/s), warehouse jobs only inside 09:00-18:00 and never in the 01:00-05:00 maintenance (otherwise deferred, with the time they become eligible), schema errors held for a person; a job that fails again after its sweep is a second failure, alerted once. --dry-run only says what it would do.",
+    args: () => ['sweep', '--since', '1h', '--dry-run'],
+    okExits: [0, 1],
+  },
+  {
     command: 'audit',
     title: 'Who did what? audit',
     why: 'Every manual change with who, when, before, after and why, from the append-only taskrecon_audit table; `show ID` prints one task with its history.',
