@@ -5,6 +5,7 @@ import type { Db } from '../db/types.js';
 import { ExitCode } from '../errors.js';
 import { runDoctor, type DoctorResult } from '../verbs/doctor/index.js';
 import { renderDoctor } from '../render/doctor.js';
+import { brokerDoctorChecks, withBrokerChecks } from '../verbs/queues/doctor.js';
 
 export default class Doctor extends BaseCommand<typeof Doctor> {
   static override readOnly = true;
@@ -38,6 +39,7 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
       appTimeZone,
       stuckAfterMs: choice.stuckAfterMs,
       connectMs,
+      readReplica: this.context.openedReplica,
       rules: this.context.config.rules,
       sourceDsn: this.context.dsn(choice),
       openDb: async (dsn) => {
@@ -46,6 +48,7 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
         return opened;
       },
     }).finally(() => Promise.allSettled(businessDbs.map((d) => d.close())));
+    withBrokerChecks(result, await brokerDoctorChecks(this.context.config));
     if (!this.jsonEnabled()) this.log(renderDoctor(result, { plans: this.flags.plans }));
     if (result.status === 'fail') this.setExit(ExitCode.findings);
     return result;

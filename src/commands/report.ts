@@ -16,6 +16,8 @@ import { renderReport } from '../render/report.js';
 import { writeOut } from '../render/terminal.js';
 import { sweepCounts, sweepFigures } from '../verbs/sweep/index.js';
 import { writeDownFile } from '../verbs/report/prometheus-state.js';
+import { reportQueues, type QueueReportSection } from '../verbs/queues/report.js';
+import { renderQueuePrometheus, renderQueueReport } from '../render/queues.js';
 
 const REPORT_FORMATS = ['table', 'json', 'prometheus', 'nagios'] as const;
 /** Seed 000 §4.4 watches the last hour. */
@@ -124,22 +126,25 @@ export default class Report extends BaseCommand<typeof Report> {
     for (const n of notifications)
       if (n.outcome === 'failed') this.warnLine(`webhook ${n.kind} ${n.target} failed: ${n.error}`);
     const sweep = await sweepFigures(source, this.context.config, Math.round(windowMs / 1000));
-    const result: ReportResult = {
+    const queues = await reportQueues(this.context.config);
+    const result: ReportResult & { queues?: QueueReportSection } = {
       ...report,
       ...(sweep ? { sweep: sweepCounts(sweep) } : {}),
+      ...(queues ? { queues } : {}),
       notifications,
     };
+    if (queues && STATUS_EXIT[queues.status] > STATUS_EXIT[result.status]) result.status = queues.status;
     this.setExit(STATUS_EXIT[result.status]);
 
     const format = this.format();
     const rendered =
       format === 'prometheus'
-        ? renderPrometheus(result)
+        ? renderPrometheus(result) + (queues ? renderQueuePrometheus(queues) : '')
         : format === 'nagios'
           ? `${renderNagios(result)}\n`
           : format === 'json'
             ? `${JSON.stringify(result, null, 2)}\n`
-            : `${renderReport(result)}\n`;
+            : `${renderReport(result)}\n${queues ? `${renderQueueReport(queues)}\n` : ''}`;
     if (output) {
       writeFileAtomic(output, rendered);
       this.note(`${result.status}: wrote ${format} to ${output}`);

@@ -123,6 +123,16 @@ export const reportSchema = z.strictObject({
       due: levels.optional(),
       failedOpen: levels.optional(),
       latencyP95: levels.optional(),
+      /** Broker queue gauges (`report` with `brokers:`); consumersMin breaches below its limit. */
+      queues: z
+        .strictObject({
+          ready: levels.optional(),
+          delayedOverdue: levels.optional(),
+          reservedExpired: levels.optional(),
+          unacked: levels.optional(),
+          consumersMin: levels.optional(),
+        })
+        .optional(),
     })
     .optional(),
   notify: z

@@ -1,5 +1,7 @@
 import type { MoveResult, QueueFinding, QueuesResult, QueueStats } from '../brokers/types.js';
 import type { RecoverResult } from '../verbs/queues/move.js';
+import type { QueueGauge, QueueReportSection } from '../verbs/queues/report.js';
+import { renderFamily, type Family } from './prometheus.js';
 import { heading, renderTable } from './table.js';
 import { chalk, printable } from './terminal.js';
 
@@ -111,4 +113,67 @@ export function renderRecover(result: RecoverResult): string {
 export async function confirmMove(message: string): Promise<boolean> {
   const { confirm } = await import('@inquirer/prompts');
   return confirm({ message, default: false });
+}
+
+const GAUGES: Array<[keyof QueueGauge, string, string]> = [
+  ['ready', 'taskrecon_queue_ready', 'Jobs ready to run (Redis LLEN; RabbitMQ messages_ready).'],
+  ['delayed', 'taskrecon_queue_delayed', 'Delayed jobs waiting for their time (Redis ZCARD of :delayed).'],
+  [
+    'delayedOverdue',
+    'taskrecon_queue_delayed_overdue',
+    'Delayed jobs past their time, not yet migrated to ready.',
+  ],
+  [
+    'oldestOverdueSeconds',
+    'taskrecon_queue_oldest_overdue_seconds',
+    'How long the oldest overdue delayed job is past its time.',
+  ],
+  ['reserved', 'taskrecon_queue_reserved', 'Jobs reserved by a worker (Redis ZCARD of :reserved).'],
+  [
+    'reservedExpired',
+    'taskrecon_queue_reserved_expired',
+    'Reservations past their expiry: a worker died mid-job.',
+  ],
+  ['unacked', 'taskrecon_queue_unacked', 'Messages delivered and not acknowledged (RabbitMQ).'],
+  ['consumers', 'taskrecon_queue_consumers', 'Consumers of the queue (RabbitMQ).'],
+];
+
+/** The queue gauges of `report --format prometheus`, one family per gauge, labels {broker, queue}; null gauges left out. */
+export function renderQueuePrometheus(section: QueueReportSection): string {
+  const families: Family[] = GAUGES.map(([field, name, help]) => ({
+    name,
+    help,
+    samples: section.queues.flatMap((g) => {
+      const value = g[field];
+      return typeof value === 'number' ? [{ labels: { broker: g.broker, queue: g.queue }, value }] : [];
+    }),
+  }));
+  return families
+    .filter((f) => f.samples.length > 0)
+    .map(renderFamily)
+    .join('');
+}
+
+/** The queue part of the `report` table. */
+export function renderQueueReport(section: QueueReportSection): string {
+  const rows = section.queues.map((g) => [
+    g.broker,
+    printable(g.queue, 40),
+    g.ready,
+    g.delayedOverdue,
+    g.reservedExpired,
+    g.unacked,
+    g.consumers,
+  ]);
+  const out = [
+    heading(`Queues: ${section.status}`),
+    renderTable(['broker', 'queue', 'ready', 'overdue', 'expired', 'unacked', 'consumers'], rows),
+  ];
+  for (const b of section.breaches)
+    out.push(
+      `${b.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN')} ${b.broker}/${b.queue} ${b.metric} ${b.value} (limit ${b.threshold})`,
+    );
+  for (const u of section.unreachable)
+    out.push(`${chalk.yellow('WARN')} broker ${u.broker} not inspected: ${u.message}`);
+  return out.join('\n');
 }

@@ -1,0 +1,151 @@
+import type { TaskreconConfig } from '../../config/schema.js';
+import { describeError } from '../../base-command.js';
+import { usageError } from '../../errors.js';
+import { openBroker } from '../../brokers/index.js';
+import type { BrokerConfig } from '../../config/brokers.js';
+import type { BrokerClient, QueueStats } from '../../brokers/types.js';
+
+/**
+ * The broker half of `report`: one gauge row per queue of every configured broker, checked against
+ * `report.thresholds.queues`. `ready`, `delayedOverdue`, `reservedExpired` and `unacked` breach at
+ * or above their limit; `consumersMin` breaches below it (a queue with fewer consumers than that).
+ * No limit is set by default: `queues` raises the findings; thresholds are for alerting on volume.
+ */
+
+export const QUEUE_THRESHOLD_METRICS = [
+  'ready',
+  'delayedOverdue',
+  'reservedExpired',
+  'unacked',
+  'consumersMin',
+] as const;
+export type QueueThresholdMetric = (typeof QUEUE_THRESHOLD_METRICS)[number];
+export type QueueThresholds = Partial<Record<QueueThresholdMetric, { warn?: number; crit?: number }>>;
+
+export interface QueueGauge {
+  broker: string;
+  queue: string;
+  ready: number | null;
+  delayed: number | null;
+  delayedOverdue: number | null;
+  oldestOverdueSeconds: number | null;
+  reserved: number | null;
+  reservedExpired: number | null;
+  unacked: number | null;
+  consumers: number | null;
+}
+
+export interface QueueBreach {
+  broker: string;
+  queue: string;
+  metric: QueueThresholdMetric;
+  level: 'warn' | 'crit';
+  value: number;
+  threshold: number;
+}
+
+/** `report --json` → `queues`. */
+export interface QueueReportSection {
+  status: 'OK' | 'WARNING' | 'CRITICAL';
+  thresholds: QueueThresholds;
+  queues: QueueGauge[];
+  breaches: QueueBreach[];
+  /** Brokers that could not be reached, with why (the report goes on without them; status WARNING). */
+  unreachable: Array<{ broker: string; message: string }>;
+}
+
+type Input = Partial<Record<QueueThresholdMetric, { warn?: string | number; crit?: string | number }>>;
+
+/** `report.thresholds.queues` parsed: whole numbers, `off` for none. */
+export function queueThresholds(input: Input | undefined): QueueThresholds {
+  const out: QueueThresholds = {};
+  for (const metric of QUEUE_THRESHOLD_METRICS) {
+    const levels = input?.[metric];
+    if (!levels) continue;
+    const parsed: { warn?: number; crit?: number } = {};
+    for (const level of ['warn', 'crit'] as const) {
+      const raw = levels[level];
+      if (raw === undefined || /^(off|none)$/i.test(String(raw).trim())) continue;
+      const text = String(raw).trim();
+      if (!/^\d+$/.test(text))
+        throw usageError(
+          `report.thresholds.queues.${metric}.${level}: '${text}' is not a whole number`,
+          'Write e.g. 1000, or off.',
+        );
+      parsed[level] = Number(text);
+    }
+    out[metric] = parsed;
+  }
+  return out;
+}
+
+export function gaugeOf(broker: string, q: QueueStats): QueueGauge {
+  return {
+    broker,
+    queue: q.name,
+    ready: q.ready,
+    delayed: q.delayed,
+    delayedOverdue: q.delayedOverdue,
+    oldestOverdueSeconds: q.oldestOverdueSeconds,
+    reserved: q.reserved,
+    reservedExpired: q.reservedExpired,
+    unacked: q.unacked,
+    consumers: q.consumers,
+  };
+}
+
+/** Breaches of the gauges; a null gauge never breaches. Pure. */
+export function queueBreaches(gauges: readonly QueueGauge[], thresholds: QueueThresholds): QueueBreach[] {
+  const out: QueueBreach[] = [];
+  for (const g of gauges) {
+    for (const metric of QUEUE_THRESHOLD_METRICS) {
+      const limits = thresholds[metric];
+      if (!limits) continue;
+      const value = metric === 'consumersMin' ? g.consumers : g[metric];
+      if (value === null) continue;
+      const breaks = (limit: number | undefined) =>
+        limit !== undefined && (metric === 'consumersMin' ? value < limit : value >= limit);
+      const level = breaks(limits.crit) ? 'crit' : breaks(limits.warn) ? 'warn' : undefined;
+      if (level)
+        out.push({
+          broker: g.broker,
+          queue: g.queue,
+          metric,
+          level,
+          value,
+          threshold: limits[level] as number,
+        });
+    }
+  }
+  return out;
+}
+
+/** Inspects every configured broker for `report`; undefined when there are none. */
+export async function reportQueues(
+  config: TaskreconConfig,
+  open: (name: string, config: BrokerConfig) => Promise<BrokerClient> = openBroker,
+): Promise<QueueReportSection | undefined> {
+  const brokers = Object.entries(config.brokers ?? {});
+  if (brokers.length === 0) return undefined;
+  const thresholds = queueThresholds((config.report?.thresholds as { queues?: Input } | undefined)?.queues);
+  const section: QueueReportSection = { status: 'OK', thresholds, queues: [], breaches: [], unreachable: [] };
+  for (const [name, brokerConfig] of brokers) {
+    let broker: BrokerClient | undefined;
+    try {
+      broker = await open(name, brokerConfig);
+      const { report } = await broker.inspect({ peek: 0, nowEpoch: Date.now() / 1000 });
+      section.queues.push(...report.queues.map((q) => gaugeOf(name, q)));
+    } catch (error) {
+      section.unreachable.push({ broker: name, message: describeError(error).message });
+    } finally {
+      await broker?.close();
+    }
+  }
+  section.breaches = queueBreaches(section.queues, thresholds);
+  section.status = section.breaches.some((b) => b.level === 'crit')
+    ? 'CRITICAL'
+    : section.breaches.length || section.unreachable.length
+      ? 'WARNING'
+      : 'OK';
+  return section;
+}
