@@ -57,7 +57,8 @@ export function connectError(target: AmqpTarget, error: unknown): TaskreconError
   if (/ACCESS[-_]REFUSED|403/.test(text)) {
     message = `RabbitMQ at ${target.display} refused the login of user '${target.username}' (wrong user or password)`;
     hint = 'Check the user and password in `url:`; nothing was published or acked.';
-  } else if (/NOT_ALLOWED|vhost/i.test(text)) {
+  } else if (/NOT_ALLOWED|vhost|Expected ConnectionOpenOk/i.test(text)) {
+    // connection.open refused: the vhost does not exist, or the user has no permission on it.
     message = `RabbitMQ at ${target.display}: vhost '${target.vhost}' does not exist or user '${target.username}' may not use it`;
     hint =
       'Check the vhost in the URL path (the default vhost "/" is %2F) and the user\'s permissions; nothing was published or acked.';

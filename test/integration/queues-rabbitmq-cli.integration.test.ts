@@ -1,0 +1,221 @@
+import type { Channel, ConsumeMessage } from 'amqplib';
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { closedLoopbackPort } from '../fixtures/redrive/counting-handler.js';
+import { BIN, runJson } from '../support/cli.js';
+import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { depth, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
+
+// `queues` and `queues move` on RabbitMQ through the CLI: the replay audited row by row, a move
+// SIGKILLed midway and rerun, and bad input (exit 3, nothing published or acked).
+
+let v: ScratchVhost;
+let ch: Channel;
+let schema: TestSchema;
+let closed: number;
+const API = 'http://guest:guest@127.0.0.1:15672';
+
+interface ErrorJson {
+  error: { message: string; hint?: string };
+}
+interface MoveJson {
+  matched: number;
+  moved: number;
+  alreadyMoved?: number | null;
+}
+
+beforeAll(async () => {
+  v = await scratchVhost('cli');
+  ch = await v.channel();
+  schema = await createTestSchema('queues_rabbitmq_cli');
+  closed = await closedLoopbackPort();
+  const init = await runJson(['init', '--audit-only', '--db', schema.dsn]);
+  expect(init.code, init.stderr).toBe(0);
+});
+afterAll(async () => {
+  await v?.drop();
+  await schema?.drop();
+});
+beforeEach(async () => {
+  for (const q of ['work', 'parking']) await ch.deleteQueue(q).catch(() => undefined);
+  ch = await v.channel();
+  await ch.assertQueue('parking', { durable: true });
+  await ch.assertQueue('work', {
+    durable: true,
+    arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'parking' },
+  });
+  await schema.sql.query('DELETE FROM taskrecon_audit');
+});
+
+async function park(n: number): Promise<void> {
+  for (let i = 0; i < n; i++)
+    ch.sendToQueue('work', Buffer.from(JSON.stringify({ eventId: `evt-${i}` })), {
+      persistent: true,
+      messageId: `evt-${i}`,
+    });
+  const rejecter = await (await v.connect()).createChannel();
+  const { consumerTag } = await rejecter.consume('work', (m) => m && rejecter.nack(m, false, false));
+  await until(async () => (await depth(ch, 'parking')) === n, 10_000, `${n} parked`);
+  await rejecter.cancel(consumerTag);
+  await rejecter.close();
+}
+
+async function drain(queue: string): Promise<string[]> {
+  const consumer = await (await v.connect()).createChannel();
+  const got: ConsumeMessage[] = [];
+  await consumer.consume(queue, (m) => {
+    if (m) {
+      got.push(m);
+      consumer.ack(m);
+    }
+  });
+  let last = -1;
+  await until(async () => {
+    const settled = got.length === last && (await depth(ch, queue)) === 0;
+    last = got.length;
+    await new Promise((r) => setTimeout(r, 150));
+    return settled;
+  });
+  await consumer.close();
+  return got.map((m) => String(m.properties.messageId));
+}
+
+const rabbit = (url = v.amqpUrl) => ['--rabbitmq', url, '--api', API];
+const moveArgs = (extra: string[] = []) => [
+  'queues',
+  'move',
+  ...rabbit(),
+  '--from',
+  'parking',
+  '--to',
+  'work',
+  '--yes',
+  '--db',
+  schema.dsn,
+  ...extra,
+];
+
+async function auditCount(): Promise<number> {
+  const [rows] = await schema.sql.query(
+    "SELECT COUNT(*) AS n FROM taskrecon_audit WHERE action = 'queue-move'",
+  );
+  return Number((rows as Array<{ n: number }>)[0]?.n);
+}
+
+describe('queues move --rabbitmq', () => {
+  it('replays N parked messages: exactly N distinct ones reach the consumer, one audit row each', async () => {
+    await park(40);
+    const run = await runJson<MoveJson>(moveArgs(['--reset-death']));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json).toMatchObject({ matched: 40, moved: 40 });
+    expect(await depth(ch, 'parking')).toBe(0);
+    const got = await drain('work');
+    expect(got).toHaveLength(40);
+    expect(new Set(got).size).toBe(40);
+    expect(await auditCount()).toBe(40);
+  });
+
+  it('SIGKILLed midway: nothing lost; the rerun reports the messages an earlier run had already landed', async () => {
+    const n = 30;
+    await park(n);
+    const child = spawn(process.execPath, [BIN, ...moveArgs(['--batch', '1', '--rate', '10/s'])], {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: 'ignore',
+    });
+    await until(async () => (await auditCount()) >= 6, 30_000, 'the move to be under way');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('close', r));
+    await until(async () => (await depth(ch, 'parking')) + (await depth(ch, 'work')) >= n, 10_000, 'requeue');
+    const [rows] = await schema.sql.query(
+      "SELECT task_id AS id FROM taskrecon_audit WHERE action = 'queue-move'",
+    );
+    const audited = new Set((rows as Array<{ id: string }>).map((r) => r.id));
+    const rerun = await runJson<MoveJson>(moveArgs());
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(await depth(ch, 'parking')).toBe(0);
+    const got = await drain('work');
+    expect(new Set(got)).toEqual(new Set(Array.from({ length: n }, (_, i) => `evt-${i}`)));
+    const seen = new Map<string, number>();
+    for (const id of got) seen.set(id, (seen.get(id) ?? 0) + 1);
+    const duplicates = [...seen].filter(([, c]) => c > 1).map(([id]) => id);
+    for (const id of duplicates) expect(audited.has(id)).toBe(true);
+    expect(rerun.json.alreadyMoved).toBe(duplicates.length);
+  });
+});
+
+describe('bad input on RabbitMQ: a clear message, exit 3, nothing published or acked', () => {
+  async function expectExit3(args: string[], pattern: RegExp): Promise<void> {
+    const run = await runJson<ErrorJson>(args);
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.json.error.message).toMatch(pattern);
+    expect(JSON.stringify(run.json) + run.stderr).not.toMatch(/guest:guest@|:wrong@/);
+  }
+
+  it('an unreachable broker, an unreachable API', async () => {
+    await expectExit3(
+      ['queues', '--rabbitmq', `amqp://guest:guest@127.0.0.1:${closed}/%2F`, '--queue', 'work'],
+      /cannot reach RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1/,
+    );
+    await expectExit3(
+      ['queues', '--rabbitmq', v.amqpUrl, '--api', `http://guest:guest@127.0.0.1:${closed}`],
+      /cannot reach the RabbitMQ management API/,
+    );
+  });
+
+  it('wrong credentials on AMQP and on the API', async () => {
+    const wrong = v.amqpUrl.replace('guest:guest@', 'guest:wrong@');
+    await expectExit3(
+      ['queues', '--rabbitmq', wrong, '--queue', 'work'],
+      /refused the login of user 'guest'/,
+    );
+    await expectExit3(
+      ['queues', '--rabbitmq', v.amqpUrl, '--api', 'http://guest:wrong@127.0.0.1:15672'],
+      /management API .* refused the login \(HTTP 401\)/,
+    );
+  });
+
+  it('a vhost or a queue that does not exist', async () => {
+    const noVhost = 'amqp://guest:guest@127.0.0.1:5672/no-such-vhost';
+    await expectExit3(
+      ['queues', '--rabbitmq', noVhost, '--api', API],
+      /vhost 'no-such-vhost' does not exist/,
+    );
+    await expectExit3(
+      ['queues', '--rabbitmq', noVhost, '--queue', 'work'],
+      /vhost 'no-such-vhost' does not exist/,
+    );
+    await expectExit3(['queues', ...rabbit(), '--queue', 'nope'], /queue 'nope' does not exist/);
+  });
+
+  it('queues move to or from a missing queue, or with wrong credentials, moves and acks nothing', async () => {
+    await park(3);
+    await expectExit3(
+      ['queues', 'move', ...rabbit(), '--from', 'parking', '--to', 'nowhere', '--yes', '--db', schema.dsn],
+      /queue 'nowhere' does not exist/,
+    );
+    await expectExit3(
+      ['queues', 'move', ...rabbit(), '--from', 'nope', '--to', 'work', '--yes', '--db', schema.dsn],
+      /queue 'nope' does not exist/,
+    );
+    const wrong = v.amqpUrl.replace('guest:guest@', 'guest:wrong@');
+    await expectExit3(
+      [
+        'queues',
+        'move',
+        '--rabbitmq',
+        wrong,
+        '--from',
+        'parking',
+        '--to',
+        'work',
+        '--yes',
+        '--db',
+        schema.dsn,
+      ],
+      /refused the login/,
+    );
+    expect(await depth(ch, 'parking')).toBe(3);
+    expect(await depth(ch, 'work')).toBe(0);
+    expect(await auditCount()).toBe(0);
+  });
+});
