@@ -6,6 +6,8 @@ import { check, type CheckStatus, type DoctorCheck } from './check.js';
 import { auditTableCheck, columnChecks, lastErrorCheck, statusValuesCheck } from './schema.js';
 import { indexChecks } from './indexes.js';
 import { ruleIndexChecks } from './rules.js';
+import { replicaCheck } from './replica.js';
+import { replicaLag, type ReplicaLag } from '../../db/replica.js';
 import type { RuleConfig } from '../../config/schema.js';
 import { clockCheck, datetimeColumns, skipLockedCheck, versionCheck, zoneCheck } from './server.js';
 import type { SourceInfo } from '../scan/index.js';
@@ -20,6 +22,8 @@ export interface DoctorResult {
   status: CheckStatus;
   summary: Record<CheckStatus, number>;
   checks: DoctorCheck[];
+  /** When `db` is the read replica (--read-db): its replication lag. */
+  readReplica?: ReplicaLag;
 }
 
 export interface DoctorOptions {
@@ -34,6 +38,8 @@ export interface DoctorOptions {
   /** The source's DSN, and how to open a rule's business database when it is another one. */
   sourceDsn?: string;
   openDb?: (dsn: string) => Promise<Db>;
+  /** `db` is the read replica (--read-db): check its lag. */
+  readReplica?: boolean;
   /** The client's clock (epoch ms); injected so tests can skew it. */
   clientNowMs?: () => number;
 }
@@ -48,6 +54,8 @@ export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorR
     check('connection', 'ok', `connected to ${db.display} in ${options.connectMs} ms`),
     versionCheck(clock),
   ];
+  const lag = options.readReplica ? await replicaLag(db) : undefined;
+  if (lag) checks.push(replicaCheck(db.display, lag));
 
   const source: BoundSource = await inspectSource(db, options.profile, options.sourceName);
   const tableExists = !source.problems.some((p) => p.check === 'table');
@@ -113,5 +121,6 @@ export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorR
     status: summary.fail > 0 ? 'fail' : summary.warn > 0 ? 'warn' : 'ok',
     summary,
     checks,
+    ...(lag ? { readReplica: lag } : {}),
   };
 }
