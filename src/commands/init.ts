@@ -39,7 +39,10 @@ export default class Init extends BaseCommand<typeof Init> {
     // A config with brokers and no task sources: only taskrecon's own tables (audit, snapshots).
     const ownOnly =
       this.flags['audit-only'] ||
-      (!this.flags.profile && !this.flags.table && !this.context.config.sources && !!this.context.config.brokers);
+      (!this.flags.profile &&
+        !this.flags.table &&
+        !this.context.config.sources &&
+        !!this.context.config.brokers);
     const profile = choice.profile.name;
     if (!ownOnly && profile !== 'async-task' && profile !== 'job-retries') {
       throw usageError(
@@ -57,9 +60,7 @@ export default class Init extends BaseCommand<typeof Init> {
     const targetDialect =
       dialect ?? (parseDsn(this.context.dsn(choice)).kind === 'sqlite' ? sqliteDialect : mysqlDialect);
     const statements = [
-      ...(ownOnly
-        ? []
-        : taskTableDdl(targetDialect, profile as DdlProfile, choice.profile.table)),
+      ...(ownOnly ? [] : taskTableDdl(targetDialect, profile as DdlProfile, choice.profile.table)),
       ...auditDdl(targetDialect),
       ...notifyDdl(targetDialect),
       ...queueSnapshotDdl(targetDialect),
