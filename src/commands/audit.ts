@@ -50,7 +50,8 @@ export default class Audit extends BaseCommand<typeof Audit> {
     const db = await this.context.open(choice);
     const nowEpoch = await db.nowEpoch();
     const filter: AuditFilter = {
-      source: this.flags.task || this.flags.source ? choice.name : undefined,
+      // The table, not the source's name: the same table reached by --profile or by a named source has one history.
+      taskTable: this.flags.task || this.flags.source ? choice.profile.table : undefined,
       taskIds: this.flags.task,
       operator: this.flags.operator,
       actions: this.flags.action,

@@ -112,6 +112,8 @@ export function auditDdl(dialect: Dialect): string[] {
   run_id VARCHAR(40) NOT NULL
 )`,
       `CREATE INDEX IF NOT EXISTS idx_taskrecon_audit_task ON ${t} (source, task_id)`,
+      // A task's history is read by its table (whatever the source is named): `show`, `audit --task`.
+      `CREATE INDEX IF NOT EXISTS idx_taskrecon_audit_table_task ON ${t} (task_table, task_id)`,
       `CREATE INDEX IF NOT EXISTS idx_taskrecon_audit_created ON ${t} (created_at)`,
     ];
   }
@@ -134,6 +136,7 @@ export function auditDdl(dialect: Dialect): string[] {
   run_id VARCHAR(40) NOT NULL,
   PRIMARY KEY (id),
   KEY idx_task (source, task_id),
+  KEY idx_table_task (task_table, task_id),
   KEY idx_created (created_at),
   KEY idx_operator (operator, created_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,

@@ -38,7 +38,7 @@ afterAll(async () => {
 
 describe('the audit log', () => {
   it('gives an empty history while the audit table does not exist yet', async () => {
-    expect(await auditHistory(db, 'tasks', 1)).toEqual([]);
+    expect(await auditHistory(db, 'async_task', 1)).toEqual([]);
   });
 
   it("returns one task's history oldest first, with the database's time in UTC and JSON parsed", async () => {
@@ -46,14 +46,14 @@ describe('the audit log', () => {
     await db.transaction(async (tx) => {
       await insertAudit(tx, db.dialect, entry({}));
       await insertAudit(tx, db.dialect, entry({ taskId: '2', eventId: 'e2' }));
-      await insertAudit(tx, db.dialect, entry({ source: 'other' }));
+      await insertAudit(tx, db.dialect, entry({ taskTable: 'other_table' }));
       await insertAudit(
         tx,
         db.dialect,
         entry({ action: 'manual-retry', fromStatus: 'compensated', toStatus: 'pending', reason: null }),
       );
     });
-    const history = await auditHistory(db, 'tasks', 1);
+    const history = await auditHistory(db, 'async_task', 1);
     expect(history.map((h) => [h.action, h.from, h.to])).toEqual([
       ['mark-compensated', 'failed', 'compensated'],
       ['manual-retry', 'compensated', 'pending'],
@@ -78,6 +78,6 @@ describe('the audit log', () => {
         throw new Error('the change failed');
       }),
     ).rejects.toThrow('the change failed');
-    expect(await auditHistory(db, 'tasks', 9)).toEqual([]);
+    expect(await auditHistory(db, 'async_task', 9)).toEqual([]);
   });
 });

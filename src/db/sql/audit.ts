@@ -35,6 +35,8 @@ export interface AuditRecord extends AuditInsert {
 
 export interface AuditFilter {
   source?: string;
+  /** The task table: a task's history follows its table, whatever name a config gives the source. */
+  taskTable?: string;
   taskIds?: string[];
   operator?: string;
   actions?: string[];
@@ -106,6 +108,8 @@ function auditWhere(dialect: Dialect, filter: AuditFilter): Fragment {
   const clock = auditClock(dialect);
   const parts: Fragment[] = [];
   if (filter.source !== undefined) parts.push({ sql: `${q('source')} = ?`, params: [filter.source] });
+  if (filter.taskTable !== undefined)
+    parts.push({ sql: `${q('task_table')} = ?`, params: [filter.taskTable] });
   if (filter.taskIds?.length) {
     parts.push({
       sql: `${q('task_id')} IN (${placeholders(filter.taskIds)})`,

@@ -76,12 +76,14 @@ export function toAuditEntry(record: AuditRecord): AuditEntry {
 const HISTORY_PAGE = 500;
 
 /**
- * Every audit entry of one task of one source, oldest first (for `show`). An empty list when the
- * task was never touched by hand, or when the audit table does not exist yet.
+ * Every audit entry of one task of one table, oldest first (for `show`). Keyed by the table, not the
+ * source name, so a task changed through `--profile` and read through a named source (or the other
+ * way round) shows one history. An empty list when the task was never touched by hand, or when the
+ * audit table does not exist yet.
  */
-export async function auditHistory(db: Db, sourceName: string, taskId: TaskId): Promise<AuditEntry[]> {
+export async function auditHistory(db: Db, taskTable: string, taskId: TaskId): Promise<AuditEntry[]> {
   if (!(await auditTableExists(db))) return [];
-  const filter: AuditFilter = { source: sourceName, taskIds: [String(taskId)] };
+  const filter: AuditFilter = { taskTable, taskIds: [String(taskId)] };
   const out: AuditEntry[] = [];
   let after = 0;
   for (;;) {

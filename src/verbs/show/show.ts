@@ -81,7 +81,7 @@ export async function showTask(source: BoundSource, input: string): Promise<Show
   const { key, value } = parseTaskKey(source, input);
   const row = await selectTaskBy(source, key, value);
   if (!row) {
-    const history = key === 'id' ? await auditHistory(source.db, source.name, value) : [];
+    const history = key === 'id' ? await auditHistory(source.db, source.profile.table, value) : [];
     const last = history[history.length - 1];
     throw new TaskreconError(
       `task ${input} not found in ${source.profile.table} (source ${source.name})${key === 'eventId' ? ', by id or event id' : ''}`,
@@ -98,6 +98,6 @@ export async function showTask(source: BoundSource, input: string): Promise<Show
   return {
     source: sourceInfo(source),
     task: { ...task, ...payload },
-    audit: await auditHistory(source.db, source.name, task.id),
+    audit: await auditHistory(source.db, source.profile.table, task.id),
   };
 }
