@@ -6,6 +6,7 @@ import { buildSandbox } from '../verbs/demo/index.js';
 import { TOUR_STEPS } from '../verbs/demo/index.js';
 import { runTour, type StepOutcome } from '../verbs/demo/index.js';
 import { ExitCode } from '../errors.js';
+import { prepareDemoQueues } from '../verbs/queues/demo.js';
 
 export interface DemoResult {
   file: string;
@@ -44,9 +45,14 @@ export default class Demo extends BaseCommand<typeof Demo> {
     this.note(
       `Built ${show(sandbox.file)}: ${sandbox.tasks} tasks, ${sandbox.businessRows} business rows; config ${show(sandbox.configFile)}`,
     );
-    const available = TOUR_STEPS.filter((step) => this.config.findCommand(step.command));
+    const queues = this.flags.tour ? await prepareDemoQueues() : undefined;
+    if (queues?.note) this.note(queues.note);
+    const tour = queues?.step ? [...TOUR_STEPS, queues.step] : TOUR_STEPS;
+    const available = tour.filter((step) => this.config.findCommand(step.command));
     const steps = this.flags.tour
-      ? await runTour(available, sandbox, (text) => this.log(text), { quiet: this.jsonEnabled() })
+      ? await runTour(available, sandbox, (text) => this.log(text), { quiet: this.jsonEnabled() }).finally(
+          () => queues?.cleanup(),
+        )
       : [];
     if (steps.some((s) => !s.ok)) this.setExit(ExitCode.findings);
     if (this.flags.tour && !this.jsonEnabled()) {
