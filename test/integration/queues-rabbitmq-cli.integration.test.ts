@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { closedLoopbackPort } from '../fixtures/redrive/counting-handler.js';
 import { BIN, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { assertMatchesSchema } from '../support/schemas.js';
 import { depth, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
 
 // `queues` and `queues move` on RabbitMQ through the CLI: the replay audited row by row, a move
@@ -107,6 +108,7 @@ describe('queues move --rabbitmq', () => {
     await park(40);
     const run = await runJson<MoveJson>(moveArgs(['--reset-death']));
     expect(run.code, run.stderr).toBe(0);
+    assertMatchesSchema('queues-move', run.json);
     expect(run.json).toMatchObject({ matched: 40, moved: 40 });
     expect(await depth(ch, 'parking')).toBe(0);
     const got = await drain('work');
@@ -140,6 +142,29 @@ describe('queues move --rabbitmq', () => {
     const duplicates = [...seen].filter(([, c]) => c > 1).map(([id]) => id);
     for (const id of duplicates) expect(audited.has(id)).toBe(true);
     expect(rerun.json.alreadyMoved).toBe(duplicates.length);
+  });
+});
+
+describe('queues --rabbitmq', () => {
+  it('answers the queues --json schema, with the peeked x-death; over AMQP alone it says what is unknown', async () => {
+    await park(4);
+    const run = await runJson<{
+      brokers: Array<{ notes?: string[]; queues: Array<{ name: string; deadLettered: unknown }> }>;
+    }>(['queues', ...rabbit(), '--queue', 'work', '--peek', '10']);
+    expect(run.code, run.stderr).toBe(1);
+    assertMatchesSchema('queues', run.json);
+    const parking = run.json.brokers[0]?.queues.find((q) => q.name === 'parking');
+    expect(parking?.deadLettered).toMatchObject({ count: 4, maxDeathCount: 1, byReason: { rejected: 4 } });
+    expect(await depth(ch, 'parking')).toBe(4);
+    const amqpOnly = await runJson<{ brokers: Array<{ notes?: string[] }> }>([
+      'queues',
+      '--rabbitmq',
+      v.amqpUrl,
+      '--queue',
+      'parking',
+    ]);
+    assertMatchesSchema('queues', amqpOnly.json);
+    expect(amqpOnly.json.brokers[0]?.notes?.[0]).toMatch(/no management API/);
   });
 });
 
