@@ -57,7 +57,8 @@ export default class Demo extends BaseCommand<typeof Demo> {
     if (steps.some((s) => !s.ok)) this.setExit(ExitCode.findings);
     if (this.flags.tour && !this.jsonEnabled()) {
       this.log(
-        `\nThe sandbox stays in ${show(sandbox.file)}. Point any command at it with --config ${show(sandbox.configFile)}.`,
+        `\nThe sandbox stays in ${show(sandbox.file)}. Point any command at it with --config ${show(sandbox.configFile)}.` +
+          `\nOpen it in the browser: taskrecon console --config ${show(sandbox.configFile)} (then the URL it prints).`,
       );
     }
     return {

@@ -1,9 +1,9 @@
 import type { Context } from '../context.js';
 import { DEFAULT_CHUNK_TIME_MS } from '../core/diff.js';
 import type { BoundSource } from '../db/bind-source.js';
-import { describeError } from '../base-command.js';
 import { prepareRules, RuleTargets, runDiff, selectRules, type RuleResult } from '../verbs/diff/index.js';
 import type { DiffPages } from './deps.js';
+import { describeForPage } from './errors.js';
 
 /** Findings kept per kind on the diff page. */
 const SAMPLES = 50;
@@ -15,7 +15,7 @@ export function diffPages(context: Context, main: BoundSource): DiffPages {
   try {
     selectRules(configured, undefined);
   } catch (error) {
-    const d = describeError(error);
+    const d = describeForPage(error);
     problem = `${d.message}. ${d.hint ?? ''}`.trim();
   }
   return {

@@ -1,13 +1,29 @@
 import type { Context } from 'hono';
-import { describeError } from '../base-command.js';
+import { maskDsnText } from '../db/dsn.js';
+import { TaskreconError } from '../errors.js';
 import { html } from './html.js';
 
 /**
  * The error page: the message and hint an operator can act on (masked like every CLI error), never
  * a stack trace or a DSN. Bad input (exit 3 errors) is a 400, anything unexpected a 500.
  */
+/** An error as the console may show it: the masked message and hint of a TaskreconError; anything else is internal. */
+export function describeForPage(error: unknown): { code: string; message: string; hint: string | undefined } {
+  if (error instanceof TaskreconError)
+    return {
+      code: error.code,
+      message: maskDsnText(error.message),
+      hint: error.hint && maskDsnText(error.hint),
+    };
+  return {
+    code: 'INTERNAL',
+    message: maskDsnText((error as Error)?.message ?? String(error)),
+    hint: undefined,
+  };
+}
+
 export function errorPage(c: Context, error: unknown): Response {
-  const described = describeError(error);
+  const described = describeForPage(error);
   const internal = described.code === 'INTERNAL';
   if (internal) process.stderr.write(`console: ${described.message}\n`);
   const status = described.code === 'NOT_FOUND' ? 404 : internal ? 500 : 400;

@@ -1,9 +1,19 @@
-import type { TrendBucketRow } from '../db/sql/console-trends.js';
-
 /**
  * Trend series over a span, bucket by bucket (the console's charts and `report --trend`): tasks
  * created, failed, failure rate and latency, with the `report` definitions. Pure: "now" is passed in.
  */
+
+/** One time bucket of tasks created in it, as the table's own time columns tell (read by db/sql/console-trends). */
+export interface TrendBucketRow {
+  /** Bucket start, epoch seconds (a multiple of the bucket size). */
+  start: number;
+  created: number;
+  /** Of those, now failed. */
+  failed: number;
+  /** Of those, now succeeded, and the sum of their latencies (updated − created, seconds). */
+  succeeded: number;
+  latencySum: number | null;
+}
 
 export const TREND_SPANS = {
   /** 24 hourly buckets. */

@@ -142,7 +142,7 @@ describe('console in Chromium', () => {
           await page.reload();
           return page.locator('#bulk-state').getAttribute('data-state');
         },
-        { timeout: 120_000, intervals: [500] },
+        { timeout: 120_000, interval: 500 },
       )
       .toBe('done');
     arriving = false;

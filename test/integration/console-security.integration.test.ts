@@ -191,7 +191,9 @@ describe('console security', () => {
   it('renders a task whose error and payload hold HTML and script as text: no script runs', async () => {
     const id = await insertFailed('order-xss', XSS_ERROR, XSS_PAYLOAD);
     await page.goto(`${main.origin}/tasks/${id}`);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned)).toBeUndefined();
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { __pwned?: string }).__pwned),
+    ).toBeUndefined();
     expect(await page.locator('#last-error').textContent()).toBe(XSS_ERROR);
     expect(await page.locator('#payload').textContent()).toContain(
       `</pre><script>window.__pwned='payload'</script>`,
@@ -199,7 +201,9 @@ describe('console security', () => {
     expect(await page.locator('b:text("bold")').count()).toBe(0);
     await page.goto(`${main.origin}/tasks?list=failed&error=onerror`);
     expect(await page.locator('td.error').first().textContent()).toContain('<img src=x');
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned)).toBeUndefined();
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { __pwned?: string }).__pwned),
+    ).toBeUndefined();
   });
 
   it('an error page shows neither a stack nor the DSN', async () => {

@@ -36,8 +36,7 @@ export function barChart(title: string, points: readonly ChartPoint[], format: (
     <figcaption>${title} <span class="muted">max ${format(max)}</span></figcaption>
     <svg
       viewBox="0 0 ${WIDTH} ${HEIGHT}"
-      width="${WIDTH}"
-      height="${HEIGHT}"
+      preserveAspectRatio="none"
       role="img"
       aria-label="${title}: ${total} buckets"
     >

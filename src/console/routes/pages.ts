@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import { TREND_SPAN_NAMES } from '../../core/trend.js';
 import { selectAuditIdsBefore } from '../../db/sql/console-audit.js';
 import { selectListPage } from '../../db/sql/console-list.js';
+import { loadTrend } from '../../db/sql/console-trends.js';
 import { LIST_STATUS } from '../../db/sql/scan.js';
 import { auditTableExists, selectAuditPage } from '../../db/sql/audit.js';
 import { toAuditEntry, type AuditEntry } from '../../verbs/audit/index.js';
@@ -19,7 +20,6 @@ import { diffIndexBody, diffRuleBody } from '../pages/diff.js';
 import { page } from '../pages/layout.js';
 import { listBody } from '../pages/list.js';
 import { overviewBody } from '../pages/overview.js';
-import { loadTrend } from '../trends.js';
 import { actionsFor, frameFor, type RouteState } from './shared.js';
 
 const AUDIT_PAGE = 50;

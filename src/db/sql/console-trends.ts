@@ -1,17 +1,15 @@
+import {
+  buildTrend,
+  trendStart,
+  TREND_SPANS,
+  type Trend,
+  type TrendBucketRow,
+  type TrendSpan,
+} from '../../core/trend.js';
 import type { BoundSource } from '../bind-source.js';
-import { windowField } from './scan.js';
 
-/** One time bucket of tasks created in it, as the table's own time columns tell. */
-export interface TrendBucketRow {
-  /** Bucket start, epoch seconds (a multiple of the bucket size). */
-  start: number;
-  created: number;
-  /** Of those, now failed. */
-  failed: number;
-  /** Of those, now succeeded, and the sum of their latencies (updated − created, seconds). */
-  succeeded: number;
-  latencySum: number | null;
-}
+export type { TrendBucketRow };
+import { windowField } from './scan.js';
 
 /**
  * Tasks created since `sinceEpoch`, counted per bucket of `bucketSeconds` (the console's charts and
@@ -52,4 +50,10 @@ export async function selectTrendBuckets(
     succeeded: Number(r.s ?? 0),
     latencySum: r.lat === null || r.lat === undefined ? null : Number(r.lat),
   }));
+}
+
+/** The trend series of a span as of `nowEpoch`: the one computation the console and `report --trend` share. */
+export async function loadTrend(source: BoundSource, span: TrendSpan, nowEpoch: number): Promise<Trend> {
+  const rows = await selectTrendBuckets(source, trendStart(span, nowEpoch), TREND_SPANS[span].bucketSeconds);
+  return buildTrend(span, nowEpoch, rows);
 }
