@@ -3,3 +3,5 @@ export * from './compensate.js';
 export { checkDispatchable, dispatchNow } from './now.js';
 export { ACTION_RULES, COMPENSATE_ACTIONS, parseRate, type CompensateAction } from './plan.js';
 export { rowEventId, rowId, rowJson, rowStatus } from './rows.js';
+export { compensateOutcome, compensateRequest, type CompensateFlags } from './request.js';
+export { COMPENSATE_FLAGS } from './flags.js';

@@ -1,4 +1,3 @@
-import { hostname, userInfo } from 'node:os';
 import type { RuleConfig } from '../../config/schema.js';
 import { closest } from '../../config/suggest.js';
 import { Context } from '../../context.js';
@@ -76,13 +75,5 @@ export class RuleTargets {
   }
 }
 
-/** OS user@host, the default operator of --enqueue. */
-export function defaultOperator(): string {
-  let user = process.env.USER ?? process.env.LOGNAME ?? 'unknown';
-  try {
-    user = userInfo().username;
-  } catch {
-    // no passwd entry (containers): the environment's name will do
-  }
-  return `${user}@${hostname()}`;
-}
+/** Kept for importers of the old place; the audit owns it. */
+export { defaultOperator } from '../audit/index.js';

@@ -1,0 +1,39 @@
+import { Flags } from '@oclif/core';
+import { countFlag, statusFlag, timeFlag } from '../../flags.js';
+import { COMPENSATE_ACTIONS } from './plan.js';
+
+/** The flags of `compensate`; their combinations are checked by compensateRequest(). */
+export const COMPENSATE_FLAGS = {
+  action: Flags.string({
+    summary: 'What to do (asked for on a terminal when omitted).',
+    options: [...COMPENSATE_ACTIONS],
+  }),
+  status: statusFlag,
+  'biz-type': Flags.string({
+    summary: 'Only these biz types (for Laravel/think-queue rows: the job class).',
+    multiple: true,
+    aliases: ['job-class'],
+  }),
+  since: timeFlag({ summary: 'Only tasks created (failed, for failed-job tables) at or after this time.' }),
+  until: timeFlag({ summary: 'Only tasks created (failed) before this time.' }),
+  'error-like': Flags.string({
+    summary: 'Only tasks whose last error contains this text (or matches this LIKE pattern with %).',
+  }),
+  queue: Flags.string({ summary: 'Only jobs of these queues.', multiple: true }),
+  operator: Flags.string({ summary: 'Who is acting, for the audit (default: OS user@host).' }),
+  reason: Flags.string({
+    summary: 'Why, for the audit (required when config compensate.requireReason is true).',
+  }),
+  'dry-run': Flags.boolean({ summary: 'Show what would change; write nothing.' }),
+  now: Flags.boolean({
+    summary:
+      'With --action retry on a task table: run the retried tasks at once through their handlers, as redrive does.',
+  }),
+  yes: Flags.boolean({
+    char: 'y',
+    summary: 'Do not ask: act on every match (needed when not on a terminal).',
+  }),
+  limit: countFlag(0)({ summary: 'Act on at most this many tasks; 0 = every match.', default: 0 }),
+  rate: Flags.string({ summary: 'At most this many tasks per second, e.g. 200/s or 6000/m.' }),
+  batch: countFlag(1)({ summary: 'Rows per transaction.', default: 250, hidden: true }),
+};

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { TaskreconConfig } from '../../config/schema.js';
+import type { LogicalStatus, TaskId } from '../../core/task.js';
+import type { BoundSource } from '../../db/bind-source.js';
+import { ExitCode, usageError, type ExitCodeValue } from '../../errors.js';
+import { resolveTime } from '../../flags.js';
+import { defaultOperator } from '../audit/index.js';
+import { parseTaskId } from '../show/index.js';
+import { checkDispatchable } from './now.js';
+import { COMPENSATE_ACTIONS, parseRate, type CompensateAction } from './plan.js';
+import type { CompensateRequest, CompensateResult } from './types.js';
+
+/** The flags of `compensate`, as the command parsed them. */
+export interface CompensateFlags {
+  action?: string;
+  status?: string[];
+  'biz-type'?: string[];
+  since?: TimeInput;
+  until?: TimeInput;
+  'error-like'?: string;
+  queue?: string[];
+  operator?: string;
+  reason?: string;
+  'dry-run'?: boolean;
+  now?: boolean;
+  yes?: boolean;
+  limit: number;
+  rate?: string;
+  batch: number;
+}
+
+type TimeInput = { ago: number } | { epoch: number };
+
+const FILTER_FLAGS = ['status', 'biz-type', 'since', 'until', 'error-like', 'queue'] as const;
+
+export interface CompensateInput {
+  flags: CompensateFlags;
+  /** The positional arguments: ids, space or comma separated. */
+  argv: string[];
+  config: TaskreconConfig;
+  /** The source's `queue.connections` (failed-job tables re-push onto them). */
+  queueConnections: CompensateRequest['queueConnections'];
+  /** --json was given (a picker never opens then). */
+  json: boolean;
+  /** stdin and stdout are a terminal. */
+  tty: boolean;
+}
+
+export interface CompensatePlan {
+  request: CompensateRequest;
+  /** Open the picker (a terminal, no --yes, no --dry-run, no --json). */
+  interactive: boolean;
+  reasonRequired: boolean;
+}
+
+/**
+ * The flag-combination rules of `compensate` and the request they make: ids or filters, a
+ * confirmation (--yes, --dry-run or a terminal), --now only with --action retry and never with
+ * --dry-run, a reason when the config requires one. Throws a usage error (exit 3) naming the flag.
+ */
+export async function compensateRequest(
+  source: BoundSource,
+  input: CompensateInput,
+): Promise<CompensatePlan> {
+  const { flags } = input;
+  const ids = input.argv
+    .flatMap((a) => a.split(','))
+    .filter((a) => a.trim() !== '')
+    .map((a): TaskId => parseTaskId(source, a));
+  const filtersGiven = FILTER_FLAGS.filter((f) => flags[f] !== undefined);
+  if (ids.length && filtersGiven.length) {
+    throw usageError(
+      `give task ids or filters, not both (got ids and --${filtersGiven.join(', --')})`,
+      'Filters select tasks when no ids are given.',
+    );
+  }
+  const rate = flags.rate === undefined ? undefined : parseRate(flags.rate);
+  if (flags.rate !== undefined && rate === undefined)
+    throw usageError(`--rate: '${flags.rate}' is not a rate`, 'Write e.g. 200/s, 50 or 6000/m.');
+  const nowEpoch = await source.db.nowEpoch();
+  const interactive = !flags.yes && !flags['dry-run'] && !input.json && input.tty;
+  if (!flags.yes && !flags['dry-run'] && !interactive) {
+    throw usageError(
+      'refusing to change tasks without a confirmation: this is not a terminal',
+      'Pass --yes to act on every match, or --dry-run to see what would change.',
+    );
+  }
+  if (!flags.action && !interactive)
+    throw usageError('--action is required', `One of: ${COMPENSATE_ACTIONS.join(', ')}.`);
+  if (flags.now) {
+    if (flags.action !== 'retry')
+      throw usageError(
+        '--now goes with --action retry',
+        'It runs the tasks a retry has just sent back to pending.',
+      );
+    if (flags['dry-run'])
+      throw usageError('--now and --dry-run exclude each other: a dry run changes and runs nothing');
+    checkDispatchable(source, input.config);
+  }
+  const reasonRequired = input.config.compensate?.requireReason === true;
+  if (reasonRequired && !interactive && !flags['dry-run'] && !flags.reason?.trim()) {
+    throw usageError(
+      '--reason is required: the config sets compensate.requireReason',
+      'Say why, e.g. --reason "refund issued by hand, ticket OPS-123".',
+    );
+  }
+  const request: CompensateRequest = {
+    action: (flags.action ?? 'retry') as CompensateAction,
+    operator: flags.operator ?? defaultOperator(),
+    host: hostname(),
+    reason: flags.reason?.trim() || null,
+    dryRun: Boolean(flags['dry-run']),
+    runId: randomUUID(),
+    ids: ids.length ? ids : undefined,
+    statuses: flags.status as LogicalStatus[] | undefined,
+    filter: {
+      bizTypes: flags['biz-type'],
+      sinceEpoch: resolveTime(flags.since, nowEpoch),
+      untilEpoch: resolveTime(flags.until, nowEpoch),
+      errorLike: flags['error-like'],
+      queues: flags.queue,
+    },
+    limit: flags.limit,
+    rate,
+    batchSize: flags.batch,
+    queueConnections: input.queueConnections,
+  };
+  return { request, interactive, reasonRequired };
+}
+
+/**
+ * The exit of a finished run, and what to say on stderr: named tasks that cannot take the action
+ * change nothing (exit 3); refused matches of a filter, or an interrupted run, are findings (1).
+ */
+export function compensateOutcome(
+  request: CompensateRequest,
+  result: CompensateResult,
+): { exit: ExitCodeValue; message?: string } {
+  if (result.refused > 0 && request.ids)
+    return {
+      exit: ExitCode.couldNotRun,
+      message: `nothing was changed: ${result.refused} of the named tasks cannot take ${request.action} (see the reasons above)`,
+    };
+  if (result.refused > 0 || result.interrupted) return { exit: ExitCode.findings };
+  return { exit: ExitCode.ok };
+}
