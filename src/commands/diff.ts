@@ -1,8 +1,9 @@
 import { Flags } from '@oclif/core';
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { BaseCommand } from '../base-command.js';
 import { DEFAULT_CHUNK_TIME_MS, totalOf } from '../core/diff.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode, usageError } from '../errors.js';
 import { countFlag, durationFlag, FORMATS, resolveTime, timeFlag } from '../flags.js';
 import { prepareRules, runDiff, type DiffResult, type RuleTarget } from '../verbs/diff/index.js';
 import { defaultOperator, RuleTargets, selectRules } from '../verbs/diff/index.js';
@@ -10,6 +11,12 @@ import { WALK_CHOICES, type WalkChoice } from '../verbs/diff/index.js';
 import { FINDING_CSV_HEADER, findingCsv, findingNdjson, renderDiff } from '../render/diff.js';
 import { startProgress } from '../render/progress.js';
 import { writeOut } from '../render/terminal.js';
+import { confirmCreate, renderCreateMissing } from '../render/sweep.js';
+import {
+  CreateMissingSession,
+  withCollector,
+  type CreateMissingResult,
+} from '../verbs/sweep/create-missing.js';
 
 export default class Diff extends BaseCommand<typeof Diff> {
   static override summary = 'Reconcile tasks against the business tables they were supposed to change.';
@@ -50,8 +57,15 @@ export default class Diff extends BaseCommand<typeof Diff> {
       summary: 'Send tasks whose effect is missing back to pending, due now, for redrive (audited).',
     }),
     'dry-run': Flags.boolean({
-      summary: 'With --enqueue: show what would be requeued; write nothing.',
-      dependsOn: ['enqueue'],
+      summary: 'With --enqueue or --create-missing: show what would be written; write nothing.',
+    }),
+    'create-missing': Flags.boolean({
+      summary:
+        'Create the task of each orphan business row of rules with `create:` (event id <rule>:<key>; audited).',
+    }),
+    yes: Flags.boolean({
+      char: 'y',
+      summary: 'With --create-missing: do not ask (needed when not on a terminal).',
     }),
     operator: Flags.string({ summary: 'Who is acting, for the audit of --enqueue (default: OS user@host).' }),
     reason: Flags.string({ summary: 'Why, for the audit of --enqueue.' }),
@@ -59,8 +73,13 @@ export default class Diff extends BaseCommand<typeof Diff> {
 
   private targets: RuleTargets | undefined;
 
-  async run(): Promise<DiffResult> {
+  async run(): Promise<DiffResult & { createMissing?: CreateMissingResult }> {
     const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
+    if (this.flags['dry-run'] && !this.flags.enqueue && !this.flags['create-missing'])
+      throw usageError(
+        '--dry-run goes with --enqueue or --create-missing',
+        'Without them diff writes nothing anyway.',
+      );
     const rules = selectRules(this.context.config.rules ?? [], this.flags.rule);
     const main = await this.openSource();
     const nowEpoch = await main.db.nowEpoch();
@@ -71,6 +90,14 @@ export default class Diff extends BaseCommand<typeof Diff> {
     const untilEpoch = resolveTime(this.flags.until, nowEpoch);
     const walk = this.flags.walk as WalkChoice;
     const prepared = await prepareRules(targets, { sinceEpoch, untilEpoch, walk });
+    const interactive = !this.jsonEnabled() && Boolean(process.stdin.isTTY && process.stdout.isTTY);
+    const creating = this.flags['create-missing']
+      ? await CreateMissingSession.open(targets, this.context.config.rules ?? [], {
+          dryRun: Boolean(this.flags['dry-run']),
+          yes: this.flags.yes,
+          interactive,
+        })
+      : undefined;
     const progress = startProgress('diff', format !== 'json' || !this.jsonEnabled());
     let streamed = format === 'csv' ? FINDING_CSV_HEADER : '';
     const result = await runDiff(prepared, {
@@ -80,7 +107,8 @@ export default class Diff extends BaseCommand<typeof Diff> {
       samplesPerKind: this.flags.samples,
       progress: (text) => progress.update(text),
       onWarning: (message) => this.warnLine(message),
-      onFinding:
+      onFinding: withCollector(
+        creating?.collect,
         format === 'ndjson' || format === 'csv'
           ? async (finding) => {
               streamed += format === 'ndjson' ? findingNdjson(finding) : findingCsv(finding);
@@ -92,6 +120,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
               }
             }
           : undefined,
+      ),
       enqueue: this.flags.enqueue
         ? {
             operator: this.flags.operator ?? defaultOperator(),
@@ -109,7 +138,19 @@ export default class Diff extends BaseCommand<typeof Diff> {
       );
     } else if (format === 'table') this.log(renderDiff(result));
     if (totalOf(result.total) > 0) this.setExit(ExitCode.findings);
-    return result;
+    if (!creating) return result;
+    const createMissing = await creating.run(
+      {
+        dryRun: Boolean(this.flags['dry-run']),
+        operator: this.flags.operator ?? defaultOperator(),
+        host: hostname(),
+        reason: this.flags.reason ?? null,
+        runId: randomUUID(),
+      },
+      this.flags.yes ? undefined : confirmCreate,
+    );
+    if (format === 'table') this.log(renderCreateMissing(createMissing));
+    return { ...result, createMissing };
   }
 
   override async finally(error: Error | undefined): Promise<void> {

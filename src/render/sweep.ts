@@ -1,3 +1,4 @@
+import type { CreateMissingResult } from '../verbs/sweep/create-missing.js';
 import type { SecondFailureRow } from '../verbs/sweep/figures.js';
 import type { SweepResult } from '../verbs/sweep/types.js';
 import { heading, renderTable } from './table.js';
@@ -76,4 +77,41 @@ export function renderSecondFailures(rows: SecondFailureRow[]): string {
       rows.map((r) => [String(r.id), r.bizType, r.rule, r.identity, r.failedAt]),
     ),
   ].join('\n');
+}
+
+/** The --create-missing part of diff's output. */
+export function renderCreateMissing(result: CreateMissingResult): string {
+  const verb = result.dryRun ? 'would create' : 'created';
+  const count = result.dryRun
+    ? result.results.filter((r) => r.outcome === 'would-create').length
+    : result.created;
+  const lines = [
+    '',
+    heading('Missing tasks'),
+    `${count} ${verb}, ${result.existing} existed already, ${result.refused} refused`,
+  ];
+  const listed = result.results.filter((r) => r.outcome !== 'exists').slice(0, LISTED);
+  if (listed.length)
+    lines.push(
+      renderTable(
+        ['rule', 'key', 'event id', 'outcome', 'task id'],
+        listed.map((r) => [
+          r.rule,
+          r.key,
+          r.eventId,
+          r.reason ? `${r.outcome}: ${r.reason}` : r.outcome,
+          r.taskId === null ? null : String(r.taskId),
+        ]),
+      ),
+    );
+  return lines.join('\n');
+}
+
+/** Asks on the terminal before creating tasks; the default is no. */
+export async function confirmCreate(count: number): Promise<boolean> {
+  const { confirm } = await import('@inquirer/prompts');
+  return confirm({
+    message: `Create ${count} missing task${count === 1 ? '' : 's'} (pending, due now)?`,
+    default: false,
+  });
 }

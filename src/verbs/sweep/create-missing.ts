@@ -173,3 +173,61 @@ function jsonValue(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   return value;
 }
+
+/**
+ * What the diff command holds while it runs with --create-missing: the creatable rules (checked
+ * before the diff reads anything), the orphans collected from the diff's findings, and the
+ * creation at the end. `confirm` asks a person (terminal without --yes); refusing writes nothing.
+ */
+export class CreateMissingSession {
+  private readonly orphans: Finding[] = [];
+  private constructor(
+    private readonly targets: RuleTarget[],
+    private readonly configured: readonly RuleConfig[],
+  ) {}
+
+  static async open(
+    targets: RuleTarget[],
+    configured: readonly RuleConfig[],
+    consent: { dryRun: boolean; yes: boolean; interactive: boolean },
+  ): Promise<CreateMissingSession> {
+    if (!consent.dryRun && !consent.yes && !consent.interactive)
+      throw usageError(
+        '--create-missing refuses to create tasks without a confirmation: this is not a terminal',
+        'Pass --yes to create every missing task, or --dry-run to see what would be created.',
+      );
+    return new CreateMissingSession(await checkCreatable(targets, configured), configured);
+  }
+
+  /** Keeps the orphans of creatable rules (pass to runDiff's onFinding). */
+  readonly collect = (finding: Finding): void => {
+    if (finding.kind === 'orphan' && this.targets.some((t) => t.rule.name === finding.rule))
+      this.orphans.push(finding);
+  };
+
+  get pending(): number {
+    return new Set(this.orphans.map((f) => `${f.rule}\n${f.key}`)).size;
+  }
+
+  async run(
+    request: CreateMissingRequest,
+    confirm?: (count: number) => Promise<boolean>,
+  ): Promise<CreateMissingResult> {
+    if (!request.dryRun && this.pending > 0 && confirm && !(await confirm(this.pending)))
+      return { dryRun: true, created: 0, existing: 0, refused: 0, results: [] };
+    return createMissing(this.targets, this.configured, this.orphans, request);
+  }
+}
+
+/** One onFinding that feeds both the collector and the command's own handler (either may be absent). */
+export function withCollector(
+  collect: ((finding: Finding) => void) | undefined,
+  handler: ((finding: Finding) => void | Promise<void>) | undefined,
+): ((finding: Finding) => void | Promise<void>) | undefined {
+  if (!collect) return handler;
+  if (!handler) return collect;
+  return (finding) => {
+    collect(finding);
+    return handler(finding);
+  };
+}
