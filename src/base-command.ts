@@ -142,6 +142,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         `${JSON.stringify({ error: { code: described.code, message: described.message, exit: described.exit } })}\n`,
       );
     }
+    if (described.code === 'CANCELLED') {
+      writeErr(described.message);
+      return;
+    }
     writeErr(`${chalk.red('Error:')} ${described.message}`);
     if (described.hint) writeErr(`${chalk.dim('Hint:')} ${described.hint}`);
     if (process.env.DEBUG && error.stack) writeErr(maskDsnText(error.stack));
@@ -158,8 +162,11 @@ interface DescribedError {
   code: string;
   message: string;
   hint: string | undefined;
-  exit: ExitCodeValue;
+  exit: ExitCodeValue | typeof CANCELLED_EXIT;
 }
+
+/** Ctrl-C at a prompt: the shell's exit for SIGINT (128 + 2); nothing was changed. */
+export const CANCELLED_EXIT = 130;
 
 /**
  * oclif rewrites the message of an error thrown by a flag's parser in place, to
@@ -181,6 +188,15 @@ export function describeError(error: unknown): DescribedError {
     };
   }
   const e = error as Error & { oclif?: { exit?: number } };
+  if (e?.name === 'ExitPromptError' || e?.name === 'AbortPromptError') {
+    // The operator pressed Ctrl-C at a prompt: every change waits for the confirmation, so none was made.
+    return {
+      code: 'CANCELLED',
+      message: 'cancelled, nothing changed',
+      hint: undefined,
+      exit: CANCELLED_EXIT,
+    };
+  }
   if (e?.oclif) {
     // oclif's parse errors (unknown flag, missing argument, bad option): usage, exit 3.
     const lines = maskDsnText(e.message)

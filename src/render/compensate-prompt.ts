@@ -1,8 +1,12 @@
 import { checkbox, confirm, input, select } from '@inquirer/prompts';
 import type { Task, TaskId } from '../core/task.js';
 import { ACTION_RULES, COMPENSATE_ACTIONS, type CompensateAction } from '../verbs/compensate/index.js';
-import { renderTaskList } from './scan.js';
 import { oneLine } from './terminal.js';
+
+/** The picker lists at most this many tasks to page through; more is a job for "all matching" or filters. */
+export const MAX_PICKABLE = 5000;
+/** "All matching" freezes the ids of at most this many tasks; a larger selection acts on the filter. */
+export const MAX_FROZEN = 20_000;
 
 /**
  * The interactive picker of `compensate` (a TTY without --yes): choose the action, see a table of the
@@ -11,9 +15,11 @@ import { oneLine } from './terminal.js';
  * nothing is written then.
  */
 export interface PickerInput {
-  /** The matches an action would move (the first few) and how many there are in all. */
-  load(action: CompensateAction): Promise<{ tasks: Task[]; matched: number }>;
+  /** The matches an action would move (the first `limit`, default a page) and how many there are in all. */
+  load(action: CompensateAction, limit?: number): Promise<{ tasks: Task[]; matched: number }>;
   action?: CompensateAction;
+  /** The actions the source's profile allows (the menu offers only these; default all). */
+  actions?: readonly CompensateAction[];
   preselected: boolean;
   reason?: string;
   reasonRequired: boolean;
@@ -23,7 +29,8 @@ export interface PickerInput {
 }
 
 export interface PickerChoice {
-  ids: TaskId[];
+  /** The picked (or frozen "all matching") ids; undefined: every task the filter matches at run time. */
+  ids: TaskId[] | undefined;
   action: CompensateAction;
   reason: string | null;
 }
@@ -36,28 +43,57 @@ export async function pickInteractively(
     options.action ??
     (await select<CompensateAction>({
       message: 'Action',
-      choices: COMPENSATE_ACTIONS.map((a) => ({ value: a, name: `${a} — ${ACTION_RULES[a].summary}` })),
+      choices: (options.actions ?? COMPENSATE_ACTIONS).map((a) => ({
+        value: a,
+        name: `${a} — ${ACTION_RULES[a].summary}`,
+      })),
     }));
-  const { tasks, matched } = await options.load(action);
-  if (tasks.length === 0) return 'none';
-  const shown =
-    matched > tasks.length
-      ? ` — ${tasks.length} of ${matched.toLocaleString('en-US')} shown (narrow with filters or --limit)`
-      : '';
-  write(renderTaskList(`Matching tasks in ${options.sourceName}${shown}`, tasks));
-  const ids = await checkbox<TaskId>({
-    message: `Tasks to ${action} (space toggles, a toggles all, enter accepts)`,
-    choices: tasks.map((t) => ({
-      value: t.id,
-      checked: options.preselected,
-      name: `${String(t.id).padEnd(8)} ${(t.bizType ?? '').padEnd(14).slice(0, 14)} ${t.status.padEnd(11)} ${oneLine(t.lastError, 60)}`,
-    })),
-    pageSize: 15,
-    required: true,
-  });
-  for (;;) {
+  const first = await options.load(action);
+  const { matched } = first;
+  if (first.tasks.length === 0) return 'none';
+  write(`Matching tasks in ${options.sourceName}: ${matched}`);
+  let all = false;
+  if (matched > first.tasks.length) {
+    const how = await select<'all' | 'pick'>({
+      message: `${matched} tasks match`,
+      choices: [
+        { value: 'all', name: `Select all ${matched} matching tasks` },
+        {
+          value: 'pick',
+          name: `Pick from the list (${Math.min(matched, MAX_PICKABLE)} tasks, 15 a page)`,
+        },
+      ],
+    });
+    all = how === 'all';
+  }
+  let ids: TaskId[] | undefined;
+  let count: number;
+  if (all) {
+    // The selection is frozen here (the ids the confirmation counts), unless it is too large to hold.
+    ids = matched <= MAX_FROZEN ? (await options.load(action, matched)).tasks.map((t) => t.id) : undefined;
+    count = ids?.length ?? matched;
+  } else {
+    const tasks =
+      matched > first.tasks.length
+        ? (await options.load(action, Math.min(matched, MAX_PICKABLE))).tasks
+        : first.tasks;
+    ids = await checkbox<TaskId>({
+      message: `Tasks to ${action} (space toggles, a toggles all, enter accepts)`,
+      choices: tasks.map((t) => ({
+        value: t.id,
+        checked: options.preselected,
+        name: `${String(t.id).padEnd(8)} ${(t.bizType ?? '').padEnd(14).slice(0, 14)} ${(t.bizId ?? '').padEnd(16).slice(0, 16)} ${t.status.padEnd(11)} ${oneLine(t.lastError, 60)}`,
+      })),
+      pageSize: 15,
+      loop: false,
+      required: true,
+    });
+    count = ids.length;
+  }
+  for (; ids !== undefined && !all;) {
+    const picked: TaskId[] = ids;
     const next = await select<'continue' | 'detail'>({
-      message: `${ids.length} task(s) picked`,
+      message: `${picked.length} task(s) picked`,
       choices: [
         { value: 'continue', name: 'Continue' },
         { value: 'detail', name: "See a task's detail" },
@@ -66,7 +102,7 @@ export async function pickInteractively(
     if (next === 'continue') break;
     const id = await select<TaskId>({
       message: 'Which task',
-      choices: ids.map((value) => ({ value, name: String(value) })),
+      choices: picked.map((value) => ({ value, name: String(value) })),
     });
     write(await options.detail(id));
   }
@@ -80,7 +116,9 @@ export async function pickInteractively(
           : 'a reason is required by the config (compensate.requireReason)',
     }));
   const yes = await confirm({
-    message: `Apply ${action} to ${ids.length} task(s) of ${options.sourceName}?`,
+    message: all
+      ? `Apply ${action} to all ${count} matching tasks of ${options.sourceName}?`
+      : `Apply ${action} to ${count} task(s) of ${options.sourceName}?`,
     default: false,
   });
   if (!yes) return undefined;

@@ -1,0 +1,8 @@
+import type { BoundSource } from '../../db/bind-source.js';
+import { actionUnsupported, COMPENSATE_ACTIONS, type CompensateAction } from './plan.js';
+
+/** The actions this source's table can take (the picker's menu offers only these). */
+export function supportedActions(source: BoundSource): CompensateAction[] {
+  const table = { profile: source.profile.name, kind: source.profile.kind, statuses: source.sql.statuses() };
+  return COMPENSATE_ACTIONS.filter((action) => actionUnsupported(action, table) === undefined);
+}
