@@ -12,7 +12,7 @@ import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 /**
- * The hourly sweep of think-queue's failed_jobs (the ThinkPHP article): SMS retried at once (slowly),
+ * The hourly sweep of think-queue's failed_jobs (the hourly sweep of a ThinkPHP shop): SMS retried at once (slowly),
  * warehouse jobs only inside their window and outside the maintenance blackout, schema errors held.
  * The session and appTimeZone are Asia/Shanghai; the database clock is placed inside and outside each
  * window by writing the windows relative to the server's NOW() in that zone (several of them run

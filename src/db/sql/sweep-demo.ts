@@ -1,8 +1,8 @@
 import type { Queryable } from '../types.js';
 
 /**
- * The demo sandbox's think-queue tables (SQLite): `failed_jobs` as the ThinkPHP article writes it,
- * the database queue `jobs` a retry pushes onto, and the failures of the article's first month —
+ * The demo sandbox's think-queue tables (SQLite): `failed_jobs` as a ThinkPHP shop writes it by hand,
+ * the database queue `jobs` a retry pushes onto, and the failures of such a shop's first month —
  * SMS jobs the channel rate-limited, warehouse jobs that hit the nightly maintenance, one job
  * that broke on a schema change — so that `sweep --dry-run` has every rule to show.
  */
