@@ -3,12 +3,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, runJson } from '../support/cli.js';
+import { spawn } from 'node:child_process';
+import { BIN, runCli, runJson } from '../support/cli.js';
 import {
   api,
   declareArticleTopology,
   declareCorrectTopology,
   scratchVhost,
+  until,
   type ScratchVhost,
 } from '../support/rabbitmq.js';
 
@@ -105,6 +107,30 @@ describe('drill --scenario dead-letter-topology', () => {
     );
     const xml = readFileSync(junit, 'utf8');
     expect(xml).toMatch(/<failure message="[^"]*dropped by the topology/);
+    expect(await scratchLeft(article)).toEqual([]);
+  });
+
+  it('Ctrl-C in the middle removes the scratch queues and exchanges', async () => {
+    // On the article's topology the drill waits seconds for a message that never comes back.
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'drill',
+        '--scenario',
+        'dead-letter-topology',
+        '--broker',
+        'article',
+        '--queue',
+        'business_queue',
+      ],
+      { cwd, stdio: 'ignore', env: { ...process.env, NO_COLOR: '1' } },
+    );
+    await until(async () => (await scratchLeft(article)).length > 0, 20_000, 'the scratch copies');
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((r) => child.once('close', r));
+    expect(code).toBe(130);
     expect(await scratchLeft(article)).toEqual([]);
   });
 

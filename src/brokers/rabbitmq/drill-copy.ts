@@ -22,20 +22,28 @@ export class ScratchCopy {
   get entry(): string {
     return `${this.prefix}.entry`;
   }
-  /** Deletes every scratch object; safe to call twice and after a broker-side channel close. */
-  async remove(connect: () => Promise<ChannelModel>): Promise<void> {
+  private removing: Promise<void> | undefined;
+
+  /**
+   * Deletes every scratch object. A second call (Ctrl-C while the drill's own cleanup runs, or
+   * the other way round) waits for the removal under way, so the connection is not closed under it.
+   */
+  remove(connect: () => Promise<ChannelModel>): Promise<void> {
+    this.removing ??= this.removeAll(connect);
+    return this.removing;
+  }
+
+  private async removeAll(connect: () => Promise<ChannelModel>): Promise<void> {
     const connection = await connect().catch(() => undefined);
     if (!connection) return;
-    for (const name of this.queues.splice(0)) {
-      const ch = await openChannel(connection);
-      await ch.deleteQueue(name).catch(() => undefined);
+    const drop = async (what: (ch: Channel) => Promise<unknown>) => {
+      const ch = await openChannel(connection).catch(() => undefined);
+      if (!ch) return;
+      await what(ch).catch(() => undefined);
       await closeQuietly(ch);
-    }
-    for (const name of this.exchanges.splice(0)) {
-      const ch = await openChannel(connection);
-      await ch.deleteExchange(name).catch(() => undefined);
-      await closeQuietly(ch);
-    }
+    };
+    for (const name of this.queues) await drop((ch) => ch.deleteQueue(name));
+    for (const name of this.exchanges) await drop((ch) => ch.deleteExchange(name));
   }
 }
 
