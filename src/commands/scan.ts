@@ -1,36 +1,11 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import type { LogicalStatus } from '../core/task.js';
-import type { ListKind } from '../db/sql/scan.js';
-import { windowField } from '../db/fragment.js';
-import { usageError } from '../errors.js';
-import { countFlag, durationFlag, FORMATS, resolveTime, statusFlag, timeFlag } from '../flags.js';
-import {
-  ALL_LISTS,
-  scan,
-  sourceInfo,
-  streamListBatches,
-  streamListEncoded,
-  type ScanOptions,
-  type ScanResult,
-} from '../verbs/scan/index.js';
-import { NdjsonWireEncoder } from '../render/ndjson-wire.js';
+import { countFlag, durationFlag, FORMATS, statusFlag, timeFlag } from '../flags.js';
+import { scan, scanRequest, type ScanResult } from '../verbs/scan/index.js';
 import { startProgress } from '../render/progress.js';
-import { CSV_HEADER, rowSerializer } from '../render/task-rows.js';
-import { writeOut } from '../render/terminal.js';
-import { toIso } from '../db/task-sql.js';
+import { streamScanRows } from '../render/scan-stream.js';
 import { listSecondFailures, type SecondFailureRow } from '../verbs/sweep/index.js';
 import { renderSecondFailures } from '../render/sweep.js';
-
-const PROGRESS_EVERY_ROWS = 65_536;
-
-const LISTS_OF_STATUS: Record<LogicalStatus, ListKind[]> = {
-  processing: ['stuck'],
-  pending: ['due'],
-  failed: ['failed'],
-  success: [],
-  compensated: [],
-};
 
 export default class Scan extends BaseCommand<typeof Scan> {
   static override readOnly = true;
@@ -68,30 +43,9 @@ export default class Scan extends BaseCommand<typeof Scan> {
   async run(): Promise<ScanResult | undefined> {
     const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
     const source = await this.openSource();
-    const choice = this.context.source();
-    const nowEpoch = await source.db.nowEpoch();
-    if ((this.flags.since || this.flags.until) && !windowField(source.sql)) {
-      throw usageError(
-        `--since/--until need a created or updated time, and profile ${source.profile.name} has neither`,
-      );
-    }
-    const statuses = this.flags.status as LogicalStatus[] | undefined;
-    const options: ScanOptions = {
-      nowEpoch,
-      stuckAfterMs: this.flags['stuck-after'] ?? choice.stuckAfterMs,
-      limit: this.flags.limit,
-      bizTypes: this.flags['biz-type'],
-      sinceEpoch: resolveTime(this.flags.since, nowEpoch),
-      untilEpoch: resolveTime(this.flags.until, nowEpoch),
-      lists: statuses
-        ? ALL_LISTS.filter((k) => statuses.some((s) => LISTS_OF_STATUS[s].includes(k)))
-        : ALL_LISTS,
-    };
-    if ((options.bizTypes?.length ?? 0) > 0 && !source.sql.has('bizType')) {
-      throw usageError(`--biz-type needs a biz type, and profile ${source.profile.name} has none`);
-    }
+    const options = await scanRequest(source, this.flags, this.context.source().stuckAfterMs);
     if (format === 'ndjson' || format === 'csv') {
-      await this.streamRows(source, options, format);
+      this.note(await streamScanRows(source, options, format));
       return undefined;
     }
     const progress = startProgress('scanning', format === 'table');
@@ -102,7 +56,7 @@ export default class Scan extends BaseCommand<typeof Scan> {
       result.secondFailures = await listSecondFailures(
         source,
         this.context.config,
-        nowEpoch,
+        options.nowEpoch,
         options.sinceEpoch,
       );
     if (format === 'table') {
@@ -112,56 +66,5 @@ export default class Scan extends BaseCommand<typeof Scan> {
       if (result.secondFailures) this.log(renderSecondFailures(result.secondFailures));
     }
     return result;
-  }
-
-  /** NDJSON or CSV: one line per listed task, streamed in constant memory; the summary goes to stderr. */
-  private async streamRows(
-    source: Awaited<ReturnType<BaseCommand<typeof Scan>['openSource']>>,
-    options: ScanOptions,
-    format: 'ndjson' | 'csv',
-  ): Promise<void> {
-    const progress = startProgress('streaming');
-    let count = 0;
-    let nextProgress = PROGRESS_EVERY_ROWS;
-    const counted = (total: number) => {
-      count = total;
-      if (count < nextProgress) return;
-      nextProgress += PROGRESS_EVERY_ROWS;
-      progress.update(`${count.toLocaleString('en-US')} rows`);
-    };
-    try {
-      if (format === 'ndjson' && source.db.streamEncoded) {
-        // The fast path: NDJSON written from the wire bytes, one write per chunk.
-        const encoder = new NdjsonWireEncoder(source.sql, 'stuck');
-        for (const kind of options.lists ?? ALL_LISTS) {
-          encoder.setList(kind);
-          const chunks = streamListEncoded(source, kind, options, encoder);
-          if (!chunks) continue;
-          for await (const chunk of chunks) {
-            await writeOut(chunk);
-            counted(encoder.rows);
-          }
-        }
-        count = encoder.rows;
-      } else {
-        const serializer = rowSerializer(source.sql);
-        if (format === 'csv') await writeOut(CSV_HEADER);
-        for (const kind of options.lists ?? ALL_LISTS) {
-          const batches = streamListBatches(source, kind, options);
-          if (!batches) continue;
-          for await (const rows of batches) {
-            await writeOut(
-              format === 'ndjson' ? serializer.ndjsonBatch(kind, rows) : serializer.csvBatch(kind, rows),
-            );
-            counted(count + rows.length);
-          }
-        }
-      }
-    } finally {
-      progress.stop();
-    }
-    this.note(
-      `${count.toLocaleString('en-US')} rows from ${sourceInfo(source).name} as of ${toIso(options.nowEpoch)}`,
-    );
   }
 }

@@ -1,2 +1,3 @@
 /** scan: counts and lists of the task table, and the source facts every verb reports. */
 export * from './scan.js';
+export { scanRequest, type ScanFlags } from './request.js';

@@ -1,0 +1,61 @@
+import type { LogicalStatus } from '../../core/task.js';
+import type { BoundSource } from '../../db/bind-source.js';
+import { windowField } from '../../db/fragment.js';
+import type { ListKind } from '../../db/sql/scan.js';
+import { usageError } from '../../errors.js';
+import { resolveTime } from '../../flags.js';
+import { ALL_LISTS, type ScanOptions } from './scan.js';
+
+/** Which lists a --status asks for: processing is stuck, pending is due, failed is failed. */
+const LISTS_OF_STATUS: Record<LogicalStatus, ListKind[]> = {
+  processing: ['stuck'],
+  pending: ['due'],
+  failed: ['failed'],
+  success: [],
+  compensated: [],
+};
+
+type TimeInput = { ago: number } | { epoch: number };
+
+/** The flags of `scan` that shape what it reads. */
+export interface ScanFlags {
+  'biz-type'?: string[];
+  status?: string[];
+  since?: TimeInput;
+  until?: TimeInput;
+  'stuck-after'?: number;
+  limit: number;
+}
+
+/**
+ * The scan a command line asks for, checked against the profile: --since/--until need a time
+ * column, --biz-type a biz type column. `now` is the database's, read once here.
+ */
+export async function scanRequest(
+  source: BoundSource,
+  flags: ScanFlags,
+  defaultStuckAfterMs: number,
+): Promise<ScanOptions> {
+  const nowEpoch = await source.db.nowEpoch();
+  if ((flags.since || flags.until) && !windowField(source.sql)) {
+    throw usageError(
+      `--since/--until need a created or updated time, and profile ${source.profile.name} has neither`,
+    );
+  }
+  const statuses = flags.status as LogicalStatus[] | undefined;
+  const options: ScanOptions = {
+    nowEpoch,
+    stuckAfterMs: flags['stuck-after'] ?? defaultStuckAfterMs,
+    limit: flags.limit,
+    bizTypes: flags['biz-type'],
+    sinceEpoch: resolveTime(flags.since, nowEpoch),
+    untilEpoch: resolveTime(flags.until, nowEpoch),
+    lists: statuses
+      ? ALL_LISTS.filter((k) => statuses.some((s) => LISTS_OF_STATUS[s].includes(k)))
+      : ALL_LISTS,
+  };
+  if ((options.bizTypes?.length ?? 0) > 0 && !source.sql.has('bizType')) {
+    throw usageError(`--biz-type needs a biz type, and profile ${source.profile.name} has none`);
+  }
+  return options;
+}
