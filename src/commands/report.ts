@@ -18,6 +18,8 @@ import { sweepCounts, sweepFigures } from '../verbs/sweep/index.js';
 import { writeDownFile } from '../verbs/report/prometheus-state.js';
 import { reportQueues, type QueueReportSection } from '../verbs/queues/report.js';
 import { renderQueuePrometheus, renderQueueReport } from '../render/queues.js';
+import { reportTrend, TREND_SPAN_NAMES } from '../verbs/report/trend.js';
+import { renderTrend } from '../render/trend.js';
 
 const REPORT_FORMATS = ['table', 'json', 'prometheus', 'nagios'] as const;
 /** Seed 000 §4.4 watches the last hour. */
@@ -37,6 +39,7 @@ export default class Report extends BaseCommand<typeof Report> {
     '<%= config.bin %> report --db mysql://app@127.0.0.1:3306/shop --window 15m',
     '<%= config.bin %> report --format prometheus --output /var/lib/node_exporter/textfile/taskrecon.prom',
     '<%= config.bin %> report --format nagios --threshold failureRate.warn=2% --threshold failureRate.crit=10%',
+    '<%= config.bin %> report --trend 24h',
     '<%= config.bin %> report --notify --webhook wecom=https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=KEY --notify-cooldown 30m',
   ];
 
@@ -70,6 +73,10 @@ export default class Report extends BaseCommand<typeof Report> {
         'Repeat a persisting, unchanged breach only after this long (default 1h, or report.notifyCooldown).',
     }),
     'notify-timeout': durationFlag({ summary: 'Give up on a webhook after this long (default 5s).' }),
+    trend: Flags.string({
+      summary: 'Also show created, failed, failure rate and latency per bucket over 24h or 7d (sparklines).',
+      options: [...TREND_SPAN_NAMES],
+    }),
   };
 
   private format(): (typeof REPORT_FORMATS)[number] {
@@ -86,7 +93,9 @@ export default class Report extends BaseCommand<typeof Report> {
   async run(): Promise<ReportResult> {
     const config = this.context.config.report ?? {};
     // Every input is checked before the database is touched: bad input exits 3 with nothing written.
-    const thresholds = resolveThresholds(config.thresholds, this.flags.threshold);
+    const thresholds = resolveThresholds(config.thresholds, this.flags.threshold, {
+      failedJobs: this.context.source().profile.kind === 'failed-jobs',
+    });
     const windowMs = this.flags.window ?? parseDuration(config.window ?? DEFAULT_WINDOW, 'report.window');
     if (windowMs < 1000) throw usageError('--window must be at least 1s');
     const notify = this.flags.notify || (this.flags.webhook?.length ?? 0) > 0;
@@ -127,10 +136,12 @@ export default class Report extends BaseCommand<typeof Report> {
       if (n.outcome === 'failed') this.warnLine(`webhook ${n.kind} ${n.target} failed: ${n.error}`);
     const sweep = await sweepFigures(source, this.context.config, Math.round(windowMs / 1000));
     const queues = await reportQueues(this.context.config);
+    const trend = this.flags.trend ? await reportTrend(source, this.flags.trend, nowEpoch) : undefined;
     const result: ReportResult & { queues?: QueueReportSection } = {
       ...report,
       ...(sweep ? { sweep: sweepCounts(sweep) } : {}),
       ...(queues ? { queues } : {}),
+      ...(trend ? { trend } : {}),
       notifications,
     };
     if (queues && STATUS_EXIT[queues.status] > STATUS_EXIT[result.status]) result.status = queues.status;
@@ -144,7 +155,7 @@ export default class Report extends BaseCommand<typeof Report> {
           ? `${renderNagios(result)}\n`
           : format === 'json'
             ? `${JSON.stringify(result, null, 2)}\n`
-            : `${renderReport(result)}\n${queues ? `${renderQueueReport(queues)}\n` : ''}`;
+            : `${renderReport(result)}\n${queues ? `${renderQueueReport(queues)}\n` : ''}${trend ? `${renderTrend(trend)}\n` : ''}`;
     if (output) {
       writeFileAtomic(output, rendered);
       this.note(`${result.status}: wrote ${format} to ${output}`);

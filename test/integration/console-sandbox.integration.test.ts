@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { runCli, runJson } from '../support/cli.js';
 import { launchChromium, startConsoleCli, type ConsoleProcess } from '../support/console.js';
+import { assertMatchesSchema } from '../support/schemas.js';
 
 /**
  * The console on the demo sandbox (SQLite), in Chromium: the overview agrees with `scan`, the failed
@@ -113,5 +114,24 @@ describe('console on the demo sandbox', () => {
     await page.locator('ul.rules a').first().click();
     expect(await page.locator('h1').textContent()).toMatch(/^Diff: /);
     expect(await page.locator('table.findings tbody tr').count()).toBeGreaterThan(0);
+  });
+
+  it('report --trend 24h prints the same series as sparklines, and --json carries them', async () => {
+    const args = ['report', '--config', 'taskrecon-demo.config.yaml', '--trend', '24h'];
+    const text = await runCli(args, { cwd });
+    expect(text.stdout).toContain('Trend over 24h (24 buckets of 1 h, oldest first)');
+    expect(text.stdout).toMatch(/created\s+[ ▁▂▃▄▅▆▇█]{24}\s+now/);
+    const json = await runJson<{ trend: { points: Array<{ created: number; failed: number }> } }>(args, {
+      cwd,
+    });
+    assertMatchesSchema('report', json.json);
+    expect(json.json.trend.points).toHaveLength(24);
+    await page.goto(`${consoleProc.origin}/`);
+    const chartMax = await page
+      .locator('figure.chart figcaption:has-text("Created") .muted')
+      .first()
+      .textContent();
+    const max = Math.max(...json.json.trend.points.map((p) => p.created));
+    expect(chartMax).toBe(`max ${max.toLocaleString('en-US')}`);
   });
 });

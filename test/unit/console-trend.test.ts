@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTrend, trendStart } from '../../src/core/trend.js';
+import { renderTrend, sparkline } from '../../src/render/trend.js';
 import { decodeCursor, encodeCursor, parseListQuery, parseWhen } from '../../src/console/filters.js';
 
 const NOW = 1_764_590_400 + 1_800; // 2025-12-01T12:30:00Z
@@ -46,5 +47,20 @@ describe('console list filters', () => {
     expect(parseWhen('2h', NOW, 'since')).toBe(NOW - 7200);
     expect(parseWhen('2025-12-01T00:00:00Z', NOW, 'since')).toBe(1_764_547_200);
     expect(() => parseWhen('yesterday-ish', NOW, 'since')).toThrow(/since/);
+  });
+});
+
+describe('report --trend sparklines', () => {
+  it('scales each series to its own maximum and leaves a gap where nothing was measured', () => {
+    expect(sparkline([0, 1, 2, 4, 8])).toBe('▁▂▃▅█');
+    expect(sparkline([null, 0, 0])).toBe(' ▁▁');
+    expect(sparkline([0.1, null, 0.2])).toBe('▅ █');
+  });
+
+  it('prints the four series of a span', () => {
+    const text = renderTrend(buildTrend('24h', NOW, []));
+    expect(text.split('\n')).toHaveLength(5);
+    expect(text).toContain('failure rate');
+    expect(text).toContain('now n/a');
   });
 });
