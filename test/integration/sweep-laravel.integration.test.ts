@@ -32,6 +32,7 @@ interface SweepJson {
 let schema: TestSchema;
 let cwd: string;
 let redis: Redis;
+const payloads: string[] = [];
 
 async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
   const [result] = await schema.sql.query(sql, params);
@@ -87,13 +88,9 @@ beforeAll(async () => {
   const values: unknown[] = [];
   for (let n = 0; n < DB_JOBS + REDIS_JOBS; n++) {
     const uuid = randomUUID();
-    values.push(
-      uuid,
-      n < DB_JOBS ? 'database' : 'redis',
-      'default',
-      laravelPayload(uuid, 'App\\Jobs\\SendSms', n),
-      'Exception: sms 429',
-    );
+    const payload = laravelPayload(uuid, 'App\\Jobs\\SendSms', n);
+    payloads.push(payload);
+    values.push(uuid, n < DB_JOBS ? 'database' : 'redis', 'default', payload, 'Exception: sms 429');
   }
   await schema.sql.query(
     `INSERT INTO failed_jobs (uuid, connection, queue, payload, exception) VALUES ${Array.from({ length: DB_JOBS + REDIS_JOBS }, () => '(?, ?, ?, ?, ?)').join(', ')}`,
@@ -148,6 +145,12 @@ describe('sweep over Laravel failed jobs and a task table', () => {
     const jobs = await rows<{ payload: string; attempts: number }>('SELECT payload, attempts FROM jobs');
     expect(jobs.length).toBe(DB_JOBS);
     expect(new Set(jobs.map((j) => (JSON.parse(j.payload) as { uuid: string }).uuid)).size).toBe(DB_JOBS);
+    // What queue:retry pushes: the stored payload as PHP re-encodes it (unchanged here), attempts 0.
+    expect(new Set(jobs.map((j) => j.payload))).toEqual(new Set(payloads.slice(0, DB_JOBS)));
+    expect(jobs.every((j) => j.attempts === 0)).toBe(true);
+    expect(new Set(await redis.lrange(`${PREFIX}queues:default`, 0, -1))).toEqual(
+      new Set(payloads.slice(DB_JOBS)),
+    );
     expect(await redis.llen(`${PREFIX}queues:default`)).toBe(REDIS_JOBS);
     expect(await redis.llen(`${PREFIX}queues:default:notify`)).toBe(REDIS_JOBS);
     expect((await rows("SELECT id FROM taskrecon_audit WHERE action = 'sweep-retry'")).length).toBe(total);
