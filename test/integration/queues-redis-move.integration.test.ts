@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,7 +151,8 @@ describe('queues move', () => {
     expect(JSON.parse(String(rows[0]?.before_json))).toEqual({
       queue: key('old'),
       set: 'ready',
-      payload: job('old-r0'),
+      sha1: createHash('sha1').update(job('old-r0')).digest('hex'),
+      bytes: Buffer.byteLength(job('old-r0')),
     });
     expect(JSON.parse(String(rows[0]?.after_json))).toEqual({ queue: key('new'), set: 'ready' });
   });

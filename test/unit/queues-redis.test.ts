@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { chooseBrokers, chooseOneBroker } from '../../src/brokers/index.js';
 import { jobIdOf } from '../../src/brokers/redis/move.js';
@@ -269,7 +270,7 @@ describe('choosing brokers', () => {
 });
 
 describe('audit rows of a move', () => {
-  it('one row per job: id, queue key and set, payload before', () => {
+  it('one row per job: id, queue key and set, the payload digest before', () => {
     const rows = auditRows(
       [
         {
@@ -294,7 +295,12 @@ describe('audit rows of a move', () => {
         eventId: 'u1',
         fromStatus: 'delayed',
         toStatus: 'delayed',
-        beforeJson: JSON.stringify({ queue: 'p_queues:a', set: 'delayed', payload: '{"uuid":"u1"}' }),
+        beforeJson: JSON.stringify({
+          queue: 'p_queues:a',
+          set: 'delayed',
+          sha1: createHash('sha1').update('{"uuid":"u1"}').digest('hex'),
+          bytes: 13,
+        }),
         afterJson: JSON.stringify({ queue: 'p_queues:b', set: 'delayed' }),
         reason: null,
         runId: 'run',

@@ -43,7 +43,7 @@ export const brokerFlags = {
 export const moveFlags = {
   limit: countFlag(1)({ summary: 'Move at most this many jobs (default: every match).' }),
   rate: Flags.string({ summary: 'At most this many jobs per second, e.g. 500/s or 6000/m.' }),
-  batch: countFlag(1)({ summary: 'Jobs per atomic step (one Lua script, one audit insert).', default: 500 }),
+  batch: countFlag(1)({ summary: 'Jobs per atomic step (one Lua script, one audit insert).', default: 1000 }),
   'dry-run': Flags.boolean({ summary: 'Count what would move; move and write nothing.' }),
   yes: Flags.boolean({ char: 'y', summary: 'Do not ask (needed when not on a terminal).' }),
   reason: Flags.string({ summary: 'Why, for the audit log.' }),
