@@ -118,6 +118,8 @@ export const reportSchema = z.strictObject({
   thresholds: z
     .strictObject({
       failureRate: levels.optional(),
+      /** New failures in the window (a count), e.g. `{ warn: 10 }` over a 15m window. */
+      failed: levels.optional(),
       stuck: levels.optional(),
       oldestDue: levels.optional(),
       due: levels.optional(),

@@ -210,6 +210,7 @@ export function failingBizTypes(byBizType: readonly BizTypeReport[], limit: numb
 export function thresholdValues(m: ReportMetrics): Record<ThresholdMetric, number | null> {
   return {
     failureRate: m.failureRate,
+    failed: m.failed,
     stuck: m.stuck,
     oldestDue: m.oldestDueSeconds,
     due: m.due,

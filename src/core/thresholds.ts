@@ -8,6 +8,7 @@ import { usageError } from './errors.js';
  */
 export const THRESHOLD_METRICS = [
   'failureRate',
+  'failed',
   'stuck',
   'oldestDue',
   'due',
@@ -34,8 +35,15 @@ export const DEFAULT_STUCK_WARN = 1;
 /** Seed 000 §2.4 scans every minute and tolerates 5–10 min: a due task waiting 10 min means redrive is not running. */
 export const DEFAULT_OLDEST_DUE_WARN_SECONDS = 600;
 
+/**
+ * A failed-job table (Laravel, think-queue) holds only jobs that gave up: one open row is a job no
+ * worker will run again until a person retries or forgets it, so it is not "OK" by default.
+ */
+export const DEFAULT_FAILED_JOBS_OPEN_WARN = 1;
+
 export const DEFAULT_THRESHOLDS: Thresholds = {
   failureRate: { warn: DEFAULT_FAILURE_RATE_WARN, crit: DEFAULT_FAILURE_RATE_CRIT },
+  failed: {},
   stuck: { warn: DEFAULT_STUCK_WARN },
   oldestDue: { warn: DEFAULT_OLDEST_DUE_WARN_SECONDS },
   due: {},
@@ -46,6 +54,7 @@ export const DEFAULT_THRESHOLDS: Thresholds = {
 /** The unit of each metric, which decides how its threshold is written. */
 export const METRIC_UNIT: Record<ThresholdMetric, 'ratio' | 'count' | 'seconds'> = {
   failureRate: 'ratio',
+  failed: 'count',
   stuck: 'count',
   oldestDue: 'seconds',
   due: 'count',
@@ -56,6 +65,7 @@ export const METRIC_UNIT: Record<ThresholdMetric, 'ratio' | 'count' | 'seconds'>
 /** The report metric each threshold reads. */
 export const METRIC_FIELD = {
   failureRate: 'failureRate',
+  failed: 'failed',
   stuck: 'stuck',
   oldestDue: 'oldestDueSeconds',
   due: 'due',
@@ -107,14 +117,19 @@ export type ThresholdsInput = Partial<
   Record<ThresholdMetric, Partial<Record<Level, string | number | null>>>
 >;
 
-/** Defaults, then config, then flags (`metric.level=value`), each overriding only what it names. */
+/**
+ * Defaults, then config, then flags (`metric.level=value`), each overriding only what it names.
+ * `failedJobs`: the source is a failed-job table, whose open rows warn by default.
+ */
 export function resolveThresholds(
   config: ThresholdsInput | undefined,
   flags: readonly string[] = [],
+  options: { failedJobs?: boolean } = {},
 ): Thresholds {
   const out = Object.fromEntries(
     THRESHOLD_METRICS.map((m) => [m, { ...DEFAULT_THRESHOLDS[m] }]),
   ) as Thresholds;
+  if (options.failedJobs) out.failedOpen = { warn: DEFAULT_FAILED_JOBS_OPEN_WARN };
   for (const metric of THRESHOLD_METRICS) {
     const levels = config?.[metric];
     for (const level of LEVELS) {

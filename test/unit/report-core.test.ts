@@ -5,10 +5,14 @@ import { DEFAULT_THRESHOLDS, evaluate, parseLimit, resolveThresholds } from '../
 
 const values = (
   v: Partial<
-    Record<'failureRate' | 'stuck' | 'oldestDue' | 'due' | 'failedOpen' | 'latencyP95', number | null>
+    Record<
+      'failureRate' | 'failed' | 'stuck' | 'oldestDue' | 'due' | 'failedOpen' | 'latencyP95',
+      number | null
+    >
   >,
 ) => ({
   failureRate: null,
+  failed: null,
   stuck: null,
   oldestDue: null,
   due: null,
