@@ -9,7 +9,7 @@ import {
 } from '../../src/brokers/rabbitmq/move.js';
 import type { MoveRequest } from '../../src/brokers/types.js';
 
-function message(body: string, properties: Partial<GetMessage['properties']> = {}): GetMessage {
+function message(body: string, properties: Record<string, unknown> = {}): GetMessage {
   return {
     content: Buffer.from(body),
     fields: { deliveryTag: 1, redelivered: false, exchange: '', routingKey: 'q', messageCount: 0 },
@@ -29,7 +29,7 @@ function message(body: string, properties: Partial<GetMessage['properties']> = {
       appId: undefined,
       clusterId: undefined,
       ...properties,
-    },
+    } as GetMessage['properties'],
   };
 }
 
