@@ -1,8 +1,18 @@
+import { execSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRedisBroker } from '../../src/brokers/redis/index.js';
 import { runCli, runJson } from '../support/cli.js';
-import { freePort, openTestRedis, startPrivateRedis, type PrivateRedis } from '../support/redis.js';
+import {
+  freePort,
+  openTestRedis,
+  startPrivateRedis,
+  waitForPort,
+  type PrivateRedis,
+} from '../support/redis.js';
 
 // Server-wide findings and connection failures, on private redis-server processes started with the
 // settings under test (the shared server is never reconfigured): no-persistence, evicting (crit),
@@ -158,5 +168,60 @@ describe('doctor checks of a Redis broker', () => {
     ]);
     // think-queue ≥ 3.0.5 configured, the legacy queues:Q keys found
     expect(badChecks[3]?.detail).toContain('thinkphp-legacy');
+  });
+});
+
+describe('rediss:// (TLS)', () => {
+  it('connects over TLS to a server whose CA is trusted, and refuses an untrusted certificate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'taskrecon-tls-'));
+    const sh = (cmd: string) => execSync(cmd, { cwd: dir, stdio: 'pipe' });
+    sh(
+      'openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=taskrecon-test-ca"',
+    );
+    sh('openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1"');
+    writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+    sh(
+      'openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile ext.cnf',
+    );
+    const port = await freePort();
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--tls-cert-file',
+        'server.pem',
+        '--tls-key-file',
+        'server.key',
+        '--tls-ca-cert-file',
+        'ca.pem',
+        '--tls-auth-clients',
+        'no',
+        '--save',
+        '',
+        '--dir',
+        dir,
+      ],
+      { cwd: dir, stdio: 'ignore' },
+    );
+    try {
+      await waitForPort(port);
+      const url = `rediss://127.0.0.1:${port}/0`;
+      const trusted = await runJson<QueuesJson>(['queues', '--redis', url, '--queue', 'x'], {
+        env: { NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') },
+      });
+      expect(trusted.code).toBeLessThan(3);
+      expect(trusted.json.brokers[0]?.url).toBe(url);
+      const untrusted = await runCli(['queues', '--redis', url, '--queue', 'x']);
+      expect(untrusted.code).toBe(3);
+      expect(untrusted.stderr).toContain('certificate');
+    } finally {
+      child.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

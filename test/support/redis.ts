@@ -131,3 +131,22 @@ export async function startPrivateRedis(args: string[], password?: string): Prom
     },
   };
 }
+
+/** Resolves once something accepts TCP connections on the loopback port (at most `ms`). */
+export async function waitForPort(port: number, ms = 5000): Promise<void> {
+  const { connect } = await import('node:net');
+  const started = Date.now();
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() - started > ms) throw new Error(`nothing listens on 127.0.0.1:${port} after ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

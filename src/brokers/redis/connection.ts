@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Redis } from 'ioredis';
 import { maskDsnText } from '../../db/dsn.js';
 import { TaskreconError } from '../../errors.js';
@@ -86,7 +87,9 @@ function connectError(url: string, where: string, error: unknown): TaskreconErro
  */
 export async function connectRedis(url: string, where: string): Promise<Redis> {
   checkUrl(url, where);
-  const tls = url.startsWith('rediss:') ? { tls: { servername: new URL(url).hostname } } : {};
+  // TLS checks the certificate against the host name; SNI carries a name, never an IP address.
+  const host = new URL(url).hostname;
+  const tls = url.startsWith('rediss:') ? { tls: isIP(host) ? {} : { servername: host } } : {};
   const client = new Redis(url, {
     ...tls,
     lazyConnect: true,
