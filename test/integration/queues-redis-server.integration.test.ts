@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRedisBroker } from '../../src/brokers/redis/index.js';
+import { ensureAptPackages } from '../support/apt.js';
 import { runCli, runJson } from '../support/cli.js';
 import {
   freePort,
@@ -44,6 +45,8 @@ const inspect = (url: string) =>
 let durable: PrivateRedis;
 
 beforeAll(async () => {
+  // private servers are started from the redis-server binary; the TLS test makes its certificates with openssl
+  ensureAptPackages(['redis-server', 'openssl']);
   durable = await server([
     '--appendonly',
     'yes',
