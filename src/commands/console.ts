@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { hostname } from 'node:os';
 import { BaseCommand } from '../base-command.js';
 import { diffPages } from '../console/diff-pages.js';
+import { queuePages } from '../console/queue-pages.js';
 import { startConsole } from '../console/server.js';
 import { countFlag } from '../flags.js';
 import { writeErr } from '../render/terminal.js';
@@ -48,6 +49,7 @@ export default class Console extends BaseCommand<typeof Console> {
         host: hostname(),
         readOnly,
         diff: diffPages(this.context, source),
+        queues: queuePages(this.context),
       },
       this.flags.port,
     );

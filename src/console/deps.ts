@@ -1,5 +1,6 @@
 import type { BoundSource } from '../db/bind-source.js';
 import type { RuleResult } from '../verbs/diff/index.js';
+import type { QueuePages } from './queue-pages.js';
 
 /** Runs one diff rule for the diff page (the command wires it to the configured rules). */
 export interface DiffPages {
@@ -19,4 +20,6 @@ export interface ConsoleDeps {
   host: string;
   readOnly: boolean;
   diff?: DiffPages;
+  /** The brokers' queues, when brokers are configured. */
+  queues?: QueuePages;
 }

@@ -3,6 +3,9 @@ import { TREND_SPAN_NAMES } from '../../core/trend.js';
 import { selectAuditIdsBefore } from '../../db/sql/console-audit.js';
 import { selectListPage } from '../../db/sql/console-list.js';
 import { loadTrend } from '../../db/sql/console-trends.js';
+import { selectSnapshotsSince } from '../../db/sql/console-snapshots.js';
+import { backlogHistory, queuesBody } from '../pages/queues.js';
+import { html } from '../html.js';
 import { LIST_STATUS } from '../../db/sql/scan.js';
 import { auditTableExists, selectAuditPage } from '../../db/sql/audit.js';
 import { toAuditEntry, type AuditEntry } from '../../verbs/audit/index.js';
@@ -23,6 +26,9 @@ import { overviewBody } from '../pages/overview.js';
 import { actionsFor, frameFor, type RouteState } from './shared.js';
 
 const AUDIT_PAGE = 50;
+/** Backlog history: the snapshots of the last 7 days, at most this many rows. */
+const SNAPSHOT_SPAN_SECONDS = 7 * 86_400;
+const SNAPSHOT_ROWS = 20_000;
 
 /** Every page the console shows: reads only. */
 export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: RouteState): void {
@@ -34,7 +40,15 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       scanSummary(source, { nowEpoch, stuckAfterMs: deps.stuckAfterMs, limit: 0 }),
       ...TREND_SPAN_NAMES.map((span) => loadTrend(source, span, nowEpoch)),
     ]);
-    const body = overviewBody({ ...head, trends: trends as Awaited<ReturnType<typeof loadTrend>>[] });
+    const history = await selectSnapshotsSince(source.db, nowEpoch - SNAPSHOT_SPAN_SECONDS, SNAPSHOT_ROWS);
+    const body = html`${overviewBody({ ...head, trends: trends as Awaited<ReturnType<typeof loadTrend>>[] })}${
+      history.length
+        ? html`<section>
+            <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
+            ${backlogHistory(history)}
+          </section>`
+        : ''
+    }`;
     return c.html(page(frameFor(c, deps, state, { title: 'Overview', nav: 'overview' }), body));
   });
 
@@ -139,6 +153,17 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     }
     const frame = frameFor(c, deps, state, { title: 'Audit log', nav: 'audit' });
     return c.html(page(frame, auditBody(query, entries, older)));
+  });
+
+  app.get('/queues', async (c) => {
+    if (!deps.queues) return notFoundPage(c);
+    const nowEpoch = await source.db.nowEpoch();
+    const [result, history] = await Promise.all([
+      deps.queues.inspect(nowEpoch),
+      selectSnapshotsSince(source.db, nowEpoch - SNAPSHOT_SPAN_SECONDS, SNAPSHOT_ROWS),
+    ]);
+    const frame = frameFor(c, deps, state, { title: 'Queues', nav: 'queues' });
+    return c.html(page(frame, queuesBody(result, history)));
   });
 
   app.get('/diff', (c) => {

@@ -33,6 +33,7 @@ export function frameFor(
     sourceName: deps.source.name,
     table: deps.source.profile.table,
     flash: state.flashes.take(c.req.query('flash')),
+    hasQueues: deps.queues !== undefined,
     ...part,
   };
 }

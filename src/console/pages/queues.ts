@@ -1,0 +1,90 @@
+import type { SnapshotRow } from '../../db/sql/queue-snapshot.js';
+import type { QueuesResult } from '../../brokers/types.js';
+import { html, type Html } from '../html.js';
+import { barChart, formatCount } from './charts.js';
+import { count } from './layout.js';
+
+/** Snapshots shown per queue: the newest ones. */
+const HISTORY_POINTS = 48;
+
+/** Backlog history per queue from the snapshots `queues` recorded (depth at each run). */
+export function backlogHistory(rows: readonly SnapshotRow[]): Html {
+  if (rows.length === 0)
+    return html`<p class="muted">
+      No backlog history: run <code>taskrecon queues</code> on a schedule with a database to record snapshots.
+    </p>`;
+  const byQueue = new Map<string, SnapshotRow[]>();
+  for (const r of rows) {
+    const key = `${r.broker} / ${r.queue}`;
+    const list = byQueue.get(key) ?? [];
+    list.push(r);
+    byQueue.set(key, list);
+  }
+  return html`<div class="charts">
+    ${[...byQueue].map(([key, list]) =>
+      barChart(
+        key,
+        list.slice(-HISTORY_POINTS).map((r) => ({
+          label: new Date(r.atEpoch * 1000).toISOString().replace('.000Z', 'Z'),
+          value: r.depth,
+        })),
+        formatCount,
+      ),
+    )}
+  </div>`;
+}
+
+export function queuesBody(result: QueuesResult, history: readonly SnapshotRow[]): Html {
+  return html`${result.brokers.map(
+      (b) =>
+        html`<section>
+          <h2>${b.name} <span class="muted">${b.kind}${b.framework ? ` · ${b.framework}` : ''}</span></h2>
+          <table class="queues">
+            <thead>
+              <tr>
+                <th>queue</th>
+                <th class="num">ready</th>
+                <th class="num">delayed</th>
+                <th class="num">overdue</th>
+                <th class="num">reserved</th>
+                <th class="num">expired</th>
+                <th class="num">unacked</th>
+                <th class="num">consumers</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${b.queues.map(
+                (q) =>
+                  html`<tr>
+                    <td>${q.name}</td>
+                    <td class="num">${count(q.ready)}</td>
+                    <td class="num">${count(q.delayed)}</td>
+                    <td class="num">${count(q.delayedOverdue)}</td>
+                    <td class="num">${count(q.reserved)}</td>
+                    <td class="num">${count(q.reservedExpired)}</td>
+                    <td class="num">${count(q.unacked)}</td>
+                    <td class="num">${count(q.consumers)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>
+          ${
+            b.notes?.length
+              ? html`<ul class="notes">
+                  ${b.notes.map((n) => html`<li>${n}</li>`)}
+                </ul>`
+              : ''
+          }
+        </section>`,
+    )}
+    ${
+      result.findings.length
+        ? html`<h2>Findings</h2>
+            <ul class="findings">
+              ${result.findings.map((f) => html`<li><b>${f.level}</b> ${f.code} ${f.broker}${f.queue ? `/${f.queue}` : ''}: ${f.message}</li>`)}
+            </ul>`
+        : ''
+    }
+    <h2>Backlog history</h2>
+    ${backlogHistory(history)}`;
+}
