@@ -1,26 +1,22 @@
 import { Flags } from '@oclif/core';
-import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { BaseCommand } from '../base-command.js';
-import { RetryPolicies } from '../core/backoff.js';
-import { parseDuration } from '../core/duration.js';
-import { HANDLER_VARIANTS, type HandlerVariant } from '../verbs/drill/index.js';
-import { SCENARIO_NAMES } from '../verbs/drill/index.js';
-import { checkHandlerUrl, findRule, systemTarget } from '../verbs/drill/index.js';
+import {
+  drillTarget,
+  HANDLER_VARIANTS,
+  runDrills,
+  SANDBOX_TIMEOUT_MS,
+  SCENARIO_NAMES,
+  SYSTEM_TIMEOUT_MS,
+  type DrillResult,
+} from '../verbs/drill/index.js';
+import { checkOutputPath, writeFileAtomic } from '../files.js';
 import { DEAD_LETTER_SCENARIO } from '../brokers/rabbitmq/topology-drill.js';
-import { mergeDrillResults, planDrill, runDeadLetterDrill } from '../verbs/drill/dead-letter.js';
-import { ExitCode, usageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { durationFlag } from '../flags.js';
-import { runDrill, SANDBOX_BIZ_TYPE, type DrillResult, type SystemTarget } from '../verbs/drill/index.js';
 import { githubAnnotations } from '../render/drill-annotations.js';
 import { liveStepPrinter, renderDrill } from '../render/drill.js';
 import { renderJunit } from '../render/junit.js';
 import { isStderrTty } from '../render/terminal.js';
-
-/** Drill deliveries on the sandbox time out fast: the reference handler answers in milliseconds. */
-const SANDBOX_TIMEOUT_MS = 500;
-/** A staging handler gets longer, unless its config entry says. */
-const SYSTEM_TIMEOUT_MS = 3000;
 
 export default class Drill extends BaseCommand<typeof Drill> {
   static override summary =
@@ -76,60 +72,17 @@ export default class Drill extends BaseCommand<typeof Drill> {
 
   async run(): Promise<DrillResult> {
     const flags = this.flags;
-    const junit = flags.junit ? resolve(flags.junit) : undefined;
-    if (junit && !(existsSync(dirname(junit)) && statSync(dirname(junit)).isDirectory())) {
-      throw usageError(
-        `--junit: the directory ${dirname(junit)} does not exist`,
-        'Create it first, or write the report elsewhere.',
-      );
-    }
+    const junit = flags.junit ? checkOutputPath(flags.junit, '--junit', 'report') : undefined;
     const config = this.context.config;
-    let system: SystemTarget | undefined;
-    let bizType = SANDBOX_BIZ_TYPE;
-    let timeoutMs = flags.timeout ?? SANDBOX_TIMEOUT_MS;
-    if (flags['handler-url']) {
-      if (flags['handler-variant'] !== 'idempotent')
-        throw usageError('--handler-variant applies to the sandbox only, not to --handler-url');
-      const handlerUrl = checkHandlerUrl(flags['handler-url']);
-      const rule = findRule(config.rules, flags['diff-rule']);
-      const choice = this.context.source();
-      const source = await this.openSource();
-      const resolved = await systemTarget(source, rule, handlerUrl, choice.stuckAfterMs);
-      if (resolved.extraDb) this.closeLater(resolved.extraDb);
-      system = resolved.target;
-      bizType = rule.bizType;
-      const handler = config.handlers?.[rule.bizType];
-      const configured =
-        handler?.type === 'http' && handler.timeout !== undefined
-          ? parseDuration(handler.timeout, `handlers.${rule.bizType}.timeout`)
-          : undefined;
-      timeoutMs = flags.timeout ?? configured ?? SYSTEM_TIMEOUT_MS;
-    } else if (flags['diff-rule']) {
-      throw usageError(
-        '--diff-rule needs --handler-url: on the sandbox the drill checks its own business table',
-      );
-    }
-    const policy = RetryPolicies.fromConfig(config.retry).for(bizType);
+    const target = await drillTarget(flags, config, async () => ({
+      stuckAfterMs: this.context.source().stuckAfterMs,
+      bound: await this.openSource(),
+    }));
+    if (target.extraDb) this.extra.push(target.extraDb);
     const live = !this.jsonEnabled() && isStderrTty();
-    const plan = planDrill(flags, config.brokers);
-    const base =
-      plan.scenarios?.length === 0
-        ? undefined
-        : await runDrill({
-            scenarios: plan.scenarios,
-            keep: flags.keep,
-            timeoutMs,
-            policy,
-            system,
-            handlerVariant: flags['handler-variant'] as HandlerVariant,
-            listener: liveStepPrinter(live),
-          });
-    const topology = plan.deadLetter
-      ? await runDeadLetterDrill(plan.deadLetter, liveStepPrinter(live))
-      : undefined;
-    const result = mergeDrillResults(base, topology);
-    if (plan.skipped) this.note(plan.skipped);
-    if (junit) writeAtomically(junit, renderJunit(result));
+    const { result, skipped } = await runDrills(flags, config, target, () => liveStepPrinter(live));
+    if (skipped) this.note(skipped);
+    if (junit) writeFileAtomic(junit, renderJunit(result));
     if (process.env.GITHUB_ACTIONS === 'true') {
       const lines = githubAnnotations(result);
       if (lines.length) (this.jsonEnabled() ? process.stderr : process.stdout).write(`${lines.join('\n')}\n`);
@@ -143,18 +96,8 @@ export default class Drill extends BaseCommand<typeof Drill> {
 
   private readonly extra: Array<{ close(): Promise<void> }> = [];
 
-  private closeLater(db: { close(): Promise<void> }): void {
-    this.extra.push(db);
-  }
-
   override async finally(error: Error | undefined): Promise<void> {
     await Promise.allSettled(this.extra.map((db) => db.close()));
     await super.finally(error);
   }
-}
-
-function writeAtomically(file: string, text: string): void {
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, text);
-  renameSync(temp, file);
 }

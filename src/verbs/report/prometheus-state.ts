@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { renderPrometheusDown } from '../../render/prometheus.js';
-import { writeFileAtomic } from '../../render/report-file.js';
+import { writeFileAtomic } from '../../files.js';
 
 const LAST_SUCCESS = /^taskrecon_last_success_timestamp_seconds(?:\{[^}]*\})?\s+(\d+(?:\.\d+)?)\s*$/m;
 
