@@ -6,6 +6,7 @@ import { replicaLag, replicaNote, type ReplicaLag } from './db/replica.js';
 import type { Db } from './db/types.js';
 import { ExitCode, TaskreconError, type ExitCodeValue } from './errors.js';
 import { connectionFlags } from './flags.js';
+import { setPasteConnection, withPasteConnection } from './render/paste.js';
 import { holdOutput, type QuietGate } from './render/quiet.js';
 import { chalk, configureColor, writeErr } from './render/terminal.js';
 
@@ -38,6 +39,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.flags = flags as Flags<T>;
     this.args = args as Args<T>;
     configureColor(this.flags.color);
+    setPasteConnection(this.flags as Record<string, unknown>);
     // A command with a --quiet of its own (sweep) decides itself what a person needs to see.
     if ((this.flags as { quiet?: boolean }).quiet && !('quiet' in (this.ctor.flags ?? {})))
       this.quietGate = holdOutput();
@@ -98,7 +100,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   protected warnLine(message: string): void {
-    writeErr(`${chalk.yellow('warning')} ${message}`);
+    writeErr(`${chalk.yellow('warning')} ${withPasteConnection(message)}`);
   }
 
   /** Sets the exit code a result calls for (findings 1, critical 2) without throwing. */
@@ -130,7 +132,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         error: {
           code: described.code,
           message: described.message,
-          hint: described.hint ?? null,
+          hint: described.hint ? withPasteConnection(described.hint) : null,
           exit: described.exit,
         },
       });
@@ -147,7 +149,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       return;
     }
     writeErr(`${chalk.red('Error:')} ${described.message}`);
-    if (described.hint) writeErr(`${chalk.dim('Hint:')} ${described.hint}`);
+    if (described.hint) writeErr(`${chalk.dim('Hint:')} ${withPasteConnection(described.hint)}`);
     if (process.env.DEBUG && error.stack) writeErr(maskDsnText(error.stack));
   }
 

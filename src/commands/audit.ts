@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { countFlag, FORMATS, resolveTime, timeFlag } from '../flags.js';
 import { latestAudit, streamAudit, type AuditEntry } from '../verbs/audit/index.js';
+import { resolveRunId } from '../verbs/audit/run-prefix.js';
 import type { AuditFilter } from '../db/sql/audit.js';
 import { AUDIT_CSV_HEADER, auditCsvLine, auditNdjsonLine, renderAudit } from '../render/audit.js';
 import { writeOut } from '../render/terminal.js';
@@ -36,7 +37,9 @@ export default class Audit extends BaseCommand<typeof Audit> {
       summary: 'Only entries at or after this time (ISO date-time, or a duration ago like 24h).',
     }),
     until: timeFlag({ summary: 'Only entries before this time.' }),
-    run: Flags.string({ summary: 'Only the changes of one compensate run (its runId).' }),
+    run: Flags.string({
+      summary: 'Only the changes of one run: its runId, or the start of it (the short id the table shows).',
+    }),
     limit: countFlag(0)({
       summary: 'The newest N entries; 0 lists every entry (stream it with --format ndjson).',
       default: 50,
@@ -57,7 +60,7 @@ export default class Audit extends BaseCommand<typeof Audit> {
       actions: this.flags.action,
       sinceEpoch: resolveTime(this.flags.since, nowEpoch),
       untilEpoch: resolveTime(this.flags.until, nowEpoch),
-      runId: this.flags.run,
+      runId: this.flags.run === undefined ? undefined : await resolveRunId(db, this.flags.run),
     };
     if (format === 'ndjson' || format === 'csv') {
       let buffer = format === 'csv' ? AUDIT_CSV_HEADER : '';
