@@ -41,6 +41,10 @@ export async function peekQueue(connection: ChannelModel, queue: string, count: 
       out.headers.push(message.properties.headers as Record<string, unknown> | undefined);
       out.routingKeys.push(message.fields.routingKey);
     }
+  } catch {
+    // A queue another connection holds exclusively (or one deleted meanwhile) is not peeked; the
+    // broker requeues whatever the closed channel held.
+    held.length = 0;
   } finally {
     for (const message of held) channel.nack(message, false, true);
     await closeQuietly(channel);
