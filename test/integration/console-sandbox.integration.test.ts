@@ -134,4 +134,15 @@ describe('console on the demo sandbox', () => {
     const max = Math.max(...json.json.trend.points.map((p) => p.created));
     expect(chartMax).toBe(`max ${max.toLocaleString('en-US')}`);
   });
+
+  it('--json prints one JSON line with the URL, matching its schema, and stops cleanly on SIGINT', async () => {
+    const json = await startConsoleCli(['--config', 'taskrecon-demo.config.yaml', '--read-only', '--json'], {
+      cwd,
+    });
+    const line = JSON.parse(json.firstLine) as { url: string; port: number; readOnly: boolean };
+    assertMatchesSchema('console', line);
+    expect(line.readOnly).toBe(true);
+    expect((await fetch(line.url, { redirect: 'manual' })).status).toBe(303);
+    expect(await json.stop()).toBe(0);
+  });
 });

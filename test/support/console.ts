@@ -8,6 +8,8 @@ import { BIN } from './cli.js';
 export interface ConsoleProcess {
   /** The first stdout line: the URL with the one-time token. */
   url: string;
+  /** The first stdout line as printed (with --json: the JSON line). */
+  firstLine: string;
   /** http://127.0.0.1:PORT */
   origin: string;
   port: number;
@@ -36,9 +38,11 @@ export async function startConsoleCli(
     });
     void exited.then((code) => reject(new Error(`console exited ${code} before printing its URL:\n${err}`)));
   });
-  const parsed = new URL(url);
+  const link = url.startsWith('{') ? (JSON.parse(url) as { url: string }).url : url;
+  const parsed = new URL(link);
   return {
-    url,
+    url: link,
+    firstLine: url,
     origin: parsed.origin,
     port: Number(parsed.port),
     child,
