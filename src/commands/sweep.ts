@@ -44,11 +44,13 @@ export default class Sweep extends BaseCommand<typeof Sweep> {
       webhooks: this.flags.webhook ?? [],
       operator: this.flags.operator,
     });
-    for (const { source } of request.sources)
-      for (const warning of source.db.warnings) this.warnLine(warning);
     const result = await runSweep(request);
-    if (!this.jsonEnabled() && (!this.flags.quiet || sweepNeedsAPerson(result)))
-      this.log(renderSweep(result));
+    // Under --quiet a run that needs nobody prints nothing, connection warnings included.
+    if (!this.flags.quiet || sweepNeedsAPerson(result)) {
+      for (const { source } of request.sources)
+        for (const warning of source.db.warnings) this.warnLine(warning);
+      if (!this.jsonEnabled()) this.log(renderSweep(result));
+    }
     if (result.secondFailures > 0) this.setExit(ExitCode.findings);
     return result;
   }

@@ -49,7 +49,7 @@ export interface AuditFilter {
  * The audit time as epoch seconds with milliseconds, and a bound epoch cutoff comparable with the
  * bare column (index-friendly). MySQL stores TIMESTAMP(3); SQLite stores ISO-8601 text with `Z`.
  */
-function auditClock(dialect: Dialect): { epoch: string; param: string } {
+export function auditClock(dialect: Dialect): { epoch: string; param: string } {
   const col = dialect.quoteId('created_at');
   if (dialect.name === 'sqlite') {
     return {

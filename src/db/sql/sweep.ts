@@ -1,6 +1,7 @@
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import { AUDIT_TABLE } from '../ddl.js';
+import { auditClock } from './audit.js';
 import type { Dialect } from '../dialect.js';
 import { placeholders, type Fragment } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
@@ -93,6 +94,45 @@ export async function countAuditByIdentity(
       [action, taskTable, ...chunk],
     );
     for (const row of rows) out.set(String(row.identity), Number(row.n));
+  }
+  return out;
+}
+
+/** One earlier audit row of a job identity. */
+export interface IdentityAudit {
+  identity: string;
+  taskId: string;
+  atEpoch: number;
+}
+
+/**
+ * The audit rows of `action` of these job identities in a task table: which row each was about and
+ * when (epoch seconds with milliseconds), so the caller can tell which ones precede a given failure.
+ * In: task table, identities, action. Out: rows. Reads only (the audit rows of the action).
+ */
+export async function selectAuditByIdentity(
+  q: Queryable,
+  dialect: Dialect,
+  taskTable: string,
+  identities: readonly string[],
+  action: string,
+): Promise<IdentityAudit[]> {
+  const out: IdentityAudit[] = [];
+  const qi = (c: string) => dialect.quoteId(c);
+  for (let i = 0; i < identities.length; i += 500) {
+    const chunk = identities.slice(i, i + 500);
+    const rows = await q.query<Row>(
+      `SELECT ${qi('event_id')} AS identity, ${qi('task_id')} AS task_id, ${auditClock(dialect).epoch} AS at_epoch
+         FROM ${qi(AUDIT_TABLE)}
+        WHERE ${qi('action')} = ? AND ${qi('task_table')} = ? AND ${qi('event_id')} IN (${placeholders(chunk)})`,
+      [action, taskTable, ...chunk],
+    );
+    for (const row of rows)
+      out.push({
+        identity: String(row.identity),
+        taskId: String(row.task_id),
+        atEpoch: Number(row.at_epoch),
+      });
   }
   return out;
 }

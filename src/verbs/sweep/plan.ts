@@ -11,8 +11,9 @@ import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { auditTableExists } from '../../db/sql/audit.js';
 import {
-  countAuditByIdentity,
+  selectAuditByIdentity,
   selectFailedPage,
+  type IdentityAudit,
   SWEEP_COLUMNS,
   SWEEP_RETRY_ACTION,
 } from '../../db/sql/sweep.js';
@@ -125,20 +126,39 @@ export async function planSource(
     if (page.next === undefined) break;
     after = page.next;
   }
-  const counts = (await auditTableExists(source.db))
-    ? await countAuditByIdentity(
+  const earlier = (await auditTableExists(source.db))
+    ? await selectAuditByIdentity(
         source.db,
         source.db.dialect,
         source.profile.table,
         [...new Set(candidates.map((c) => c.identity))],
         SWEEP_RETRY_ACTION,
       )
-    : new Map<string, number>();
+    : [];
+  const byIdentity = new Map<string, IdentityAudit[]>();
+  for (const a of earlier) byIdentity.set(a.identity, [...(byIdentity.get(a.identity) ?? []), a]);
+  const failedJobs = source.profile.kind === 'failed-jobs';
   const rows = candidates.map((c) => {
-    const sweepsBefore = counts.get(c.identity) ?? 0;
+    const sweepsBefore = (byIdentity.get(c.identity) ?? []).filter((a) => precedes(a, c, failedJobs)).length;
     return { ...c, sweepsBefore, decision: decideRow(c.rule, sweepsBefore, nowEpoch) };
   });
   return { source, rows, unmatched };
+}
+
+/**
+ * Whether a sweep retry came before this failure (so it counts towards maxSweeps). A failed-job
+ * row is failed once and deleted by its retry, so a retry of another row of the same job came
+ * first; a task row keeps its id, so a retry counts when it was made before the row last failed.
+ * A sweep running at the same time as another therefore never mistakes the other's retry of the
+ * very row it is looking at for an earlier sweep (that row is a lost race, not a second failure).
+ */
+export function precedes(
+  audit: IdentityAudit,
+  row: { id: TaskId; failedAt: number | null },
+  failedJobs: boolean,
+): boolean {
+  if (failedJobs) return audit.taskId !== String(row.id);
+  return row.failedAt === null ? audit.taskId === String(row.id) : audit.atEpoch < row.failedAt;
 }
 
 export function isoOrNull(epoch: number | null): string | null {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import type { Context } from '../../context.js';
+import { usageError } from '../../errors.js';
 import { resolveTargets } from '../../notify/targets.js';
 import { openSweepSources, sweepRulesOf } from './sources.js';
 import type { SweepRequest } from './index.js';
@@ -20,6 +21,11 @@ export async function buildSweepRequest(context: Context, flags: SweepFlags): Pr
   const notify = flags.notify
     ? resolveTargets(context.config.report?.notify ?? [], flags.webhooks)
     : undefined;
+  if (notify && notify.length === 0)
+    throw usageError(
+      '--notify: no webhook is configured',
+      'Add `report.notify: [{kind, url}]` to the config, or pass --webhook KIND=URL.',
+    );
   const sources = await openSweepSources(context);
   return {
     sources,

@@ -40,6 +40,8 @@ export async function openSweepSources(context: Context): Promise<SweepSource[]>
     const choice = (
       name === undefined ? context : new Context({ ...context.input, source: name }, context.env, context.cwd)
     ).source();
+    // A queue table (laravel-jobs) holds no failed rows: not even opened.
+    if (name !== undefined && choice.profile.kind === 'queue-jobs') continue;
     const db = await context.open(choice);
     const source = await bindSource(db, choice.profile, choice.name);
     if (!sweepable(source)) {
