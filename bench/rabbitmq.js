@@ -1,0 +1,219 @@
+#!/usr/bin/env node
+/**
+ * RabbitMQ benchmarks: `taskrecon queues move` of parked messages (publisher confirms, one audit
+ * row per message, acks after the confirms) beside a bare amqplib mover doing the same
+ * get → confirmed publish → ack in batches without an audit; and `taskrecon queues` on a vhost of
+ * many queues beside curl fetching the management API's queue list. Medians of N runs (3 by
+ * default), taskrecon and its baselines interleaved, wall time from spawn to exit (start-up
+ * included) and peak RSS of each child. Writes its section of bench/RESULTS.md.
+ *
+ *   npm run build && node bench/rabbitmq.js [--messages 20000] [--queues 200] [--runs 3] [--out FILE]
+ *
+ * Works in a scratch vhost on 127.0.0.1 (5672, management API 15672, guest/guest), deleted at the
+ * end, and creates and drops the MariaDB schema taskrecon_bench_rabbitmq for the audit rows.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import amqp from 'amqplib';
+import mysql from 'mysql2/promise';
+import { request } from 'undici';
+import { measure, median, rssMethod } from './measure.js';
+import { machineFacts, markdownTable, updateSection } from './results.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin/run.js');
+const SERVER = process.env.TASKRECON_BENCH_DB ?? 'mysql://root@127.0.0.1:3306';
+const SCHEMA = 'taskrecon_bench_rabbitmq';
+const API = 'http://127.0.0.1:15672/api';
+const AUTH = `Basic ${Buffer.from('guest:guest').toString('base64')}`;
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const MESSAGES = Number(arg('messages', 20_000));
+const QUEUES = Number(arg('queues', 200));
+const RUNS = Number(arg('runs', 3));
+const OUT = arg('out', join(ROOT, 'bench/RESULTS.md'));
+/** taskrecon's default batch: confirms awaited and one audit insert per this many messages. */
+const BATCH = 500;
+
+const vhost = `taskrecon-bench-${randomBytes(3).toString('hex')}`;
+const AMQP_URL = `amqp://guest:guest@127.0.0.1:5672/${vhost}`;
+
+async function api(method, path, body) {
+  const response = await request(`${API}${path}`, {
+    method,
+    headers: { authorization: AUTH, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  await response.body.text();
+  if (response.statusCode >= 300 && response.statusCode !== 404)
+    throw new Error(`${method} ${path}: HTTP ${response.statusCode}`);
+}
+
+/** The bare mover: what `queues move` does on the wire, without audit rows, filters or reports. */
+const AMQPLIB = pathToFileURL(join(ROOT, 'node_modules/amqplib/channel_api.js')).href;
+const BASELINE = `
+import amqp from '${AMQPLIB}';
+const [url, from, to, batch] = process.argv.slice(2);
+const c = await amqp.connect(url);
+const src = await c.createChannel();
+const pub = await c.createConfirmChannel();
+const { messageCount } = await src.checkQueue(from);
+for (let taken = 0; taken < messageCount; ) {
+  const held = [];
+  while (held.length < Number(batch) && taken < messageCount) {
+    const m = await src.get(from, { noAck: false });
+    if (!m) break;
+    taken++;
+    held.push(m);
+    pub.publish('', to, m.content, { ...m.properties, mandatory: true });
+  }
+  if (held.length === 0) break;
+  await pub.waitForConfirms();
+  for (const m of held) src.ack(m);
+}
+await pub.close();
+await src.close();
+await c.close();
+`;
+
+function ensureOk(run, what) {
+  if (run.code !== 0) throw new Error(`${what} exited ${run.code}: ${run.stderr.slice(0, 500)}`);
+  return run;
+}
+
+async function depth(ch, q) {
+  return (await ch.checkQueue(q)).messageCount;
+}
+
+async function main() {
+  await api('PUT', `/vhosts/${vhost}`, {});
+  await api('PUT', `/permissions/${vhost}/guest`, { configure: '.*', write: '.*', read: '.*' });
+  const admin = await mysql.createConnection({ uri: `${SERVER}/`, multipleStatements: true });
+  await admin.query(`DROP DATABASE IF EXISTS ${SCHEMA}; CREATE DATABASE ${SCHEMA} CHARACTER SET utf8mb4`);
+  const cwd = mkdtempSync(join(tmpdir(), 'taskrecon-bench-rabbitmq-'));
+  writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${SERVER}/${SCHEMA}\n`);
+  writeFileSync(join(cwd, 'baseline.mjs'), BASELINE);
+  const connection = await amqp.connect(AMQP_URL);
+  const ch = await connection.createConfirmChannel();
+  try {
+    ensureOk(await measure(process.execPath, [BIN, 'init', '--audit-only'], { cwd }), 'init');
+    await ch.assertQueue('parking', { durable: true });
+    await ch.assertQueue('work', { durable: true });
+    const body = Buffer.from(JSON.stringify({ eventId: 'x', payload: 'p'.repeat(420) }));
+    for (let i = 0; i < MESSAGES; i++) {
+      ch.sendToQueue('parking', body, {
+        persistent: true,
+        messageId: `evt-${i}`,
+        contentType: 'application/json',
+      });
+      if (i % 1000 === 999) await ch.waitForConfirms();
+    }
+    await ch.waitForConfirms();
+    for (let i = 0; i < QUEUES; i++)
+      await ch.assertQueue(`q${String(i).padStart(4, '0')}`, { durable: true });
+    const facts = machineFacts({ 'RabbitMQ vhost': 'scratch, deleted after', 'peak RSS': rssMethod });
+    const move = { tr: [], trRss: [], base: [], baseRss: [] };
+    const inspect = { tr: [], trRss: [], curl: [] };
+    const rabbit = ['--rabbitmq', AMQP_URL, '--api', 'http://guest:guest@127.0.0.1:15672'];
+    for (let run = 0; run < RUNS; run++) {
+      // taskrecon moves parking → work, the baseline moves them back: each run starts full.
+      await admin.query(`DELETE FROM ${SCHEMA}.taskrecon_audit`);
+      const tr = ensureOk(
+        await measure(
+          process.execPath,
+          [
+            BIN,
+            'queues',
+            'move',
+            ...rabbit,
+            '--from',
+            'parking',
+            '--to',
+            'work',
+            '--yes',
+            '--batch',
+            String(BATCH),
+          ],
+          { cwd },
+        ),
+        'queues move',
+      );
+      if ((await depth(ch, 'work')) !== MESSAGES) throw new Error('queues move did not move every message');
+      move.tr.push(tr.seconds);
+      move.trRss.push(tr.peakRssMb);
+      const base = ensureOk(
+        await measure(process.execPath, ['baseline.mjs', AMQP_URL, 'work', 'parking', String(BATCH)], {
+          cwd,
+        }),
+        'baseline',
+      );
+      if ((await depth(ch, 'parking')) !== MESSAGES)
+        throw new Error('the baseline did not move every message');
+      move.base.push(base.seconds);
+      move.baseRss.push(base.peakRssMb);
+      const q = await measure(process.execPath, [BIN, 'queues', ...rabbit, '--json'], { cwd });
+      if (q.code > 2) throw new Error(`queues exited ${q.code}: ${q.stderr}`);
+      inspect.tr.push(q.seconds);
+      inspect.trRss.push(q.peakRssMb);
+      const curl = ensureOk(
+        await measure('curl', ['-s', '-u', 'guest:guest', `${API}/queues/${vhost}`]),
+        'curl',
+      );
+      inspect.curl.push(curl.seconds);
+    }
+    const fmt = (s) => `${s.toFixed(2)} s`;
+    const mb = (x) => `${Math.round(x)} MB`;
+    const rate = (n, s) => `${Math.round(n / s).toLocaleString('en-US')} msg/s`;
+    const n = (x) => x.toLocaleString('en-US');
+    const text = [
+      '## RabbitMQ: queues move with confirms, queues on a vhost of many queues',
+      '',
+      `${n(MESSAGES)} persistent messages of ~450 bytes parked in one durable queue; ${n(QUEUES)} more empty durable queues for the inspection. Medians of ${RUNS} runs, wall time from spawn to exit including Node start-up, taskrecon and its baselines interleaved.`,
+      '',
+      facts,
+      '',
+      markdownTable([
+        {
+          what: `taskrecon queues move (batch ${BATCH}, confirms, ${n(MESSAGES)} audit rows in MariaDB, acks after)`,
+          time: fmt(median(move.tr)),
+          rate: rate(MESSAGES, median(move.tr)),
+          'peak RSS': mb(median(move.trRss)),
+        },
+        {
+          what: `bare amqplib: get, confirmed publish, ack per ${BATCH}, no audit`,
+          time: fmt(median(move.base)),
+          rate: rate(MESSAGES, median(move.base)),
+          'peak RSS': mb(median(move.baseRss)),
+        },
+        {
+          what: `taskrecon queues on ${n(QUEUES + 2)} queues (API topology + one passive declare each)`,
+          time: fmt(median(inspect.tr)),
+          rate: '',
+          'peak RSS': mb(median(inspect.trRss)),
+        },
+        {
+          what: 'curl of the management API queue list alone',
+          time: fmt(median(inspect.curl)),
+          rate: '',
+          'peak RSS': '',
+        },
+      ]),
+    ].join('\n');
+    updateSection(OUT, 'rabbitmq', text);
+    process.stdout.write(`${text}\n`);
+  } finally {
+    await ch.close().catch(() => undefined);
+    await connection.close().catch(() => undefined);
+    await api('DELETE', `/vhosts/${vhost}`).catch(() => undefined);
+    await admin.query(`DROP DATABASE IF EXISTS ${SCHEMA}`);
+    await admin.end();
+  }
+}
+
+await main();
