@@ -4,6 +4,7 @@ import { BaseCommand } from '../base-command.js';
 import { diffPages } from '../console/diff-pages.js';
 import { queuePages } from '../console/queue-pages.js';
 import { startConsole } from '../console/server.js';
+import { usageError } from '../errors.js';
 import { countFlag } from '../flags.js';
 import { writeErr } from '../render/terminal.js';
 import { defaultOperator } from '../verbs/diff/index.js';
@@ -36,7 +37,7 @@ export default class Console extends BaseCommand<typeof Console> {
   };
 
   async run(): Promise<void> {
-    if (this.flags.port > 65_535) this.error('--port must be at most 65535', { exit: 3 });
+    if (this.flags.port > 65_535) throw usageError(`--port ${this.flags.port}: a port is at most 65535`);
     const choice = this.context.source();
     const source = await this.openSource();
     const operator = this.flags.operator ?? defaultOperator();

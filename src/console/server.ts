@@ -1,5 +1,6 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
+import { usageError } from '../errors.js';
 import { createConsoleApp } from './app.js';
 import type { ConsoleDeps } from './deps.js';
 
@@ -20,7 +21,16 @@ export async function startConsole(deps: ConsoleDeps, port: number): Promise<Run
   const { app, sessions, bulk } = createConsoleApp(deps, served);
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port, hostname: LOOPBACK }, () => resolve(s));
-    s.once('error', reject);
+    s.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? usageError(
+              `port ${port} is in use on ${LOOPBACK}`,
+              'Pick another with --port, or --port 0 for a free one.',
+            )
+          : error,
+      ),
+    );
   });
   const address = server.address() as AddressInfo;
   served.port = address.port;

@@ -6,7 +6,10 @@ import { Sessions, sessionGuard } from '../../src/console/security/session.js';
 function app() {
   const sessions = new Sessions();
   const a = new Hono<ConsoleEnv>();
-  a.use('*', sessionGuard(sessions, () => 'tr_session'));
+  a.use(
+    '*',
+    sessionGuard(sessions, () => 'tr_session'),
+  );
   a.get('/', (c) => c.text(`data csrf=${c.get('csrf')}`));
   a.get('/tasks', (c) => c.text('tasks'));
   a.get('/static/console.css', (c) => c.text('css'));
@@ -43,6 +46,15 @@ describe('console session', () => {
     expect((await a.request(`/?token=${token}`)).status).toBe(303);
     const again = await a.request(`/?token=${token}`);
     expect(again.status).toBe(403);
+    expect(again.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('lets the browser that spent the token open the URL again (it is signed in already)', async () => {
+    const { a, token } = app();
+    const first = await a.request(`/?token=${token}`);
+    const again = await a.request(`/tasks?token=${token}`, { headers: { cookie: cookieOf(first) } });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe('/tasks');
     expect(again.headers.get('set-cookie')).toBeNull();
   });
 

@@ -41,7 +41,14 @@ export function sessionGuard(sessions: Sessions, cookieName: () => string): Midd
     if (c.req.path.startsWith(PUBLIC_PREFIX)) return next();
     const url = new URL(c.req.url);
     const token = url.searchParams.get('token');
+    const cookie = getCookie(c, cookieName());
+    const signedIn = cookie !== undefined && sessions.csrfOf(cookie) !== undefined;
     if (token !== null) {
+      // The URL opened again in the browser that spent it: already signed in, drop the token.
+      if (signedIn) {
+        url.searchParams.delete('token');
+        return c.redirect(`${url.pathname}${url.search}`, 303);
+      }
       const id = sessions.exchange(token);
       if (!id)
         return c.text(
@@ -53,8 +60,7 @@ export function sessionGuard(sessions: Sessions, cookieName: () => string): Midd
       c.header('Cache-Control', 'no-store');
       return c.redirect(`${url.pathname}${url.search}`, 303);
     }
-    const id = getCookie(c, cookieName());
-    const csrf = id === undefined ? undefined : sessions.csrfOf(id);
+    const csrf = cookie === undefined ? undefined : sessions.csrfOf(cookie);
     if (csrf === undefined)
       return c.text('Not signed in: open the URL `taskrecon console` printed when it started.', 401);
     c.set('csrf', csrf);
