@@ -265,8 +265,13 @@ describe('queues move', () => {
     );
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    setTimeout(() => child.kill('SIGINT'), 1500);
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // Ctrl-C once the move is under way (the first batch has landed).
+    const started = Date.now();
+    while ((await redis.llen(key('new'))) === 0 && Date.now() - started < 30_000)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    child.kill('SIGINT');
+    const code = await closed;
     expect(code).toBe(1);
     const result = JSON.parse(stdout) as { moved: number; matched: number; runId: string };
     expect(result.moved).toBeGreaterThan(0);
