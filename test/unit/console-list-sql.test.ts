@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+import { containsText } from '../../src/db/sql/console-list.js';
+
+describe('console text search', () => {
+  it('matches the typed text literally anywhere: % _ and the escape character are not wildcards', () => {
+    expect(containsText('`last_error`', '50%_off!')).toEqual({
+      sql: "`last_error` LIKE ? ESCAPE '!'",
+      params: ['%50!%!_off!!%'],
+    });
+  });
+
+  it('adds nothing for an empty search or a column the profile lacks', () => {
+    expect(containsText('`last_error`', '')).toEqual({ sql: '1=1', params: [] });
+    expect(containsText(undefined, 'timeout')).toEqual({ sql: '1=1', params: [] });
+  });
+});
