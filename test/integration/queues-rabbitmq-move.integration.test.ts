@@ -161,6 +161,23 @@ describe('queues move on RabbitMQ', () => {
     expect(await depth(ch, 'other')).toBe(4);
   });
 
+  it('ends its pass when a consumer empties the queue meanwhile: no message taken twice, none lost', async () => {
+    await park(60);
+    const rival = await (await v.connect()).createChannel();
+    let consumed = 0;
+    await rival.prefetch(5);
+    await rival.consume('parking', (m) => {
+      if (!m) return;
+      consumed++;
+      setTimeout(() => rival.ack(m), 5);
+    });
+    const result = await move(request({ to: 'other', batch: 5, ratePerSecond: 200 }));
+    await until(async () => (await depth(ch, 'parking')) === 0, 10_000, 'the rival to finish');
+    await rival.close();
+    expect(result.moved + consumed).toBe(60);
+    expect(await depth(ch, 'other')).toBe(result.moved);
+  });
+
   it('refuses an exchange key that routes nowhere: nothing acked, the sources put back', async () => {
     await park(3);
     await ch.assertExchange('replay2', 'direct', { durable: true });

@@ -165,17 +165,22 @@ export async function moveRabbit(input: MoveInput): Promise<MoveResult & { alrea
   let alreadyMoved: number | null = request.movedBefore ? 0 : null;
   const started = Date.now();
   try {
-    while (taken < depth && matched < limit && !request.shouldStop()) {
+    let drained = false;
+    while (!drained && taken < depth && matched < limit && !request.shouldStop()) {
       const batch: GetMessage[] = [];
       while (batch.length < request.batch && taken < depth && matched + batch.length < limit) {
         const message = await source.get(request.from, { noAck: false });
-        if (!message) break;
+        if (!message) {
+          // Fewer messages than at the start (a consumer took some): the pass is over.
+          drained = true;
+          break;
+        }
         taken++;
         if (matches(message, request.match)) batch.push(message);
         else held.push(message);
       }
       if (batch.length === 0) {
-        if (taken >= depth) break;
+        if (drained || taken >= depth) break;
         continue;
       }
       matched += batch.length;
