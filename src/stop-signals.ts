@@ -21,3 +21,32 @@ export async function untilStopped<T>(
     process.off('SIGTERM', onSignal);
   }
 }
+
+/**
+ * SIGINT/SIGTERM for a run that settles what is in flight: the first signal aborts `stop` (claim
+ * no more; `onFirst` says so), a second aborts `abort` (give up on the tasks in flight).
+ */
+export function stopThenAbort(onFirst: (signal: NodeJS.Signals) => void): {
+  stop: AbortSignal;
+  abort: AbortSignal;
+  dispose(): void;
+} {
+  const stop = new AbortController();
+  const abort = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stop.signal.aborted) {
+      onFirst(signal);
+      stop.abort();
+    } else abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    stop: stop.signal,
+    abort: abort.signal,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}

@@ -1,15 +1,10 @@
-import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { RetryPolicies } from '../core/backoff.js';
 import { registryFromConfig } from '../dispatch/registry.js';
-import { usageError } from '../errors.js';
-import { countFlag, durationFlag } from '../flags.js';
 import {
-  DEFAULT_BATCH,
-  DEFAULT_CONCURRENCY,
-  DEFAULT_LEASE_SECONDS,
-  DEFAULT_PAUSE_MS,
-  assertRedrivable,
+  checkRedrive,
+  REDRIVE_FLAGS,
+  redriveLeaseMs,
   runRedrive,
   type RedriveResult,
 } from '../verbs/redrive/index.js';
@@ -20,6 +15,7 @@ import { appendFileSync } from 'node:fs';
 import { ExitCode } from '../errors.js';
 import { everyAttemptFailed, ReasonTally, summaryEvent } from '../verbs/redrive/reasons.js';
 import { writeErr } from '../render/terminal.js';
+import { stopThenAbort } from '../stop-signals.js';
 
 export default class Redrive extends BaseCommand<typeof Redrive> {
   static override summary =
@@ -35,87 +31,18 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
     '<%= config.bin %> redrive --dry-run',
   ];
 
-  static override flags = {
-    batch: countFlag(1)({ summary: 'Rows claimed per transaction.', default: DEFAULT_BATCH }),
-    pause: durationFlag({
-      summary: 'Rest between batches.',
-      default: DEFAULT_PAUSE_MS,
-      defaultHelp: async () => `${DEFAULT_PAUSE_MS}ms`,
-    }),
-    concurrency: countFlag(1)({
-      summary: 'Tasks dispatched at once by this process.',
-      default: DEFAULT_CONCURRENCY,
-    }),
-    'max-tasks': countFlag(1)({ summary: 'Stop after claiming this many tasks.' }),
-    lease: durationFlag({
-      summary:
-        'How long a claim is held before another worker may take it over (≥ 1s; longer than the slowest handler).',
-      defaultHelp: async () => `${DEFAULT_LEASE_SECONDS / 60}m`,
-    }),
-    'stuck-after': durationFlag({
-      summary:
-        "A processing task untouched this long (and past its lease) is recovered (default: the source's, 10m).",
-    }),
-    'biz-type': Flags.string({ summary: 'Only these biz types.', multiple: true }),
-    'dry-run': Flags.boolean({ summary: 'Count what would be claimed; claim, dispatch and write nothing.' }),
-    heartbeat: Flags.boolean({
-      summary:
-        "Extend running claims' leases while their handlers run. --no-heartbeat is a test and diagnostic switch only: a handler slower than --lease may then run twice.",
-      default: true,
-      allowNo: true,
-      hidden: true,
-    }),
-    'log-format': Flags.string({
-      summary: 'Per-attempt log lines on stderr: none for text, one JSON object per line for json.',
-      options: ['text', 'json'],
-      default: 'text',
-    }),
-    'log-file': Flags.string({
-      summary: 'Append the --log-format json lines to this file instead of stderr (errors still print).',
-    }),
-  };
+  static override flags = REDRIVE_FLAGS;
 
   async run(): Promise<RedriveResult> {
-    const leaseMs = this.flags.lease ?? DEFAULT_LEASE_SECONDS * 1000;
-    if (leaseMs < 1000)
-      throw usageError(
-        `--lease: ${leaseMs}ms is shorter than 1s`,
-        'Claims are fenced by a lease expiry in whole seconds; give at least 1s.',
-      );
+    const leaseMs = redriveLeaseMs(this.flags.lease);
     const config = this.context.config;
     const dispatchers = registryFromConfig(config.handlers, undefined, config.brokers);
     const policies = RetryPolicies.fromConfig(config.retry);
     const source = await this.openSource();
-    assertRedrivable(source);
-    if (!dispatchers.hasDefault && dispatchers.bizTypes.length === 0) {
-      await dispatchers.close();
-      throw usageError(
-        'no handlers are configured, so redrive has nothing to run tasks with',
-        'Add `handlers:` to taskrecon.config.yaml, per biz type or as `default:` — e.g. `default: { type: http, url: "http://127.0.0.1:8080/tasks" }`, or `{ type: mark-only }` to only record success.',
-      );
-    }
-    const slowest = Math.max(0, ...dispatchers.all().map((d) => d.timeoutMs ?? 0));
-    if (slowest > leaseMs) {
-      this.warnLine(
-        `--lease ${Math.ceil(leaseMs / 1000)}s is shorter than the slowest handler's timeout (${Math.ceil(slowest / 1000)}s): ` +
-          'a task still running may be taken over by another worker and run twice; give --lease more than the timeout',
-      );
-    }
-    for (const [bizType, type] of dispatchers.unsupported) {
-      this.warnLine(
-        `handlers.${bizType} is ${type}, which re-pushes failed jobs: redrive leaves biz type ${bizType} alone (see compensate)`,
-      );
-    }
-    const stop = new AbortController();
-    const abort = new AbortController();
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (!stop.signal.aborted) {
-        writeErr(`${signal}: no more claims; settling tasks in flight (again to give up on them)`);
-        stop.abort();
-      } else abort.abort();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    for (const warning of await checkRedrive(source, dispatchers, leaseMs)) this.warnLine(warning);
+    const signals = stopThenAbort((signal) =>
+      writeErr(`${signal}: no more claims; settling tasks in flight (again to give up on them)`),
+    );
     const json = this.flags['log-format'] === 'json';
     const logFile = this.flags['log-file'];
     const writeLog = (line: string) => (logFile ? appendFileSync(logFile, `${line}\n`) : this.logLine(line));
@@ -137,8 +64,8 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
         dispatchers,
         policies,
         heartbeat: this.flags.heartbeat,
-        stop: stop.signal,
-        abort: abort.signal,
+        stop: signals.stop,
+        abort: signals.abort,
         log: (event) => {
           reasons.add(event);
           if (json) writeLog(eventLine(event));
@@ -166,8 +93,7 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
       return result;
     } finally {
       progress.stop();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      signals.dispose();
       await dispatchers.close();
     }
   }
