@@ -77,6 +77,12 @@ export default class Report extends BaseCommand<typeof Report> {
       summary: 'Also show created, failed, failure rate and latency per bucket over 24h or 7d (sparklines).',
       options: [...TREND_SPAN_NAMES],
     }),
+    'full-scan': Flags.boolean({
+      summary:
+        'On a large table, also compute the figures no index serves, reading the whole table for them.',
+      description:
+        'Without it, a figure that would read the whole table (no index serves it, ≥ 100,000 rows) is skipped and a note names the index that would serve it (taskrecon doctor prints the CREATE INDEX).',
+    }),
   };
 
   private format(): (typeof REPORT_FORMATS)[number] {
@@ -130,6 +136,7 @@ export default class Report extends BaseCommand<typeof Report> {
       stuckAfterMs: this.flags['stuck-after'] ?? choice.stuckAfterMs,
       bizTypes: this.flags['biz-type'],
       thresholds,
+      fullScan: this.flags['full-scan'] ?? false,
     });
     const notifications = await notifyReport(source.db, report, { targets, cooldownSeconds, nowEpoch });
     for (const n of notifications)

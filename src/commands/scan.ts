@@ -34,6 +34,12 @@ export default class Scan extends BaseCommand<typeof Scan> {
       default: 20,
     }),
     format: Flags.string({ summary: 'Output format.', options: [...FORMATS] }),
+    'full-scan': Flags.boolean({
+      summary:
+        'On a large table, also compute the figures no index serves, reading the whole table for them.',
+      description:
+        'Without it, a figure that would read the whole table (no index serves it, ≥ 100,000 rows) is skipped and a note names the index that would serve it (taskrecon doctor prints the CREATE INDEX).',
+    }),
     'second-failures': Flags.boolean({
       summary:
         'Also list second failures: jobs the `sweeps:` rules retried maxSweeps times that failed again.',

@@ -1,7 +1,9 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import { explain, readPlan } from '../../db/sql/doctor.js';
 import { createIndexStatement } from '../../db/sql/suggestions.js';
-import { countByBizTypeAndStatus, countDue, countStuck } from '../../db/sql/scan.js';
+import { countDue, countStuck } from '../../db/sql/scan.js';
+import { countByStatusAndBizType, estimatedRows } from '../../db/sql/scan-counts.js';
+import { summaryIndexCheck } from './summary-indexes.js';
 import type { Db, ExecResult, IndexInfo, Row } from '../../db/types.js';
 import { ALL_LISTS, capabilityNotes, streamList, type ScanOptions } from '../scan/index.js';
 import { check, type DoctorCheck, type ExplainedQuery } from './check.js';
@@ -74,7 +76,7 @@ export async function scanStatements(source: BoundSource, options: ScanOptions):
   const capability = capabilityNotes(source);
   const stuckCutoff = options.nowEpoch - Math.floor(options.stuckAfterMs / 1000);
   recorder.label = 'summary by status';
-  await countByBizTypeAndStatus(recorded, options);
+  await countByStatusAndBizType(recorded, options);
   if (!capability.due) {
     recorder.label = 'due count';
     await countDue(recorded, options, options.nowEpoch);
@@ -206,5 +208,8 @@ export async function indexChecks(source: BoundSource, options: ScanOptions): Pr
     source.db,
     await scanStatements(source, { ...options, lists: ALL_LISTS }),
   );
-  return [scanIndexCheck(source, indexes, plans)];
+  return [
+    scanIndexCheck(source, indexes, plans),
+    summaryIndexCheck(source, indexes, await estimatedRows(source)),
+  ];
 }

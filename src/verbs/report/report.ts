@@ -21,6 +21,7 @@ import {
 import { countDue, countStuck, type CountRow } from '../../db/sql/scan.js';
 import { toIso } from '../../db/task-sql.js';
 import { capabilityNotes, sourceInfo } from '../scan/index.js';
+import { planFigures, REPORT_FIGURES } from '../scan/full-scan.js';
 
 export interface ReportOptions {
   /** The database's now, read once per run: every cutoff derives from it. */
@@ -31,6 +32,11 @@ export interface ReportOptions {
   thresholds: Thresholds;
   /** How many failing biz types get a sample task (one small query each). */
   samples?: number;
+  /**
+   * false: on a large table, hold back the figures no index serves (and say so); true: read the
+   * whole table for them. Undefined computes every figure without asking.
+   */
+  fullScan?: boolean;
 }
 
 /** Failing biz types named with a sample in the report and its alerts. */
@@ -100,6 +106,15 @@ export async function buildReport(
   const windowFilter = { bizTypes: options.bizTypes, sinceEpoch, untilEpoch: untilEpoch + 1 };
   const nowFilter = { bizTypes: options.bizTypes };
   const stuckCutoff = options.nowEpoch - Math.floor(options.stuckAfterMs / 1000);
+  const plan =
+    options.fullScan === undefined
+      ? undefined
+      : await planFigures(source, nowFilter, options.fullScan, REPORT_FIGURES);
+  if (plan) {
+    if (!plan.computes.window) c.window = false;
+    if (!plan.computes.due) c.due = c.stuck = c.failedOpen = false;
+    notes.push(...plan.notes);
+  }
   const none: Promise<never[]> = Promise.resolve([]);
   const [window, due, stuck, failedOpen, byQueue] = await Promise.all([
     !c.window
@@ -140,5 +155,8 @@ export async function buildReport(
     notes,
   };
   if (byQueue) result.byQueue = byQueue as QueueReport[];
-  return result;
+  if (!plan?.skipped.length) return result;
+  // Fields may be added to the report's JSON: which figures were held back.
+  const withSkipped: typeof result & { skipped: string[] } = { ...result, skipped: plan.skipped };
+  return withSkipped;
 }

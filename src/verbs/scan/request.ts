@@ -25,6 +25,7 @@ export interface ScanFlags {
   until?: TimeInput;
   'stuck-after'?: number;
   limit: number;
+  'full-scan'?: boolean;
 }
 
 /**
@@ -47,6 +48,7 @@ export async function scanRequest(
     nowEpoch,
     stuckAfterMs: flags['stuck-after'] ?? defaultStuckAfterMs,
     limit: flags.limit,
+    fullScan: flags['full-scan'] ?? false,
     bizTypes: flags['biz-type'],
     sinceEpoch: resolveTime(flags.since, nowEpoch),
     untilEpoch: resolveTime(flags.until, nowEpoch),

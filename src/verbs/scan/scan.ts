@@ -1,8 +1,9 @@
 import { LOGICAL_STATUSES, type LogicalStatus, type Task } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
+import { countByStatus, countByStatusAndBizType } from '../../db/sql/scan-counts.js';
+import { planFigures, summaryNeedsFullScan, type Figure } from './full-scan.js';
 import {
   and,
-  countByBizTypeAndStatus,
   countDue,
   countStuck,
   dueWhere,
@@ -57,6 +58,8 @@ export interface ScanResult {
   failed: Task[];
   /** Why a number is null (a column the profile lacks), for humans and scripts alike. */
   notes: string[];
+  /** Figures held back because no index serves them on a large table (see --full-scan). */
+  skipped?: Figure[];
 }
 
 export interface ScanOptions extends ScanFilter {
@@ -66,6 +69,11 @@ export interface ScanOptions extends ScanFilter {
   limit: number;
   /** Which lists to fill (default all three). */
   lists?: ListKind[];
+  /**
+   * false: on a large table, hold back the figures no index serves (and say so); true: read the
+   * whole table for them. Undefined computes every figure without asking (small embedded uses).
+   */
+  fullScan?: boolean;
   pageSize?: number;
 }
 
@@ -111,13 +119,17 @@ export function capabilityNotes(source: BoundSource): { stuck?: string; due?: st
 export async function scanSummary(
   source: BoundSource,
   options: ScanOptions,
-): Promise<Pick<ScanResult, 'summary' | 'byBizType' | 'notes'>> {
+): Promise<Pick<ScanResult, 'summary' | 'byBizType' | 'notes' | 'skipped'>> {
   const capability = capabilityNotes(source);
+  const plan =
+    options.fullScan === undefined ? undefined : await planFigures(source, options, options.fullScan);
+  if (plan && !plan.computes.byStatus) throw summaryNeedsFullScan(source, plan, options);
+  const perBizType = plan?.computes.byBizType !== false;
   const stuckCutoff = options.nowEpoch - Math.floor(options.stuckAfterMs / 1000);
   const [counts, due, stuck] = await Promise.all([
-    countByBizTypeAndStatus(source, options),
-    capability.due ? undefined : countDue(source, options, options.nowEpoch),
-    capability.stuck ? undefined : countStuck(source, options, stuckCutoff),
+    perBizType ? countByStatusAndBizType(source, options) : countByStatus(source, options),
+    capability.due || plan?.computes.due === false ? undefined : countDue(source, options, options.nowEpoch),
+    capability.stuck || plan?.computes.stuck === false ? undefined : countStuck(source, options, stuckCutoff),
   ]);
   const byBiz = new Map<string | null, BizTypeSummary>();
   const entry = (bizType: string | null): BizTypeSummary => {
@@ -165,13 +177,15 @@ export async function scanSummary(
     summary.stuck = (summary.stuck ?? 0) + row.count;
   }
   const notes = [capability.stuck, capability.due].filter((n): n is string => Boolean(n));
+  notes.push(...(plan?.notes ?? []));
   if (summary.byStatus.unknown > 0) {
     notes.push(`${summary.byStatus.unknown} rows have a status value the profile does not map (see doctor)`);
   }
   const byBizType = [...byBiz.values()].sort(
     (a, b) => b.total - a.total || String(a.bizType).localeCompare(String(b.bizType)),
   );
-  return { summary, byBizType, notes };
+  if (!perBizType) return { summary, byBizType: [], notes, skipped: plan?.skipped };
+  return { summary, byBizType, notes, ...(plan?.skipped.length ? { skipped: plan.skipped } : {}) };
 }
 
 /** The WHERE of one list, or undefined when the profile cannot have it. */
