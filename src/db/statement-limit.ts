@@ -79,11 +79,10 @@ export function statementLabel(site: { stack?: string }): string {
  * not named here is pointed at doctor.
  */
 const INDEX_FOR: Record<string, string> = {
-  'scan.countByBizTypeAndStatus':
-    '(biz_type, status) for the per-biz-type counts, (status, next_retry_time) for the counts by status',
+  'scan.countByBizTypeAndStatus': '(status, biz_type)',
   'scan.countByStatus': '(status, next_retry_time)',
   'scan-counts.countByStatus': '(status, next_retry_time)',
-  'scan-counts.countByBizTypeAndStatus': '(biz_type, status)',
+  'scan-counts.countByStatusAndBizType': '(status, biz_type)',
   'scan.countDue': '(status, next_retry_time)',
   'scan.countStuck': '(status, next_retry_time) or (status, updated_at)',
   'scan.countPerBizType': '(status, next_retry_time)',
@@ -92,8 +91,8 @@ const INDEX_FOR: Record<string, string> = {
   'scan.listEncoded': '(status, next_retry_time)',
   'report.windowAggregate': '(created_at)',
   'report.countFailedOpen': '(status, next_retry_time)',
-  'report.countByBizType': '(status, next_retry_time)',
-  'report.latestFailure': '(status, next_retry_time)',
+  'report.countByBizType': '(status, biz_type)',
+  'report.latestFailure': '(status, biz_type)',
 };
 
 export function indexHintFor(label: string): string | undefined {
