@@ -110,6 +110,12 @@ const RULES = () => [
   `{ name: late, match: { bizType: '${PICK}', queue: late }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 60)}-${hhmm(Math.floor(localSecond / 60) - 120)}" }`,
   // Inside the window, but in the maintenance blackout until 30 minutes from now.
   `{ name: maint, match: { bizType: '${PICK}', queue: maint }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 120)}-${hhmm(Math.floor(localSecond / 60) + 120)}", blackout: ["${hhmm(Math.floor(localSecond / 60) - 30)}-${hhmm(Math.floor(localSecond / 60) + 30)}"] }`,
+  // Opened 20 minutes ago, closed at the previous sweep (an hour ago): that sweep deferred what
+  // failed before it, so this one looks back and retries it.
+  `{ name: reopened, match: { bizType: '${PICK}', queue: reopened }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 20)}-${hhmm(Math.floor(localSecond / 60) + 60)}" }`,
+  // Open at the previous sweep too: that sweep retried what had failed before it; an older row is
+  // no business of this one.
+  `{ name: wasopen, match: { bizType: '${PICK}', queue: wasopen }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 120)}-${hhmm(Math.floor(localSecond / 60) + 60)}" }`,
   `{ name: schema, match: { errorLike: 'Unknown column' }, action: hold }`,
 ];
 
@@ -185,6 +191,8 @@ describe('sweep over think-queue failed jobs', () => {
       'rate limited',
       3 * 3600,
     );
+    await fail('database', 'reopened', thinkPayload(PICK, { order: 51 }), 'warehouse 503', 3 * 3600);
+    await fail('database', 'wasopen', thinkPayload(PICK, { order: 61 }), 'warehouse 503', 3 * 3600);
   });
 
   it('--dry-run says what each rule would do and writes nothing', async () => {
@@ -196,13 +204,15 @@ describe('sweep over think-queue failed jobs', () => {
         .filter((r) => r.outcome === outcome)
         .map((r) => r.rule)
         .sort();
-    expect(by('would-retry')).toEqual(['late', 'open', 'open', 'sms', 'sms', 'sms']);
+    expect(by('would-retry')).toEqual(['late', 'open', 'open', 'reopened', 'sms', 'sms', 'sms']);
     expect(by('deferred')).toEqual(['closed', 'maint']);
     expect(by('held')).toEqual(['schema']);
+    // The older rows the previous sweep could handle are not looked at again.
+    expect(json.results.filter((r) => r.rule === 'wasopen' || r.identity === 'old-sms')).toEqual([]);
     expect(json.unmatched).toBe(1);
     expect(json.results.find((r) => r.rule === 'closed')?.eligibleAt).toBe(opensAt(60));
     expect(json.results.find((r) => r.rule === 'maint')?.eligibleAt).toBe(opensAt(30));
-    expect((await rows('SELECT id FROM failed_jobs')).length).toBe(11);
+    expect((await rows('SELECT id FROM failed_jobs')).length).toBe(13);
     expect(await rows('SELECT id FROM taskrecon_audit')).toEqual([]);
     expect(await redis.llen(`{queues:${smsQueue}}`)).toBe(0);
   });
@@ -211,31 +221,31 @@ describe('sweep over think-queue failed jobs', () => {
     const { code, json } = await runJson<SweepJson>(['sweep', '--since', '1h'], { cwd });
     expect(code).toBe(0);
     assertMatchesSchema('sweep', json);
-    expect([json.retried, json.deferred, json.held, json.secondFailures]).toEqual([6, 2, 1, 0]);
+    expect([json.retried, json.deferred, json.held, json.secondFailures]).toEqual([7, 2, 1, 0]);
     const pushed = await redis.lrange(`{queues:${smsQueue}}`, 0, -1);
     expect(pushed.sort()).toEqual(SMS_PAYLOADS.map((p) => p.replace('"attempts":3', '"attempts":0')).sort());
     const jobs = await rows<{ queue: string; payload: string; attempts: number }>(
       'SELECT queue, payload, attempts FROM jobs ORDER BY id',
     );
-    expect(jobs.map((j) => j.queue).sort()).toEqual(['late', 'open', 'open']);
+    expect(jobs.map((j) => j.queue).sort()).toEqual(['late', 'open', 'open', 'reopened']);
     expect(jobs.every((j) => j.attempts === 0 && j.payload.includes('"attempts":0'))).toBe(true);
     const audit = await rows<{ action: string; event_id: string }>(
       'SELECT action, event_id FROM taskrecon_audit',
     );
-    expect(audit.length).toBe(6);
+    expect(audit.length).toBe(7);
     expect(audit.every((a) => a.action === 'sweep-retry')).toBe(true);
     expect(audit.map((a) => a.event_id)).toEqual(
       expect.arrayContaining([expect.stringMatching(/^sms1/), expect.stringMatching(/^fp:/)]),
     );
-    expect((await rows('SELECT id FROM failed_jobs')).length).toBe(5);
+    expect((await rows('SELECT id FROM failed_jobs')).length).toBe(6);
   });
 
   it('does nothing new when the same sweep runs again', async () => {
     const { json } = await runJson<SweepJson>(['sweep', '--since', '1h'], { cwd });
     expect([json.retried, json.deferred, json.held, json.secondFailures]).toEqual([0, 2, 1, 0]);
     expect(await redis.llen(`{queues:${smsQueue}}`)).toBe(3);
-    expect((await rows('SELECT id FROM jobs')).length).toBe(3);
-    expect((await rows('SELECT id FROM taskrecon_audit')).length).toBe(6);
+    expect((await rows('SELECT id FROM jobs')).length).toBe(4);
+    expect((await rows('SELECT id FROM taskrecon_audit')).length).toBe(7);
   });
 
   it('reports a job that fails again after its sweep as a second failure, not retried, alerted once', async () => {
@@ -273,7 +283,7 @@ describe('sweep over think-queue failed jobs', () => {
     ).toBe(true);
     expect(hooks.length).toBe(1);
     expect((await rows("SELECT id FROM taskrecon_audit WHERE action = 'sweep-alert'")).length).toBe(2);
-    expect((await rows("SELECT id FROM taskrecon_audit WHERE action = 'sweep-retry'")).length).toBe(6);
+    expect((await rows("SELECT id FROM taskrecon_audit WHERE action = 'sweep-retry'")).length).toBe(7);
   });
 
   it('report counts second failures and deferrals; scan lists the second failures', async () => {
@@ -331,7 +341,7 @@ describe('sweep over think-queue failed jobs', () => {
     expect(noZone.code).toBe(3);
     expect(noZone.stderr).toMatch(/rule 'wh': window: .*needs appTimeZone/);
     expect(await rows('SELECT id FROM taskrecon_audit')).toEqual(before);
-    expect((await rows('SELECT id FROM failed_jobs')).length).toBe(7);
+    expect((await rows('SELECT id FROM failed_jobs')).length).toBe(8);
     writeConfig(RULES());
   });
 });
