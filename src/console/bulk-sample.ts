@@ -7,6 +7,9 @@ export const SAMPLE_ROWS = 20;
 
 /** The first frozen tasks as they are now (a frozen task moved meanwhile shows its new status). */
 export async function sampleTasks(source: BoundSource, ids: readonly TaskId[]): Promise<Task[]> {
-  const rows = await selectTasksByIds(source, ids.slice(0, SAMPLE_ROWS));
-  return rows.map((r) => source.sql.toTask(r));
+  const first = ids.slice(0, SAMPLE_ROWS);
+  const order = new Map(first.map((id, i) => [String(id), i]));
+  const tasks = (await selectTasksByIds(source, first)).map((r) => source.sql.toTask(r));
+  // In the frozen (list) order.
+  return tasks.sort((a, b) => (order.get(String(a.id)) ?? 0) - (order.get(String(b.id)) ?? 0));
 }
