@@ -265,6 +265,8 @@ describe('queues move', () => {
     );
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
     // Ctrl-C once the move is under way (the first batch has landed).
     const started = Date.now();
@@ -272,7 +274,7 @@ describe('queues move', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     child.kill('SIGINT');
     const code = await closed;
-    expect(code).toBe(1);
+    expect(code, stderr).toBe(1);
     const result = JSON.parse(stdout) as { moved: number; matched: number; runId: string };
     expect(result.moved).toBeGreaterThan(0);
     expect(result.moved).toBeLessThan(3000);
