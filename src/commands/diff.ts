@@ -73,6 +73,13 @@ export default class Diff extends BaseCommand<typeof Diff> {
 
   private targets: RuleTargets | undefined;
 
+  /** Without --enqueue or --create-missing diff only reads: it reads from readDb when one is configured. */
+  static override readOnly = true;
+
+  protected override readsOnly(): boolean {
+    return !this.flags.enqueue && !this.flags['create-missing'];
+  }
+
   async run(): Promise<DiffResult & { createMissing?: CreateMissingResult }> {
     const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
     if (this.flags['dry-run'] && !this.flags.enqueue && !this.flags['create-missing'])
