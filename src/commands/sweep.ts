@@ -26,12 +26,14 @@ export default class Sweep extends BaseCommand<typeof Sweep> {
     since: durationFlag({
       summary: 'The cron period: rows that failed this long ago or later are new.',
       default: 3_600_000,
+      defaultHelp: async () => '1h',
     }),
     'dry-run': Flags.boolean({ summary: 'Show what the rules would do; write and send nothing.' }),
     notify: Flags.boolean({ summary: 'Alert second failures (once per job) to report.notify webhooks.' }),
     webhook: Flags.string({ summary: 'An extra alert target KIND=URL (with --notify).', multiple: true }),
     operator: Flags.string({ summary: 'Who the audit names (default: sweep:OS user@host).' }),
     quiet: Flags.boolean({
+      char: 'q',
       summary: 'Print nothing unless something needs a person (second failures, holds, refusals).',
     }),
   };
