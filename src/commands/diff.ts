@@ -1,16 +1,23 @@
-import { Flags } from '@oclif/core';
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { BaseCommand } from '../base-command.js';
-import { DEFAULT_CHUNK_TIME_MS, totalOf } from '../core/diff.js';
-import { ExitCode, usageError } from '../errors.js';
-import { countFlag, durationFlag, FORMATS, resolveTime, timeFlag } from '../flags.js';
-import { prepareRules, runDiff, type DiffResult, type RuleTarget } from '../verbs/diff/index.js';
-import { defaultOperator, RuleTargets, selectRules } from '../verbs/diff/index.js';
-import { WALK_CHOICES, type WalkChoice } from '../verbs/diff/index.js';
-import { FINDING_CSV_HEADER, findingCsv, findingNdjson, renderDiff } from '../render/diff.js';
+import { totalOf } from '../core/diff.js';
+import { ExitCode } from '../errors.js';
+import { resolveTime } from '../flags.js';
+import {
+  checkDiffFlags,
+  DIFF_FLAGS,
+  diffActor,
+  enqueueRequest,
+  prepareRules,
+  RuleTargets,
+  runDiff,
+  selectRules,
+  type DiffResult,
+  type RuleTarget,
+  type WalkChoice,
+} from '../verbs/diff/index.js';
+import { findingStream, renderDiff } from '../render/diff.js';
 import { startProgress } from '../render/progress.js';
-import { writeOut } from '../render/terminal.js';
 import { confirmCreate, renderCreateMissing } from '../render/sweep.js';
 import {
   CreateMissingSession,
@@ -31,45 +38,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
     '<%= config.bin %> diff --rule coupon-issued --enqueue --reason "coupons lost in the 11-29 outage"',
   ];
 
-  static override flags = {
-    rule: Flags.string({ summary: 'Only this rule (by name); repeatable.', multiple: true }),
-    since: timeFlag({
-      summary: 'Only tasks created at or after this time (ISO date-time, or a duration ago like 24h).',
-    }),
-    until: timeFlag({ summary: 'Only tasks created before this time.' }),
-    'chunk-time': durationFlag({
-      summary: 'Aim each chunk of the table walk at this long (like pt-table-checksum).',
-      default: DEFAULT_CHUNK_TIME_MS,
-      defaultHelp: async () => `${DEFAULT_CHUNK_TIME_MS}ms`,
-    }),
-    walk: Flags.string({
-      summary:
-        'On one server: merge the two key indexes (text keys of one collation), join row by row, or auto.',
-      options: [...WALK_CHOICES],
-      default: 'auto',
-    }),
-    samples: countFlag(0)({ summary: 'Findings kept as samples per kind and rule.', default: 10 }),
-    format: Flags.string({
-      summary: 'Output format (ndjson and csv stream every finding).',
-      options: [...FORMATS],
-    }),
-    enqueue: Flags.boolean({
-      summary: 'Send tasks whose effect is missing back to pending, due now, for redrive (audited).',
-    }),
-    'dry-run': Flags.boolean({
-      summary: 'With --enqueue or --create-missing: show what would be written; write nothing.',
-    }),
-    'create-missing': Flags.boolean({
-      summary:
-        'Create the task of each orphan business row of rules with `create:` (event id <rule>:<key>; audited).',
-    }),
-    yes: Flags.boolean({
-      char: 'y',
-      summary: 'With --create-missing: do not ask (needed when not on a terminal).',
-    }),
-    operator: Flags.string({ summary: 'Who is acting, for the audit of --enqueue (default: OS user@host).' }),
-    reason: Flags.string({ summary: 'Why, for the audit of --enqueue.' }),
-  };
+  static override flags = DIFF_FLAGS;
 
   private targets: RuleTargets | undefined;
 
@@ -82,11 +51,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
 
   async run(): Promise<DiffResult & { createMissing?: CreateMissingResult }> {
     const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
-    if (this.flags['dry-run'] && !this.flags.enqueue && !this.flags['create-missing'])
-      throw usageError(
-        '--dry-run goes with --enqueue or --create-missing',
-        'Without them diff writes nothing anyway.',
-      );
+    checkDiffFlags(this.flags);
     const rules = selectRules(this.context.config.rules ?? [], this.flags.rule);
     const main = await this.openSource();
     const nowEpoch = await main.db.nowEpoch();
@@ -106,7 +71,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
         })
       : undefined;
     const progress = startProgress('diff', format !== 'json' || !this.jsonEnabled());
-    let streamed = format === 'csv' ? FINDING_CSV_HEADER : '';
+    const stream = format === 'ndjson' || format === 'csv' ? findingStream(format) : undefined;
     const result = await runDiff(prepared, {
       sinceEpoch,
       untilEpoch,
@@ -114,31 +79,11 @@ export default class Diff extends BaseCommand<typeof Diff> {
       samplesPerKind: this.flags.samples,
       progress: (text) => progress.update(text),
       onWarning: (message) => this.warnLine(message),
-      onFinding: withCollector(
-        creating?.collect,
-        format === 'ndjson' || format === 'csv'
-          ? async (finding) => {
-              streamed += format === 'ndjson' ? findingNdjson(finding) : findingCsv(finding);
-              if (streamed.length > 65_536) {
-                // Emptied before the await: findings of another walk may arrive while stdout drains.
-                const text = streamed;
-                streamed = '';
-                await writeOut(text);
-              }
-            }
-          : undefined,
-      ),
-      enqueue: this.flags.enqueue
-        ? {
-            operator: this.flags.operator ?? defaultOperator(),
-            host: hostname(),
-            reason: this.flags.reason ?? 'diff: task says success, business effect missing',
-            dryRun: Boolean(this.flags['dry-run']),
-          }
-        : undefined,
+      onFinding: withCollector(creating?.collect, stream?.onFinding),
+      enqueue: enqueueRequest(this.flags),
     }).finally(() => progress.stop());
-    if (format === 'ndjson' || format === 'csv') {
-      await writeOut(streamed);
+    if (stream) {
+      await stream.flush();
       const t = result.total;
       this.note(
         `missing ${t.missing}, duplicate ${t.duplicate}, orphan ${t.orphan}, unsettled ${t.unsettled} over ${result.rules.length} rule(s)`,
@@ -147,13 +92,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
     if (totalOf(result.total) > 0) this.setExit(ExitCode.findings);
     if (!creating) return result;
     const createMissing = await creating.run(
-      {
-        dryRun: Boolean(this.flags['dry-run']),
-        operator: this.flags.operator ?? defaultOperator(),
-        host: hostname(),
-        reason: this.flags.reason ?? null,
-        runId: randomUUID(),
-      },
+      { ...diffActor(this.flags, null), runId: randomUUID() },
       this.flags.yes ? undefined : confirmCreate,
     );
     if (format === 'table') this.log(renderCreateMissing(createMissing));

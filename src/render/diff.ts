@@ -1,7 +1,7 @@
 import type { Finding } from '../core/diff.js';
 import type { DiffResult } from '../verbs/diff/index.js';
 import { heading, renderTable } from './table.js';
-import { chalk } from './terminal.js';
+import { chalk, writeOut } from './terminal.js';
 
 const KIND_COLOR: Record<Finding['kind'], (s: string) => string> = {
   missing: chalk.red,
@@ -111,4 +111,31 @@ function csvCell(value: unknown): string {
 /** One finding as a CSV line, in FINDING_CSV_HEADER order. */
 export function findingCsv(f: Finding): string {
   return `${[f.rule, f.kind, f.taskId, f.key, f.bizId, f.eventId, f.status, f.businessRows].map(csvCell).join(',')}\n`;
+}
+
+/**
+ * NDJSON or CSV findings written to stdout as they come, in chunks of about 64 KiB; flush()
+ * writes the rest.
+ */
+export function findingStream(format: 'ndjson' | 'csv'): {
+  onFinding: (finding: Finding) => Promise<void>;
+  flush: () => Promise<void>;
+} {
+  let streamed = format === 'csv' ? FINDING_CSV_HEADER : '';
+  return {
+    onFinding: async (finding) => {
+      streamed += format === 'ndjson' ? findingNdjson(finding) : findingCsv(finding);
+      if (streamed.length > 65_536) {
+        // Emptied before the await: findings of another walk may arrive while stdout drains.
+        const text = streamed;
+        streamed = '';
+        await writeOut(text);
+      }
+    },
+    flush: async () => {
+      const text = streamed;
+      streamed = '';
+      await writeOut(text);
+    },
+  };
 }

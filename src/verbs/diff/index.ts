@@ -3,3 +3,5 @@ export * from './diff.js';
 export { prepareRule, WALK_CHOICES, type WalkChoice } from './prepare.js';
 export { defaultOperator, RuleTargets, selectRules } from './targets.js';
 export { ruleIndexes } from './indexes.js';
+export { DIFF_FLAGS } from './flags.js';
+export { checkDiffFlags, diffActor, enqueueRequest } from './request.js';
