@@ -1,5 +1,7 @@
 import { Command, Errors, type Interfaces } from '@oclif/core';
+import { closest } from './config/suggest.js';
 import { Context } from './context.js';
+import { timeFilterWarnings, type TimeValue } from './core/filter-warnings.js';
 import { bindSource, type BoundSource } from './db/bind-source.js';
 import { maskDsnText } from './db/dsn.js';
 import { replicaLag, replicaNote, type ReplicaLag } from './db/replica.js';
@@ -8,7 +10,7 @@ import { ExitCode, TaskreconError, type ExitCodeValue } from './errors.js';
 import { connectionFlags } from './flags.js';
 import { setPasteConnection, withPasteConnection } from './render/paste.js';
 import { holdOutput, type QuietGate } from './render/quiet.js';
-import { chalk, configureColor, writeErr } from './render/terminal.js';
+import { chalk, configureColor, setWideOutput, writeErr } from './render/terminal.js';
 
 export type Flags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
@@ -39,11 +41,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.flags = flags as Flags<T>;
     this.args = args as Args<T>;
     configureColor(this.flags.color);
+    setWideOutput(this.flags.wide ?? false);
     setPasteConnection(this.flags as Record<string, unknown>);
     // A command with a --quiet of its own (sweep) decides itself what a person needs to see.
     if ((this.flags as { quiet?: boolean }).quiet && !('quiet' in (this.ctor.flags ?? {})))
       this.quietGate = holdOutput();
     this.context = new Context(this.flags);
+    // Only --since/--until given as a time (a duration ago or an instant); sweep's --since is a period.
+    const time = (v: unknown) => (v !== null && typeof v === 'object' ? (v as TimeValue) : undefined);
+    const window = this.flags as { since?: unknown; until?: unknown };
+    const nowEpoch = Math.floor(Date.now() / 1000);
+    for (const warning of timeFilterWarnings(time(window.since), time(window.until), nowEpoch))
+      this.warnLine(warning);
     this.context.readOnly = this.readsOnly();
   }
 
@@ -125,7 +134,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<void> {
     if (error instanceof Errors.ExitError) throw error;
-    const described = describeError(error);
+    const described = describeError(error, this.flagNames());
     process.exitCode = described.exit;
     if (this.jsonEnabled()) {
       this.logJson({
@@ -151,6 +160,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     writeErr(`${chalk.red('Error:')} ${described.message}`);
     if (described.hint) writeErr(`${chalk.dim('Hint:')} ${withPasteConnection(described.hint)}`);
     if (process.env.DEBUG && error.stack) writeErr(maskDsnText(error.stack));
+  }
+
+  /** Every flag this command takes, for "did you mean" on a mistyped one. */
+  private flagNames(): string[] {
+    const ctor = this.ctor as unknown as typeof BaseCommand;
+    return Object.keys({ ...ctor.baseFlags, ...(ctor.flags ?? {}) });
   }
 
   override async finally(error: Error | undefined): Promise<void> {
@@ -180,7 +195,7 @@ function withoutParseFrame(message: string): string {
 }
 
 /** Every error becomes a code, a masked message, a hint and an exit code; nothing reaches the user as a stack trace. */
-export function describeError(error: unknown): DescribedError {
+export function describeError(error: unknown, flagNames: readonly string[] = []): DescribedError {
   if (error instanceof TaskreconError) {
     return {
       code: error.code,
@@ -210,7 +225,7 @@ export function describeError(error: unknown): DescribedError {
     return {
       code: 'USAGE',
       message: lines.join(' ') || 'usage error',
-      hint: hint ?? 'See --help.',
+      hint: hint ?? flagSuggestion(e.message, flagNames) ?? 'See --help.',
       exit: ExitCode.couldNotRun,
     };
   }
@@ -220,4 +235,16 @@ export function describeError(error: unknown): DescribedError {
     hint: 'This looks like a bug in taskrecon; run again with DEBUG=1 for the stack trace.',
     exit: ExitCode.couldNotRun,
   };
+}
+
+/** "Did you mean --limit?" for each nonexistent flag of an oclif parse error that is close to a real one. */
+function flagSuggestion(message: string, flagNames: readonly string[]): string | undefined {
+  const typed = /Nonexistent flags?: (.+)/.exec(message)?.[1];
+  if (!typed) return undefined;
+  const guesses = typed
+    .split(/,\s*/)
+    .map((flag) => flag.trim().replace(/^-+/, '').split('=')[0] ?? '')
+    .map((name) => closest(name, flagNames))
+    .filter((g): g is string => g !== undefined);
+  return guesses.length ? `Did you mean ${guesses.map((g) => `--${g}`).join(', ')}? See --help.` : undefined;
 }

@@ -49,9 +49,13 @@ export const connectionFlags = {
       'Everything is held back and printed only when the command exits non-zero (findings, critical, could not run): a healthy cron job writes zero bytes, so cron mails only when it matters.',
   }),
   color: Flags.boolean({
-    summary: 'Colour output (off when piped or NO_COLOR is set).',
-    default: true,
+    summary:
+      'Colour output: --color forces it when piped, --no-color turns it off (default: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).',
     allowNo: true,
+  }),
+  wide: Flags.boolean({
+    summary:
+      'Show every value in full: tables do not cut cells to the terminal width (piped output never cuts).',
   }),
 };
 

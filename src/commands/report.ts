@@ -16,6 +16,7 @@ import { renderReport } from '../render/report.js';
 import { writeOut } from '../render/terminal.js';
 import { sweepCounts, sweepFigures } from '../verbs/sweep/index.js';
 import { writeDownFile } from '../verbs/report/prometheus-state.js';
+import { unknownBizTypeWarnings } from '../verbs/scan/biz-type-check.js';
 import { reportQueues, type QueueReportSection } from '../verbs/queues/report.js';
 import { renderQueuePrometheus, renderQueueReport } from '../render/queues.js';
 import { reportTrend, TREND_SPAN_NAMES } from '../verbs/report/trend.js';
@@ -130,6 +131,8 @@ export default class Report extends BaseCommand<typeof Report> {
     if ((this.flags['biz-type']?.length ?? 0) > 0 && !source.sql.has('bizType'))
       throw usageError(`--biz-type needs a biz type, and profile ${source.profile.name} has none`);
     const nowEpoch = await source.db.nowEpoch();
+    for (const warning of await unknownBizTypeWarnings(source, this.flags['biz-type']))
+      this.warnLine(warning);
     const report = await buildReport(source, {
       nowEpoch,
       windowSeconds: Math.round(windowMs / 1000),

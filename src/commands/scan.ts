@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { countFlag, durationFlag, FORMATS, statusFlag, timeFlag } from '../flags.js';
 import { scan, scanRequest, type ScanResult } from '../verbs/scan/index.js';
+import { unknownBizTypeWarnings } from '../verbs/scan/biz-type-check.js';
 import { startProgress } from '../render/progress.js';
 import { streamScanRows } from '../render/scan-stream.js';
 import { listSecondFailures, type SecondFailureRow } from '../verbs/sweep/index.js';
@@ -50,6 +51,8 @@ export default class Scan extends BaseCommand<typeof Scan> {
     const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
     const source = await this.openSource();
     const options = await scanRequest(source, this.flags, this.context.source().stuckAfterMs);
+    for (const warning of await unknownBizTypeWarnings(source, this.flags['biz-type']))
+      this.warnLine(warning);
     if (format === 'ndjson' || format === 'csv') {
       this.note(await streamScanRows(source, options, format));
       return undefined;

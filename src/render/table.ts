@@ -1,17 +1,14 @@
-import Table from 'cli-table3';
-import { chalk, isStdoutTty } from './terminal.js';
+import { fitTable, pipedTable } from './fit.js';
+import { chalk, isStdoutTty, tableWidth } from './terminal.js';
 
 /**
- * A table for humans: box-drawn on a TTY, tab-separated plain text when piped (so `cut` and
- * `awk` work on it).
+ * A table for humans: aligned columns under one rule that fit the terminal (long cells cut with
+ * `…`, `--wide` for all of them) on a TTY; tab-separated text when piped (so `cut` and `awk` work
+ * on it), every value in full with TAB and newline escaped and integers plain.
  */
 export function renderTable(head: string[], rows: Array<Array<string | number | null>>): string {
-  if (!isStdoutTty()) {
-    return [head, ...rows].map((r) => r.map((c) => (c === null ? '' : String(c))).join('\t')).join('\n');
-  }
-  const table = new Table({ head: head.map((h) => chalk.bold(h)), style: { head: [], border: [] } });
-  for (const row of rows) table.push(row.map((c) => (c === null ? '' : String(c))));
-  return table.toString();
+  if (!isStdoutTty()) return pipedTable(head, rows);
+  return fitTable(head, rows, tableWidth(), (h) => chalk.bold(h));
 }
 
 /** `key: value` lines, aligned. */
