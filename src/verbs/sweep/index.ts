@@ -89,8 +89,11 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
     });
     const toRetry = new Map<SweepRule, PlannedRow[]>();
     for (const p of plan.rows) {
-      if (p.decision.outcome === 'retry') toRetry.set(p.rule, [...(toRetry.get(p.rule) ?? []), p]);
-      else if (p.decision.outcome === 'second-failure') {
+      if (p.decision.outcome === 'retry') {
+        const list = toRetry.get(p.rule) ?? [];
+        list.push(p);
+        toRetry.set(p.rule, list);
+      } else if (p.decision.outcome === 'second-failure') {
         const it = item(p, 'second-failure');
         second.push({
           planned: p,
