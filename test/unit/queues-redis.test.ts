@@ -20,6 +20,7 @@ import { displayRedisUrl, dbIndexOf } from '../../src/brokers/redis/connection.j
 import { historyOf, isGrowing, isStale, snapshotFindings } from '../../src/brokers/snapshots.js';
 import type { BrokerReport, QueueStats } from '../../src/brokers/types.js';
 import { auditRows } from '../../src/verbs/queues/move.js';
+import { renderQueues } from '../../src/render/queues.js';
 
 const stats = (over: Partial<QueueStats>): QueueStats => ({
   name: 'default',
@@ -306,5 +307,33 @@ describe('audit rows of a move', () => {
         runId: 'run',
       },
     ]);
+  });
+});
+
+describe('the queues table', () => {
+  const result = {
+    now: '2026-12-01T00:00:00.000Z',
+    brokers: [
+      {
+        name: 'r',
+        kind: 'redis' as const,
+        framework: 'laravel',
+        url: 'redis://h/0',
+        queues: [
+          stats({ name: 'high', ready: 3, delayed: 2, delayedOverdue: 1, oldestOverdueSeconds: 5400 }),
+        ],
+      },
+    ],
+    findings: [],
+  };
+  it('shows only the columns that apply to Redis', () => {
+    const text = renderQueues(result, 200);
+    expect(text).toContain('queue\tready\tdelayed\toverdue\toldest\treserved\texpired\n');
+    expect(text).toContain('high\t3\t2\t1\t90m\t0\t0');
+    expect(text).not.toContain('consumers');
+  });
+  it('drops the least needed columns on a narrow terminal', () => {
+    const text = renderQueues(result, 45);
+    expect(text).toContain('queue\tready\tdelayed\treserved\n');
   });
 });
