@@ -115,6 +115,8 @@ export function auditDdl(dialect: Dialect): string[] {
       // A task's history is read by its table (whatever the source is named): `show`, `audit --task`.
       `CREATE INDEX IF NOT EXISTS idx_taskrecon_audit_table_task ON ${t} (task_table, task_id)`,
       `CREATE INDEX IF NOT EXISTS idx_taskrecon_audit_created ON ${t} (created_at)`,
+      // The sweep counts a job's earlier sweeps by its identity in event_id.
+      `CREATE INDEX IF NOT EXISTS idx_taskrecon_audit_event ON ${t} (event_id)`,
     ];
   }
   return [
@@ -138,7 +140,8 @@ export function auditDdl(dialect: Dialect): string[] {
   KEY idx_task (source, task_id),
   KEY idx_table_task (task_table, task_id),
   KEY idx_created (created_at),
-  KEY idx_operator (operator, created_at)
+  KEY idx_operator (operator, created_at),
+  KEY idx_event (event_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
   ];
 }
