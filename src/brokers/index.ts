@@ -35,27 +35,35 @@ export interface BrokerChoice {
   config: BrokerConfig;
 }
 
-/** Opens the data API of one broker (connected, or exit 3 with a hint). Closed by the caller. */
-export async function openBroker(name: string, config: BrokerConfig): Promise<BrokerClient> {
-  if (config.kind === 'redis') {
-    const { openRedisBroker } = await import('./redis/index.js');
-    return openRedisBroker(name, config);
-  }
-  return openRabbit(name, config);
+/**
+ * Each kind's data API is loaded when a broker of that kind is opened (a Redis-only run never loads
+ * the AMQP client), by its module's URL: the kinds import this folder's types, not the other way round.
+ */
+async function loadKind<T>(path: string, name: string): Promise<T | undefined> {
+  const module = new URL(path, import.meta.url);
+  if (!existsSync(fileURLToPath(module))) return undefined;
+  return ((await import(module.href)) as Record<string, T>)[name];
 }
 
-async function openRabbit(name: string, config: RabbitBrokerConfig): Promise<BrokerClient> {
-  const module = new URL('./rabbitmq/index.js', import.meta.url);
-  if (!existsSync(fileURLToPath(module))) {
-    throw new TaskreconError(`broker ${name}: RabbitMQ support is not available in this build`, {
+/** Opens the data API of one broker (connected, or exit 3 with a hint). Closed by the caller. */
+export async function openBroker(name: string, config: BrokerConfig): Promise<BrokerClient> {
+  const open =
+    config.kind === 'redis'
+      ? await loadKind<(name: string, config: RedisBrokerConfig) => Promise<BrokerClient>>(
+          './redis/index.js',
+          'openRedisBroker',
+        )
+      : await loadKind<(name: string, config: RabbitBrokerConfig) => BrokerClient | Promise<BrokerClient>>(
+          './rabbitmq/index.js',
+          'openRabbitBroker',
+        );
+  if (!open) {
+    throw new TaskreconError(`broker ${name}: ${config.kind} support is not available in this build`, {
       code: 'NOT_AVAILABLE',
-      hint: 'Use a Redis broker, or a taskrecon release that includes RabbitMQ.',
+      hint: 'Use a broker kind this build has, or a taskrecon release that includes it.',
     });
   }
-  const loaded = (await import(module.href)) as {
-    openRabbitBroker: (name: string, config: RabbitBrokerConfig) => BrokerClient | Promise<BrokerClient>;
-  };
-  return loaded.openRabbitBroker(name, config);
+  return (open as (name: string, config: BrokerConfig) => BrokerClient | Promise<BrokerClient>)(name, config);
 }
 
 function parseLists(text: string | undefined): RedisBrokerConfig['lists'] {

@@ -1,4 +1,4 @@
-import { describeError } from '../../base-command.js';
+import { errorText } from './errors.js';
 import { openBroker } from '../../brokers/index.js';
 import type { BrokerConfig } from '../../config/brokers.js';
 import type { TaskreconConfig } from '../../config/schema.js';
@@ -24,8 +24,8 @@ export async function brokerDoctorChecks(
         checks.push(check(`broker ${label}`, c.status, c.detail, c.hint ?? null));
       }
     } catch (error) {
-      const described = describeError(error);
-      checks.push(check(`broker ${name}: reachable`, 'fail', described.message, described.hint ?? null));
+      const described = errorText(error);
+      checks.push(check(`broker ${name}: reachable`, 'fail', described.message, described.hint));
     } finally {
       await broker?.close();
     }

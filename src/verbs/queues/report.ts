@@ -1,5 +1,5 @@
 import type { TaskreconConfig } from '../../config/schema.js';
-import { describeError } from '../../base-command.js';
+import { errorText } from './errors.js';
 import { usageError } from '../../errors.js';
 import { openBroker } from '../../brokers/index.js';
 import type { BrokerConfig } from '../../config/brokers.js';
@@ -136,7 +136,7 @@ export async function reportQueues(
       const { report } = await broker.inspect({ peek: 0, nowEpoch: Date.now() / 1000 });
       section.queues.push(...report.queues.map((q) => gaugeOf(name, q)));
     } catch (error) {
-      section.unreachable.push({ broker: name, message: describeError(error).message });
+      section.unreachable.push({ broker: name, message: errorText(error).message });
     } finally {
       await broker?.close();
     }
