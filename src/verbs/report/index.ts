@@ -1,3 +1,7 @@
 /** report: the health report against its thresholds, and its notifications. */
 export * from './report.js';
 export { notifyReport } from './notify.js';
+export { REPORT_FLAGS, REPORT_FORMATS, type ReportFormat } from './flags.js';
+export { checkReportSource, DEFAULT_WINDOW, reportRequest, type ReportRequest } from './request.js';
+export { writeDownFile } from './prometheus-state.js';
+export { reportTrend } from './trend.js';
