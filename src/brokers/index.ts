@@ -40,8 +40,12 @@ export interface BrokerChoice {
  * the AMQP client), by its module's URL: the kinds import this folder's types, not the other way round.
  */
 async function loadKind<T>(path: string, name: string): Promise<T | undefined> {
-  const module = new URL(path, import.meta.url);
-  if (!existsSync(fileURLToPath(module))) return undefined;
+  // The built .js, or the .ts source when run from source (tests, tsx).
+  const module = [
+    new URL(path, import.meta.url),
+    new URL(path.replace(/\.js$/, '.ts'), import.meta.url),
+  ].find((url) => existsSync(fileURLToPath(url)));
+  if (!module) return undefined;
   return ((await import(module.href)) as Record<string, T>)[name];
 }
 
