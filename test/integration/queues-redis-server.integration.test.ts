@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBroker } from '../../src/brokers/index.js';
 import { openRedisBroker } from '../../src/brokers/redis/index.js';
 import { ensureAptPackages } from '../support/apt.js';
 import { runCli, runJson } from '../support/cli.js';
@@ -144,7 +145,8 @@ describe('connection failures: clear message, exit 3', () => {
 
 describe('doctor checks of a Redis broker', () => {
   it('says ok for a durable server and fail for an evicting one', async () => {
-    const ok = await openRedisBroker('ok', {
+    // through the registry, as report, doctor and the console open brokers
+    const ok = await openBroker('ok', {
       kind: 'redis',
       url: durable.url,
       framework: 'laravel',
