@@ -24,6 +24,8 @@ import {
   withCollector,
   type CreateMissingResult,
 } from '../verbs/sweep/create-missing.js';
+import { confirmEnqueue, enqueueDeclined } from '../verbs/diff/enqueue-confirm.js';
+import { askYesNo } from '../render/confirm.js';
 
 export default class Diff extends BaseCommand<typeof Diff> {
   static override summary = 'Reconcile tasks against the business tables they were supposed to change.';
@@ -63,6 +65,7 @@ export default class Diff extends BaseCommand<typeof Diff> {
     const walk = this.flags.walk as WalkChoice;
     const prepared = await prepareRules(targets, { sinceEpoch, untilEpoch, walk });
     const interactive = !this.jsonEnabled() && Boolean(process.stdin.isTTY && process.stdout.isTTY);
+    if (!(await confirmEnqueue(this.flags, interactive, askYesNo))) throw enqueueDeclined();
     const creating = this.flags['create-missing']
       ? await CreateMissingSession.open(targets, this.context.config.rules ?? [], {
           dryRun: Boolean(this.flags['dry-run']),

@@ -3,7 +3,8 @@ import { BaseCommand } from '../base-command.js';
 import { auditDdl, notifyDdl, queueSnapshotDdl, taskTableDdl, type DdlProfile } from '../db/ddl.js';
 import { mysqlDialect, sqliteDialect } from '../db/dialect.js';
 import { parseDsn } from '../db/dsn.js';
-import { usageError } from '../errors.js';
+import { renderInit } from '../render/init.js';
+import { pasteCommand } from '../render/paste.js';
 
 export interface InitResult {
   db: string | null;
@@ -37,19 +38,17 @@ export default class Init extends BaseCommand<typeof Init> {
   async run(): Promise<InitResult> {
     const choice = this.context.source();
     // A config with brokers and no task sources: only taskrecon's own tables (audit, snapshots).
+    const profile = choice.profile.name;
+    // Laravel's and think-queue's tables come from their own migrations: beside them, init creates
+    // only taskrecon's own tables (and says so) instead of refusing.
+    const frameworkTable = profile !== 'async-task' && profile !== 'job-retries';
     const ownOnly =
       this.flags['audit-only'] ||
+      frameworkTable ||
       (!this.flags.profile &&
         !this.flags.table &&
         !this.context.config.sources &&
         !!this.context.config.brokers);
-    const profile = choice.profile.name;
-    if (!ownOnly && profile !== 'async-task' && profile !== 'job-retries') {
-      throw usageError(
-        `init creates async-task and job-retries tables, not ${profile}`,
-        "Laravel's and think-queue's tables come from their migrations; use --audit-only to create taskrecon's own tables next to them.",
-      );
-    }
     const dsnText = this.flags.db || process.env.TASKRECON_DB || choice.config.db || this.context.config.db;
     const dialect =
       this.flags.print && !dsnText
@@ -80,7 +79,15 @@ export default class Init extends BaseCommand<typeof Init> {
     for (const table of tables) if (await db.columns(table)) existing.add(table);
     for (const statement of statements) await db.execute(statement);
     const created = tables.filter((t) => !existing.has(t));
-    for (const table of tables) this.note(existing.has(table) ? `exists   ${table}` : `created  ${table}`);
+    if (!this.jsonEnabled())
+      this.log(
+        renderInit({
+          db: db.display,
+          tables: tables.map((t) => ({ table: t, created: !existing.has(t) })),
+          frameworkTable: frameworkTable && !this.flags['audit-only'] ? choice.profile.table : undefined,
+          next: pasteCommand('doctor'),
+        }),
+      );
     return { db: db.display, printed: false, statements, created };
   }
 }

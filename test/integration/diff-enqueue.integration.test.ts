@@ -160,7 +160,17 @@ describe('diff --enqueue', () => {
     const businessBefore = (await checksums()).user_coupon;
     const file = config('enqueue', GOOD_RULE);
     const run = await runJson<{ enqueue: { applied: number; runId: string } }>(
-      ['diff', '--config', file, '--enqueue', '--operator', 'ops@test', '--reason', 'lost in outage'],
+      [
+        'diff',
+        '--config',
+        file,
+        '--enqueue',
+        '--yes',
+        '--operator',
+        'ops@test',
+        '--reason',
+        'lost in outage',
+      ],
       {
         env: { TZ: 'America/New_York' },
       },
@@ -196,6 +206,7 @@ describe('diff --enqueue', () => {
       '--config',
       file,
       '--enqueue',
+      '--yes',
     ]);
     expect(again.json.total.missing).toBe(0);
     expect(again.json.enqueue.applied).toBe(0);

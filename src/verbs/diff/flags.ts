@@ -38,7 +38,7 @@ export const DIFF_FLAGS = {
   }),
   yes: Flags.boolean({
     char: 'y',
-    summary: 'With --create-missing: do not ask (needed when not on a terminal).',
+    summary: 'With --enqueue or --create-missing: do not ask (needed when not on a terminal).',
   }),
   operator: Flags.string({ summary: 'Who is acting, for the audit of --enqueue (default: OS user@host).' }),
   reason: Flags.string({ summary: 'Why, for the audit of --enqueue.' }),
