@@ -19,7 +19,7 @@ export type Args<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
 
 /**
  * What every command shares (STYLE §2): --json, the connection flags, one Context that opens and
- * closes the database, and errors mapped to the exit codes of SPEC §3 with the password masked.
+ * closes the database, and errors mapped to the documented exit codes with the password masked.
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static override enableJsonFlag = true;

@@ -33,7 +33,7 @@ export const NO_DSN_HINT =
   'To try taskrecon without a server, run `taskrecon demo`: it builds a SQLite sandbox and prints commands to run on it.';
 
 /**
- * Resolves flags > environment > config file > defaults (SPEC §2) into a source and a connection.
+ * Resolves flags > environment > config file > defaults into a source and a connection.
  * Commands get one through BaseCommand; tests and the demo may build one directly.
  */
 export class Context {

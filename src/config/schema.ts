@@ -4,7 +4,7 @@ import { createMissingSchema, sweepsSchema } from './sweeps.js';
 import { LOGICAL_FIELDS, LOGICAL_STATUSES, TIME_FIELDS, TIME_TYPES } from '../core/task.js';
 
 /**
- * The config file's shape (SPEC §2). Objects are strict so that a typo in a key is reported by
+ * The config file's shape. Objects are strict so that a typo in a key is reported by
  * name, never silently ignored. Durations stay strings here and are parsed where they are used.
  */
 const duration = z.union([z.string(), z.number()]);

@@ -3,7 +3,7 @@ import { configError } from './errors.js';
 import { parseDuration } from './duration.js';
 
 /**
- * Retry policies (SPEC §4, seed 000 §3.2). Pure: the random source is injected, "now" is not
+ * Retry policies. Pure: the random source is injected, "now" is not
  * needed (delays are relative; the caller adds them to the database clock).
  *
  * `maxAttempts` counts every attempt, the first included: the default schedule has 7 retries,
@@ -26,17 +26,17 @@ export interface RetryPolicy {
 
 export type Jitter = { kind: 'fraction'; value: number } | { kind: 'absolute'; ms: number };
 
-/** Seed 000 §3.2: 1s, 4s, 16s, 64s, 5min, 30min, 2h, then failed. */
+/** The classic task-table design: 1s, 4s, 16s, 64s, 5min, 30min, 2h, then failed. */
 export const DEFAULT_SCHEDULE_MS = [1_000, 4_000, 16_000, 64_000, 300_000, 1_800_000, 7_200_000] as const;
 /** Default jitter of the schedule: up to 10% later, enough to spread a herd that failed together. */
 export const DEFAULT_SCHEDULE_JITTER: Jitter = { kind: 'fraction', value: 0.1 };
-/** exponential-jitter without an explicit `jitter`: up to 20% later (seed 002's 0.8–1.2 band, made one-sided). */
+/** exponential-jitter without an explicit `jitter`: up to 20% later (the job-retries design's 0.8–1.2 band, made one-sided). */
 export const DEFAULT_EXPONENTIAL_JITTER: Jitter = { kind: 'fraction', value: 0.2 };
 /** Attempts for fixed/exponential policies that do not say: as many as the default schedule allows. */
 export const DEFAULT_MAX_ATTEMPTS = DEFAULT_SCHEDULE_MS.length + 1;
 const DEFAULT_BASE_MS = 1_000;
 const DEFAULT_FACTOR = 2;
-/** Exponential policies are capped at 1h unless told otherwise (seed 000's formula caps at 1 day; 1h keeps a task moving). */
+/** Exponential policies are capped at 1h unless told otherwise (the classic task-table design's formula caps at 1 day; 1h keeps a task moving). */
 const DEFAULT_CAP_MS = 3_600_000;
 const DEFAULT_INTERVAL_MS = 10_000;
 /** A Retry-After further out than this is treated as this: a handler cannot park a task for weeks. */

@@ -1,7 +1,7 @@
 import type { DispatchResult } from './dispatch-result.js';
 
 /**
- * Error classes (SPEC §4, seed 002): what is worth retrying. Pure: "now" is passed in where a
+ * Error classes (the job-retries design): what is worth retrying. Pure: "now" is passed in where a
  * Retry-After date needs it.
  *
  * Retryable: network errors (refused, reset, unreachable, DNS try-again), timeouts, HTTP 408, 425,

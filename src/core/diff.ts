@@ -3,7 +3,7 @@ import { configError } from './errors.js';
 import { LOGICAL_STATUSES, type LogicalStatus, type TaskId } from './task.js';
 
 /**
- * Diff bookkeeping (SPEC §5), pure: what a rule expects, how one task or one business key is
+ * Diff bookkeeping, pure: what a rule expects, how one task or one business key is
  * classified, and the tallies and samples of a run. No I/O; the SQL and the walks live in
  * src/db/sql/diff*.ts and src/ops/diff*.ts, and both the same-server and the cross-server walk
  * classify through the functions below, so they cannot disagree.

@@ -1,7 +1,7 @@
 import type { Breach, ReportStatus, ThresholdMetric, Thresholds } from './thresholds.js';
 
 /**
- * The report's numbers (SPEC §3, seed 000 §4.4) and the pure maths that turn per-biz-type SQL
+ * The report's numbers and the pure maths that turn per-biz-type SQL
  * aggregates into them. Over tasks *created* in the window: created, succeeded, failed, failure
  * rate, latency (updated_at − created_at of those that reached success). As of now, whatever the
  * window: due, stuck, failedOpen, oldestDueSeconds. A metric a profile cannot compute is null,
@@ -23,7 +23,7 @@ export interface ReportMetrics {
 /** The percentile the report's latency names: p95, by the nearest-rank method (a value that was measured). */
 export const LATENCY_PERCENTILE = 95;
 
-/** One failed task, named in alerts so that nobody has to open the logs first (seed 000 §4.4). */
+/** One failed task, named in alerts so that nobody has to open the logs first (the classic task-table design). */
 export interface FailureSample {
   id: number | string;
   bizId: string | null;
@@ -247,7 +247,7 @@ export interface NotificationOutcome {
   bytes: number | null;
 }
 
-/** The JSON contract of `report` (SPEC §3). */
+/** The JSON contract of `report`. */
 export interface ReportResult {
   status: ReportStatus;
   source: SourceRef;

@@ -2,7 +2,7 @@ import type { DispatchResult } from './dispatch-result.js';
 import { retryDelayMs, type RetryPolicy } from './backoff.js';
 
 /**
- * What a worker writes after one attempt (SPEC §4): success → `succeed`; a retryable failure →
+ * What a worker writes after one attempt: success → `succeed`; a retryable failure →
  * `retry` with attempts + 1 and next retry = now + backoff, unless that was the last attempt allowed,
  * then `fail`; a permanent failure → `fail` at once. Pure: "now" (the database clock, epoch
  * seconds) and the random source are passed in.

@@ -1,7 +1,7 @@
 import type { LogicalStatus } from './task.js';
 
 /**
- * The task state machine (SPEC §4, seed 000 §2.2). Pure: no I/O, no clock. Every write to a task
+ * The task state machine. Pure: no I/O, no clock. Every write to a task
  * row goes through one of these named transitions and is applied by a guarded UPDATE that names
  * the state it expects (see src/db/sql/). Manual actions never bypass it.
  *

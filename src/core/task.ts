@@ -1,8 +1,8 @@
-/** The logical statuses every profile maps its own values onto (SPEC §1). */
+/** The logical statuses every profile maps its own values onto. */
 export const LOGICAL_STATUSES = ['pending', 'processing', 'success', 'failed', 'compensated'] as const;
 export type LogicalStatus = (typeof LOGICAL_STATUSES)[number];
 
-/** The logical fields a profile maps onto columns (SPEC §1). */
+/** The logical fields a profile maps onto columns. */
 export const LOGICAL_FIELDS = [
   'id',
   'bizType',
@@ -28,7 +28,7 @@ export type TimeType = (typeof TIME_TYPES)[number];
 
 export type TaskId = number | string;
 
-/** The task object of the JSON contract (SPEC §3). Times are ISO-8601 UTC; unknown is null. */
+/** The task object of the JSON contract. Times are ISO-8601 UTC; unknown is null. */
 export interface Task {
   id: TaskId;
   bizType: string | null;

@@ -2,7 +2,7 @@ import { parseDuration } from './duration.js';
 import { usageError } from './errors.js';
 
 /**
- * Report thresholds (SPEC §3, seed 000 §4.4): which metrics can breach, their defaults, how a
+ * Report thresholds: which metrics can breach, their defaults, how a
  * threshold is written in flags and config, and how metrics become OK / WARNING / CRITICAL.
  * Pure: no I/O, no clock.
  */
@@ -27,12 +27,12 @@ export type ReportStatus = (typeof STATUSES)[number];
 export type Limits = Partial<Record<Level, number>>;
 export type Thresholds = Record<ThresholdMetric, Limits>;
 
-/** Seed 000 §4.4: a failure rate over 1% means a systemic fault; 5% is an outage. */
+/** The classic task-table design: a failure rate over 1% means a systemic fault; 5% is an outage. */
 export const DEFAULT_FAILURE_RATE_WARN = 0.01;
 export const DEFAULT_FAILURE_RATE_CRIT = 0.05;
 /** Any processing task whose lease expired is a worker that died: worth a look, not a page. */
 export const DEFAULT_STUCK_WARN = 1;
-/** Seed 000 §2.4 scans every minute and tolerates 5–10 min: a due task waiting 10 min means redrive is not running. */
+/** The classic task-table design scans every minute and tolerates 5–10 min: a due task waiting 10 min means redrive is not running. */
 export const DEFAULT_OLDEST_DUE_WARN_SECONDS = 600;
 
 /**

@@ -6,7 +6,7 @@ import type { Dialect } from './dialect.js';
  */
 export type DdlProfile = 'async-task' | 'job-retries';
 
-/** Seed 000 §2.1, with the (status, next_retry_time) index the scan reads through. */
+/** The classic task-table design, with the (status, next_retry_time) index the scan reads through. */
 export function asyncTaskDdl(dialect: Dialect, table = 'async_task'): string[] {
   const t = dialect.quoteId(table);
   if (dialect.name === 'sqlite') {
@@ -49,7 +49,7 @@ export function asyncTaskDdl(dialect: Dialect, table = 'async_task'): string[] {
   ];
 }
 
-/** Seed 002's job_retries, as the article defines it. */
+/** job_retries, as the job-retries design defines it. */
 export function jobRetriesDdl(dialect: Dialect, table = 'job_retries'): string[] {
   const t = dialect.quoteId(table);
   if (dialect.name === 'sqlite') {

@@ -15,7 +15,7 @@ const BODY_SNIPPET_CHARS = 200;
 
 /**
  * `http`: POST `{eventId, bizType, bizId, payload, attempt}` as JSON with `Idempotency-Key: <eventId>`
- * (SPEC §4) through an undici keep-alive pool. 2xx succeeds; the status and network classes of
+ * through an undici keep-alive pool. 2xx succeeds; the status and network classes of
  * src/core/classify.ts decide the rest; `Retry-After` is passed on. The timeout is the pool's connect,
  * headers and body-idle timeouts (undici's own timers: no per-request AbortSignal, which costs more
  * CPU than the request itself at thousands per second). undici is loaded on first use, so runs

@@ -92,7 +92,7 @@ export class MapRegistry implements DispatcherRegistry {
 }
 
 /**
- * Dispatchers from config `handlers:` (SPEC §2). Types this module does not build go to `extra`
+ * Dispatchers from config `handlers:`. Types this module does not build go to `extra`
  * (compensate passes its queue re-pushers); left unbuilt, they are listed in `unsupported` and their
  * biz types have no dispatcher (reported, never guessed).
  */

@@ -2,7 +2,7 @@ import type { DispatchResult } from '../core/dispatch-result.js';
 import type { TaskId } from '../core/task.js';
 
 /**
- * How a task is executed for its biz type (SPEC §4 "Dispatchers"). `redrive` and `compensate`
+ * How a task is executed for its biz type. `redrive` and `compensate`
  * (`--action retry`) both go through this interface; the registry picks one per biz type.
  */
 

@@ -11,7 +11,7 @@ export interface NotifyTarget {
   timeoutMs: number;
 }
 
-/** A failing biz type as an alert names it, with one task to look at (seed 000 §4.4). */
+/** A failing biz type as an alert names it, with one task to look at (the classic task-table design). */
 export interface AlertFailing {
   bizType: string | null;
   failed: number | null;

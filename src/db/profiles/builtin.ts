@@ -1,6 +1,6 @@
 import type { Profile } from './types.js';
 
-/** Seed 000 §2.1: the reference task table. status tinyint 0 pending … 4 compensated. */
+/** The classic task-table design: the reference task table. status tinyint 0 pending … 4 compensated. */
 export const asyncTask: Profile = {
   name: 'async-task',
   summary: 'The reference async_task table: status tinyint 0..4, retry_count, next_retry_time.',
@@ -28,7 +28,7 @@ export const asyncTask: Profile = {
   expectedLastErrorLength: 512,
 };
 
-/** Seed 002: job_retries with an ENUM status and no created/updated columns (latency is n/a). */
+/** The job-retries design: job_retries with an ENUM status and no created/updated columns (latency is n/a). */
 export const jobRetries: Profile = {
   name: 'job-retries',
   summary:
@@ -99,7 +99,7 @@ export const laravelJobs: Profile = {
   defaultStuckAfterMs: 90_000,
 };
 
-/** think-queue's `failed_jobs` (seed 004): fail_time instead of failed_at, payload {job, maxTries, timeout, data, attempts}. */
+/** think-queue's `failed_jobs` (the failed-jobs design): fail_time instead of failed_at, payload {job, maxTries, timeout, data, attempts}. */
 export const thinkphpFailedJobs: Profile = {
   name: 'thinkphp-failed-jobs',
   summary: "think-queue's failed_jobs: id, connection, queue, payload, exception, fail_time.",

@@ -8,7 +8,7 @@ import { and } from './scan.js';
 import type { ClaimFence } from './transitions.js';
 
 /**
- * Claims (SPEC §4): a worker takes a batch of due pending rows (`claim`) or processing rows whose
+ * Claims: a worker takes a batch of due pending rows (`claim`) or processing rows whose
  * lease has expired (`recover`) in one short READ COMMITTED transaction:
  *
  *   1. read the database clock (the lease starts now, whatever the run's fixed cutoff);

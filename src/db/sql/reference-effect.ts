@@ -3,7 +3,7 @@ import type { Db, Queryable } from '../types.js';
 
 /**
  * The business side of the drills' reference handler: a coupon is granted per order (the effect),
- * and the handler remembers each event id it has processed in the same transaction (seed 000 §2.3:
+ * and the handler remembers each event id it has processed in the same transaction (the classic task-table design:
  * a unique key on the event id, checked in the transaction of the business write). The effect
  * table itself has no unique key, so a handler that skips the check leaves visible duplicates.
  */

@@ -85,7 +85,7 @@ SELECT bt, COUNT(*) AS created, SUM(ok) AS succeeded, SUM(ko) AS failed, SUM(lat
 
 /**
  * Failed-jobs tables: the rows that failed in the window (failed_at / fail_time), per biz type
- * (the job class), as seed 004's hourly sweep groups them.
+ * (the job class), as the failed-jobs design's hourly sweep groups them.
  * In: filter with sinceEpoch/untilEpoch on the failed time. Out: rows with only `failed` set.
  */
 export async function failedInWindow(source: BoundSource, filter: ScanFilter): Promise<WindowRow[]> {

@@ -7,7 +7,7 @@ import type { Queryable } from '../types.js';
 import { and } from './scan.js';
 
 /**
- * Guarded writes of the state machine (SPEC §4): every statement names the state it expects
+ * Guarded writes of the state machine: every statement names the state it expects
  * (`status IN (from…)` of the transition) and sets `updated_at`; a row that moved on meanwhile
  * updates 0 rows and the caller reports it. Worker completions also carry the claim's fence.
  *

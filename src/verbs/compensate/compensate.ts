@@ -28,7 +28,7 @@ import { DEFAULT_BATCH, type CompensateRequest, type CompensateResult } from './
 export * from './types.js';
 
 /**
- * Manual compensation (seed 000 §3.5, SPEC §3 `compensate`): moves selected tasks through the state
+ * Manual compensation (the classic task-table design): moves selected tasks through the state
  * machine by hand, each change a guarded write with its audit row in the same transaction.
  *
  * Bulk runs go a batch at a time in index order (per status along the status index; by id where the

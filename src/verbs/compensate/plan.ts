@@ -3,7 +3,7 @@ import type { LogicalStatus } from '../../core/task.js';
 import type { ProfileKind } from '../../db/profiles/types.js';
 
 /**
- * What each manual action of `compensate` does, as pure rules (seed 000 §3.5): which states it
+ * What each manual action of `compensate` does, as pure rules (the classic task-table design): which states it
  * moves a task from, where to, and whether the table can do it at all. No I/O here.
  */
 export const COMPENSATE_ACTIONS = ['retry', 'mark-compensated', 'mark-failed', 'forget'] as const;

@@ -5,7 +5,7 @@ import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import type { CompensateAction } from './plan.js';
 import type { SourceInfo } from '../scan/index.js';
 
-/** The request and result of a compensation run (the JSON contract of `compensate`, SPEC §3). */
+/** The request and result of a compensation run (the JSON contract of `compensate`). */
 
 /** `skipped`: held back, unchanged, because other tasks named in the same run were refused. */
 export type CompensateOutcome = 'applied' | 'would-apply' | 'already' | 'refused' | 'lost-race' | 'skipped';
@@ -19,7 +19,7 @@ export interface CompensateItem {
   reason?: string;
 }
 
-/** The JSON contract of `compensate` (SPEC §3), plus what a script needs to follow up. */
+/** The JSON contract of `compensate`, plus what a script needs to follow up. */
 export interface CompensateResult {
   action: CompensateAction;
   operator: string;

@@ -1,6 +1,6 @@
 /**
  * Realistic task fixtures for the sandbox: a deterministic mix of biz types and outcomes, with the
- * failure modes of seed 000 (stuck processing, overdue retries, failed with real errors, missing
+ * failure modes of the classic task-table design (stuck processing, overdue retries, failed with real errors, missing
  * and duplicated effects, orphan effects). Pure: the same seed gives the same rows.
  */
 export interface FixtureTask {

@@ -44,13 +44,13 @@ export const TOUR_STEPS: TourStep[] = [
   {
     command: 'redrive',
     title: 'Run what is due: redrive',
-    why: "The reconciliation job cron runs every minute (seed 000 §2.4): it claims stuck processing rows whose lease expired and due pending rows in batches, runs each through its biz type's handler (here mark-only) and records success, a retry with backoff (1s, 4s, 16s … 2h) or failed. Claims are fenced, so many hosts can run it at once; --dry-run only counts.",
+    why: "The reconciliation job cron runs every minute (the classic task-table design): it claims stuck processing rows whose lease expired and due pending rows in batches, runs each through its biz type's handler (here mark-only) and records success, a retry with backoff (1s, 4s, 16s … 2h) or failed. Claims are fenced, so many hosts can run it at once; --dry-run only counts.",
     args: () => ['redrive', '--batch', '100', '--pause', '0ms'],
   },
   {
     command: 'compensate',
     title: 'Fix what failed, by hand: compensate',
-    why: 'The manual compensation entry of seed 000 §3.5: failed coupon tasks that timed out go back to pending, due now, each change a guarded write with its audit row in the same transaction. On a terminal without --yes it opens a picker and asks first; --dry-run shows what would change.',
+    why: 'The manual compensation entry of the classic task-table design: failed coupon tasks that timed out go back to pending, due now, each change a guarded write with its audit row in the same transaction. On a terminal without --yes it opens a picker and asks first; --dry-run shows what would change.',
     args: () => [
       'compensate',
       '--action',
@@ -89,7 +89,7 @@ export const TOUR_STEPS: TourStep[] = [
   {
     command: 'drill',
     title: 'Would it hold up? drill',
-    why: 'The fault drill of seed 000 §4.5, scripted: a dead target retried per the policy until failed and then compensated, a duplicate delivery, a 4xx, a worker that dies mid-task and a handler slower than its timeout — each checked step by step on a sandbox of its own, waits fast-forwarded. CI runs it before a release (exit 1 and --junit on failure).',
+    why: 'The fault drill of the classic task-table design, scripted: a dead target retried per the policy until failed and then compensated, a duplicate delivery, a 4xx, a worker that dies mid-task and a handler slower than its timeout — each checked step by step on a sandbox of its own, waits fast-forwarded. CI runs it before a release (exit 1 and --junit on failure).',
     args: () => ['drill'],
   },
 ];

@@ -15,7 +15,7 @@ import { enqueueMissing, type EnqueueRequest, type EnqueueResult } from './enque
 import { prepareRule, type PreparedRule, type WalkChoice } from './prepare.js';
 import { runSameServer } from './same-server.js';
 
-/** One rule's part of the JSON contract of `diff` (SPEC §3). */
+/** One rule's part of the JSON contract of `diff`. */
 export interface RuleResult {
   name: string;
   bizType: string;

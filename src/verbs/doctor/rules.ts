@@ -5,7 +5,7 @@ import { check, type DoctorCheck } from './check.js';
 import { ruleIndexes } from '../diff/index.js';
 
 /**
- * The indexes each diff rule on this source reads through (SPEC §5). A missing one never makes a
+ * The indexes each diff rule on this source reads through. A missing one never makes a
  * diff wrong, only slow, so it is a warning with the DDL that would create it.
  * `openDb` opens a rule's business database when it is not the source's own.
  */

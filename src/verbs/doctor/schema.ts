@@ -7,7 +7,7 @@ import type { Db } from '../../db/types.js';
 import { mappedColumns } from '../../db/profiles/types.js';
 import { check, type DoctorCheck } from './check.js';
 
-/** A column of this many characters or fewer truncates the PHP stack traces failed-job tables keep (seed 004). */
+/** A column of this many characters or fewer truncates the PHP stack traces failed-job tables keep (the failed-jobs design). */
 const TEXT_MAX_CHARS = 65_535;
 
 /** The audit columns taskrecon writes; a table that lacks one cannot take an audit row. */

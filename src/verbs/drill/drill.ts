@@ -26,7 +26,7 @@ import { createDrillSandbox, type DrillSandbox } from './sandbox.js';
 import { SCENARIOS } from './scenarios/index.js';
 import { buildDrillSystem } from './system.js';
 
-/** The JSON contract of `drill` (SPEC §3); more fields may be added. */
+/** The JSON contract of `drill`; more fields may be added. */
 export interface DrillResult {
   runId: string;
   target: {

@@ -14,7 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 export const FAULTS = ['none', 'hang', 'reject', 'slow'] as const;
 export type Fault = (typeof FAULTS)[number];
 
-/** A delivery as the http dispatcher sends it (SPEC §4). */
+/** A delivery as the http dispatcher sends it. */
 export interface Delivery {
   eventId: string;
   bizType: string | null;

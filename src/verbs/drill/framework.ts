@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * The drill framework (SPEC §6): a scenario is a straight line of named steps — inject, observe,
+ * The drill framework: a scenario is a straight line of named steps — inject, observe,
  * verify — each recorded as passed, failed or skipped. Once a step fails, the scenario's later
  * steps are recorded as skipped without running, so a report always names the step that broke.
  */

@@ -4,7 +4,7 @@ import { startFaultServer, type FaultServer, type Work } from './fault-server.js
 
 /**
  * The drills' reference handler: an HTTP endpoint on loopback that grants one coupon per order,
- * idempotently by event id (seed 000 §2.3). `idempotent: false` is the deliberately broken
+ * idempotently by event id (the classic task-table design). `idempotent: false` is the deliberately broken
  * variant — it grants on every delivery — which the tests use to prove that drills can fail.
  */
 export type HandlerVariant = 'idempotent' | 'non-idempotent';

@@ -12,7 +12,7 @@ import type { RedriveCounts, RedriveOptions, RedriveResult } from './types.js';
 
 export type { RedriveEvent, RedriveOptions, RedriveResult } from './types.js';
 
-/** Seed 000 §2.4: claim 500 at a time, rest 100 ms between batches. */
+/** The classic task-table design: claim 500 at a time, rest 100 ms between batches. */
 export const DEFAULT_BATCH = 500;
 export const DEFAULT_PAUSE_MS = 100;
 /** Tasks in flight per process: enough to keep a keep-alive pool busy without flooding a handler. */
@@ -63,7 +63,7 @@ export function assertRedrivable(source: BoundSource): void {
 }
 
 /**
- * The reconciliation job (SPEC §3–4, seed 000 §2.4): claims stuck processing rows (lease expired),
+ * The reconciliation job: claims stuck processing rows (lease expired),
  * then due pending rows, a page at a time by (next_retry_time, id) with the cutoff fixed once,
  * dispatches each through its biz type's handler with bounded concurrency, and writes each outcome
  * through the state machine with the claim's fence. Safe to run from many hosts at once.

@@ -2,7 +2,7 @@ import type { RetryPolicies } from '../../core/backoff.js';
 import type { TaskId } from '../../core/task.js';
 import type { DispatcherRegistry } from '../../dispatch/types.js';
 
-/** The JSON contract of `redrive` (SPEC §3), plus what an operator needs to read it. */
+/** The JSON contract of `redrive`, plus what an operator needs to read it. */
 export interface RedriveResult {
   /** Rows this run claimed (due pending + recovered stuck); on a dry run, rows it would claim. */
   claimed: number;
@@ -59,7 +59,7 @@ export interface RedriveEvent {
 }
 
 export interface RedriveOptions {
-  /** Rows per claim (default 500, seed 000 §2.4). */
+  /** Rows per claim (default 500, the classic task-table design). */
   batch: number;
   /** Pause between batches, ms (default 100). */
   pauseMs: number;

@@ -42,7 +42,7 @@ export interface ReportOptions {
 /** Failing biz types named with a sample in the report and its alerts. */
 export const DEFAULT_SAMPLES = 5;
 
-/** What the profile can compute, and why not where it cannot (SPEC §1: null with a reason, never 0). */
+/** What the profile can compute, and why not where it cannot (null with a reason, never 0). */
 export function reportCapabilities(source: BoundSource): { capabilities: Capabilities; notes: string[] } {
   const { sql, profile } = source;
   const statuses = sql.statuses();

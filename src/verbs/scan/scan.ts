@@ -46,7 +46,7 @@ export interface SourceInfo {
   db: string;
 }
 
-/** The JSON contract of `scan` (SPEC §3). */
+/** The JSON contract of `scan`. */
 export interface ScanResult {
   source: SourceInfo;
   now: string;

@@ -3,7 +3,7 @@ import { diffDrillRun } from '../effect-check.js';
 import { check, type Scenario } from '../framework.js';
 
 /**
- * Seed 000 §2.3 and §4.5: the same event delivered twice — one after the other, and at the same
+ * The classic task-table design: the same event delivered twice — one after the other, and at the same
  * time — must change the business table once. Checked with the diff rule's table and key.
  */
 export const duplicateDelivery: Scenario<DrillEnv> = {

@@ -1,7 +1,7 @@
 import { effectCount, expectStatus, injectTask, observe, type DrillEnv, type DrillTask } from '../env.js';
 import { check, type Scenario } from '../framework.js';
 
-/** SPEC §4 error classes: a 4xx (other than 408/425/429) is permanent — straight to failed, never retried. */
+/** The error classes: a 4xx (other than 408/425/429) is permanent — straight to failed, never retried. */
 export const permanentError: Scenario<DrillEnv> = {
   name: 'permanent-error',
   summary: 'the handler answers 422: the task is failed at once, with no retry',

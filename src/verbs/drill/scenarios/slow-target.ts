@@ -10,7 +10,7 @@ import {
 import { check, type Scenario } from '../framework.js';
 
 /**
- * Seed 000 §1.1's incident: the handler does the work but answers after the caller's timeout, so
+ * The classic task-table design's incident: the handler does the work but answers after the caller's timeout, so
  * the caller cannot tell it happened. The task is retried — and the effect must still be once.
  */
 export const slowTarget: Scenario<DrillEnv> = {

@@ -12,7 +12,7 @@ import {
 import { check, type Scenario, type StepRecorder } from '../framework.js';
 
 /**
- * Seed 000 §4.5: point the task at a target that is not there and watch it go processing →
+ * The classic task-table design: point the task at a target that is not there and watch it go processing →
  * retry → … → failed, every retry scheduled as the policy says; then restore the target,
  * compensate by hand, and see success and the audit row. Two dead targets, both on loopback:
  * a closed port (connection refused) and a listener that accepts and never answers (timeout).
@@ -28,7 +28,7 @@ export const unreachableTarget: Scenario<DrillEnv> = {
       const { maxRetries } = env.policy;
       check(
         maxRetries <= MAX_SANE_RETRIES,
-        `the policy allows ${maxRetries} retries: a task that keeps failing must end failed for a human (seed 000 §3.2: 7)`,
+        `the policy allows ${maxRetries} retries: a task that keeps failing must end failed for a human (the classic task-table design: 7)`,
       );
       for (let retry = 1; retry <= maxRetries; retry++) {
         const window = env.policy.window(retry);

@@ -11,7 +11,7 @@ import {
 import { check, type Scenario } from '../framework.js';
 
 /**
- * Seed 000 §2.3's example: a worker delivers the task (the effect happens) and dies before it
+ * The classic task-table design's example: a worker delivers the task (the effect happens) and dies before it
  * records success. The row stays processing; once its lease has expired the reconciliation job
  * finds it stuck and re-drives it — and the effect must still exist once.
  */
