@@ -204,6 +204,8 @@ async function main() {
           'peak RSS': '',
         },
       ]),
+      '',
+      'Both movers take messages with basic.get, one round trip per message, which sets the pace; taskrecon gets a batch, then publishes it and waits for its confirms, the bare mover publishes after each get. The load average shows the machine was shared with other jobs while this ran; the medians interleave both movers, so the load hits both.',
     ].join('\n');
     updateSection(OUT, 'rabbitmq', text);
     process.stdout.write(`${text}\n`);
