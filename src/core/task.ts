@@ -55,3 +55,6 @@ export interface TaskDetail extends Task {
 export function isLogicalStatus(value: string): value is LogicalStatus {
   return (LOGICAL_STATUSES as readonly string[]).includes(value);
 }
+
+/** What kind of table a profile describes: tasks, failed jobs of a queue framework, or its queued jobs. */
+export type ProfileKind = 'task' | 'failed-jobs' | 'queue-jobs';

@@ -5,7 +5,7 @@ import {
   pacing,
   parseRate,
   selectableStatuses,
-} from '../../src/verbs/compensate/plan.js';
+} from '../../src/core/compensate-plan.js';
 
 describe('compensate rules', () => {
   it('moves only the states each action takes, says "already" at the target, refuses the rest with the reason', () => {

@@ -14,7 +14,9 @@ export type StatusModel =
   | { kind: 'reservation'; column: string }
   | { kind: 'constant'; status: LogicalStatus };
 
-export type ProfileKind = 'task' | 'failed-jobs' | 'queue-jobs';
+import type { ProfileKind } from '../../core/task.js';
+
+export type { ProfileKind };
 
 export interface Profile {
   name: string;
