@@ -42,6 +42,7 @@ const ROWS = Number(values.rows);
 const RUNS = Number(values.runs);
 const log = (m) => console.error(`[bench console ${new Date().toISOString().slice(11, 19)}] ${m}`);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)];
 
 /** 1M tasks: 80% success, 12% failed (120k: 2,400 pages of 50), the rest pending/processing/compensated. */
 async function build(sql) {
@@ -160,6 +161,13 @@ async function main() {
       [],
     );
     const [[failed]] = await sql.query('SELECT COUNT(*) AS n FROM async_task WHERE status = 3');
+    const [[pool]] = await sql.query('SELECT ROUND(@@innodb_buffer_pool_size / 1048576) AS mb');
+    const [[size]] = await sql.query(
+      "SELECT ROUND((data_length + index_length) / 1048576) AS mb FROM information_schema.tables WHERE table_schema = ? AND table_name = 'async_task'",
+      [DATABASE],
+    );
+    const poolMb = Number(pool.mb);
+    const tableMb = Number(size.mb);
 
     const ok = (ms) => (ms <= TARGET_MS ? 'yes' : 'NO');
     const body = `## console: the failed list of a 1M-row table, keyset pages
@@ -168,7 +176,9 @@ async function main() {
 \`async_task\` (${Number(failed.n).toLocaleString('en-US')} failed: 80% success, 12% failed, the rest pending, processing,
 compensated), \`GET /tasks?list=failed\` over HTTP on loopback, the whole HTML page of 50 rows
 received, median of ${RUNS}; page ${PAGES.toLocaleString('en-US')} reached by following the "next" links from page 1.
-Target: ≤ ${TARGET_MS} ms a page, RSS flat.
+Target: ≤ ${TARGET_MS} ms a page, RSS flat. The table (${tableMb} MB) is larger than the buffer pool
+(${poolMb} MB): a page first visited on the walk may read its rows from disk (the worst honest
+case); pages 1 and ${PAGES.toLocaleString('en-US')} are then asked ${RUNS} times each (warm).
 
 ${machineFacts()}
 
@@ -176,9 +186,14 @@ ${markdownTable([
   { page: '1', 'median ms': median(page1).toFixed(1), 'target ≤ 150 ms': ok(median(page1)) },
   { page: String(PAGES), 'median ms': median(page1000).toFixed(1), 'target ≤ 150 ms': ok(median(page1000)) },
   {
-    page: `every page 2…${PAGES - 1} (median, max)`,
-    'median ms': `${median(walk).toFixed(1)} (max ${Math.max(...walk).toFixed(1)})`,
+    page: `each of pages 2…${PAGES - 1} once, on the walk (median)`,
+    'median ms': median(walk).toFixed(1),
     'target ≤ 150 ms': ok(median(walk)),
+  },
+  {
+    page: 'the same walk, p95 / max',
+    'median ms': `${p95(walk).toFixed(1)} / ${Math.max(...walk).toFixed(1)}`,
+    'target ≤ 150 ms': ok(p95(walk)),
   },
   {
     page: '1, filtered: biz type sms, error contains "timed out"',
