@@ -54,17 +54,21 @@ export default class Console extends BaseCommand<typeof Console> {
       },
       this.flags.port,
     );
+    // The URL is what the person asked for, even under --quiet (which then holds back the notes only).
+    const quiet = this.quietGate !== undefined;
+    this.quietGate?.release(false);
     const result: ConsoleResult = { url: running.url, port: running.address.port, readOnly, operator };
     process.stdout.write(this.jsonEnabled() ? `${JSON.stringify(result)}\n` : `${running.url}\n`);
-    this.note(
-      `console for source ${source.name} on ${running.address.address}:${result.port}${readOnly ? ' (read-only)' : ''}; Ctrl-C stops it`,
-    );
+    if (!quiet)
+      this.note(
+        `console for source ${source.name} on ${running.address.address}:${result.port}${readOnly ? ' (read-only)' : ''}; Ctrl-C stops it`,
+      );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
     await running.close();
-    if (!this.jsonEnabled()) writeErr('console stopped');
+    if (!this.jsonEnabled() && !quiet) writeErr('console stopped');
   }
 
   /** The result went out as the first line; nothing more on stdout. */

@@ -145,4 +145,11 @@ describe('console on the demo sandbox', () => {
     expect((await fetch(line.url, { redirect: 'manual' })).status).toBe(303);
     expect(await json.stop()).toBe(0);
   });
+
+  it('--quiet still prints the URL (what the person asked for), and nothing else', async () => {
+    const quiet = await startConsoleCli(['--config', 'taskrecon-demo.config.yaml', '--quiet'], { cwd });
+    expect(quiet.firstLine).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+    expect(await quiet.stop()).toBe(0);
+    expect(quiet.stderr()).toBe('');
+  });
 });
