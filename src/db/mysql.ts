@@ -137,8 +137,10 @@ export async function openMysql(dsn: MysqlDsn, options: MysqlOptions = {}): Prom
     waitForConnections: true,
   });
   pool.on('connection', (connection) => {
-    connection.query('SET time_zone = ?', [zone]);
-    connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+    // Queued on the new connection ahead of any statement of ours, so they run first (not awaited:
+    // the pool hands the connection out meanwhile; the queue keeps the order).
+    void connection.query('SET time_zone = ?', [zone]);
+    void connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
   });
   const limit = { flavour, ms: options.maxStatementTimeMs ?? DEFAULT_MAX_STATEMENT_TIME_MS };
   return new MysqlDb(pool, display, zone, warnings, limit);
