@@ -133,7 +133,7 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  const init = await runCli(['init'], { cwd });
+  const init = await runCli(['init', '--profile', 'async-task'], { cwd });
   expect(init.code, init.stderr).toBe(0);
 });
 
@@ -190,7 +190,8 @@ describe('redrive onto a Redis list (redis-list)', () => {
   it('an unreachable Redis is retryable: the row goes back to pending with the first backoff, nothing pushed', async () => {
     await insert('sms', 'evt-sms-1');
     const run = await redrive();
-    expect(run.code, run.stderr).toBe(0);
+    // Every attempt of the run failed: exit 1.
+    expect(run.code, run.stderr).toBe(1);
     expect(run.json).toMatchObject({ claimed: 1, delivered: 0, retried: 1 });
     const after = await row('evt-sms-1');
     expect(after).toMatchObject({ status: 0, attempts: 1 });
