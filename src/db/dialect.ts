@@ -30,6 +30,8 @@ export interface Dialect {
   serverHashing: boolean;
   /** Several connections read the same database at once (a file database serialises them: one is enough). */
   parallelReads: boolean;
+  /** Error codes of a lock conflict (deadlock, lock-wait timeout) after which a short transaction is retried. */
+  lockConflictCodes: readonly string[];
 }
 
 const SAFE_JSON_PATH = /^\$\.[A-Za-z_][A-Za-z0-9_]*$/;
@@ -56,6 +58,7 @@ export const mysqlDialect: Dialect = {
   collationWeights: true,
   serverHashing: true,
   parallelReads: true,
+  lockConflictCodes: ['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT'],
 };
 
 export const sqliteDialect: Dialect = {
@@ -74,4 +77,6 @@ export const sqliteDialect: Dialect = {
   collationWeights: false,
   serverHashing: false,
   parallelReads: false,
+  // BEGIN IMMEDIATE waits for the write lock (busy timeout) instead of conflicting.
+  lockConflictCodes: [],
 };

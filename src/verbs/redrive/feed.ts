@@ -1,3 +1,4 @@
+import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { claimBatch, type ClaimCursor, type ClaimedTask, type ClaimKind } from '../../db/sql/claims.js';
@@ -21,9 +22,11 @@ export interface FeedOptions {
   skipLocked: boolean;
   stopped: () => boolean;
   stop?: AbortSignal;
+  /** Paces the claims (default: the system clock). */
+  clock?: LocalClock;
 }
 
-/** A deadlock or lock-wait timeout in a claim transaction is retried this many times. */
+/** A lock conflict (the dialect's deadlock or lock-wait codes) in a claim transaction is retried this many times. */
 const LOCK_RETRIES = 3;
 
 /**
@@ -75,13 +78,14 @@ export class Feeder {
 
   private async refill(): Promise<void> {
     const { options } = this;
+    const clock = options.clock ?? systemClock;
     while (this.queue.length === 0 && !this.done()) {
-      const wait = this.lastClaimAt + options.pauseMs - Date.now();
-      if (this.lastClaimAt > 0 && wait > 0) await sleep(wait, options.stop);
+      const wait = this.lastClaimAt + options.pauseMs - clock.nowMs();
+      if (this.lastClaimAt > 0 && wait > 0) await clock.sleep(wait, options.stop);
       if (this.done()) return;
       const kind = this.kinds[this.kindIndex] as ClaimKind;
       const limit = Math.min(options.batch, this.remaining);
-      const batch = await withLockRetry(() =>
+      const batch = await withLockRetry(this.source.db.dialect.lockConflictCodes, clock, () =>
         claimBatch(this.source, {
           kind,
           limit,
@@ -94,7 +98,7 @@ export class Feeder {
           skipLocked: options.skipLocked,
         }),
       );
-      this.lastClaimAt = Date.now();
+      this.lastClaimAt = clock.nowMs();
       this.cursor = batch.cursor;
       if (batch.tasks.length > 0) {
         this.counts.claimed += batch.tasks.length;
@@ -112,27 +116,23 @@ export class Feeder {
   }
 }
 
-async function withLockRetry<T>(fn: () => Promise<T>): Promise<T> {
+async function withLockRetry<T>(
+  conflictCodes: readonly string[],
+  clock: LocalClock,
+  fn: () => Promise<T>,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if (attempt > LOCK_RETRIES || (code !== 'ER_LOCK_DEADLOCK' && code !== 'ER_LOCK_WAIT_TIMEOUT'))
-        throw error;
-      await sleep(20 * attempt);
+      if (attempt > LOCK_RETRIES || code === undefined || !conflictCodes.includes(code)) throw error;
+      await clock.sleep(20 * attempt);
     }
   }
 }
 
+/** Sleeps on the system clock (kept for callers outside a run). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return systemClock.sleep(ms, signal);
 }

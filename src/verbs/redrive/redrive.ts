@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { classifyError, describeFailure } from '../../core/classify.js';
+import { systemClock } from '../../core/clock.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { countClaimable, countUnhandled, detectSkipLocked, type ClaimedTask } from '../../db/sql/claims.js';
 import { toIso } from '../../db/task-sql.js';
@@ -72,7 +73,8 @@ export function assertRedrivable(source: BoundSource): void {
  */
 export async function runRedrive(source: BoundSource, options: RedriveOptions): Promise<RedriveResult> {
   assertRedrivable(source);
-  const started = Date.now();
+  const clock = options.clock ?? systemClock;
+  const started = clock.nowMs();
   const log = options.log ?? (() => undefined);
   const stuckAfterSeconds = Math.floor(options.stuckAfterMs / 1000);
   const cutoffEpoch = await source.db.nowEpoch();
@@ -104,7 +106,7 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   const result = (interrupted: boolean): RedriveResult => ({
     ...counts,
     dryRun: Boolean(options.dryRun),
-    durationMs: Date.now() - started,
+    durationMs: clock.nowMs() - started,
     interrupted,
     unhandled,
     source: source.name,
@@ -137,8 +139,13 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   const abort = options.abort ? AbortSignal.any([options.abort, fatal.signal]) : fatal.signal;
   setMaxListeners(0, abort); // every request in flight listens to it
   const stopped = () => Boolean(options.stop?.aborted) || abort.aborted;
-  const settler = new Settler(source, options.policies, counts, log, options.random);
-  const feeder = new Feeder(source, { ...options, ...cutoffs, bizTypes, skipLocked, stopped }, counts, log);
+  const settler = new Settler(source, options.policies, counts, log, options.random, clock);
+  const feeder = new Feeder(
+    source,
+    { ...options, ...cutoffs, bizTypes, skipLocked, stopped, clock },
+    counts,
+    log,
+  );
   const progress = setInterval(() => options.onProgress?.({ ...counts }), PROGRESS_EVERY_MS);
   progress.unref();
   try {
@@ -173,7 +180,7 @@ async function dispatchAll(
       if (!queued) return;
       const { task } = queued;
       // A claim whose lease ran out while it waited in the queue may be taken over at any moment: do not start it.
-      if (Date.now() - queued.claimedAtMs >= leaseMs) {
+      if ((options.clock ?? systemClock).nowMs() - queued.claimedAtMs >= leaseMs) {
         await settler.add({ task, release: 'lease expired before dispatch' });
         continue;
       }

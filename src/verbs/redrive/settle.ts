@@ -1,5 +1,6 @@
 import { decide } from '../../core/retry-decision.js';
 import type { RetryPolicies } from '../../core/backoff.js';
+import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import type { ClaimedTask } from '../../db/sql/claims.js';
@@ -43,9 +44,10 @@ export class Settler {
     private readonly counts: RedriveCounts,
     private readonly log: (event: RedriveEvent) => void,
     private readonly random: () => number = Math.random,
+    private readonly clock: LocalClock = systemClock,
   ) {
     this.timer = setInterval(() => {
-      if (this.buffer.length > 0 && Date.now() - this.oldest >= SETTLE_MAX_WAIT_MS)
+      if (this.buffer.length > 0 && this.clock.nowMs() - this.oldest >= SETTLE_MAX_WAIT_MS)
         void this.flush().catch(() => undefined);
     }, SETTLE_MAX_WAIT_MS / 4);
     this.timer.unref();
@@ -54,7 +56,7 @@ export class Settler {
   /** Queues one outcome; flushes when the batch is full. Throws a failure of an earlier flush. */
   async add(settlement: Settlement): Promise<void> {
     if (this.failure) throw this.failure;
-    if (this.buffer.length === 0) this.oldest = Date.now();
+    if (this.buffer.length === 0) this.oldest = this.clock.nowMs();
     this.buffer.push(settlement);
     if (this.buffer.length >= SETTLE_BATCH) await this.flush();
   }

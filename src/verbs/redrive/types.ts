@@ -1,3 +1,4 @@
+import type { LocalClock } from '../../core/clock.js';
 import type { RetryPolicies } from '../../core/backoff.js';
 import type { TaskId } from '../../core/task.js';
 import type { DispatcherRegistry } from '../../dispatch/types.js';
@@ -88,4 +89,6 @@ export interface RedriveOptions {
   random?: () => number;
   /** Extend running claims' leases (default true); false only as a diagnostic switch. */
   heartbeat?: boolean;
+  /** The local clock for pacing and the lease check before dispatch (default: the system clock). */
+  clock?: LocalClock;
 }
