@@ -88,7 +88,7 @@ describe('on a 200k-row table with only the reference indexes', () => {
       /per-biz-type counts skipped: without an index on \(status, biz_type\)/,
     );
     expect(json.notes.join('\n')).toContain(
-      'CREATE INDEX `idx_status_biz_type` ON `async_task` (`status`, `biz_type`)',
+      'CREATE INDEX `idx_status_biz_type` ON `async_task` (`status`, `biz_type`, `next_retry_time`, `updated_at`)',
     );
   });
 
@@ -116,7 +116,7 @@ describe('on a 200k-row table with only the reference indexes', () => {
     expect(check?.status).toBe('warn');
     expect(check?.message).toMatch(/per-biz-type counts read one index entry per row/);
     expect(check?.hint).toContain(
-      'CREATE INDEX `idx_status_biz_type` ON `async_task` (`status`, `biz_type`);',
+      'CREATE INDEX `idx_status_biz_type` ON `async_task` (`status`, `biz_type`, `next_retry_time`, `updated_at`);',
     );
     expect(check?.hint).toContain('CREATE INDEX `idx_created_at` ON `async_task` (`created_at`);');
   });
@@ -209,5 +209,29 @@ describe("with doctor's indexes", () => {
     const [sample] = await plans(recorded);
     expect(sample?.types).not.toContain('ALL');
     expect(sample?.keys).toEqual(['idx_status_biz_type']);
+  });
+});
+
+describe('without any index leading with status', () => {
+  beforeAll(async () => {
+    await schema.sql.query(
+      'ALTER TABLE async_task DROP INDEX idx_status_next_retry, DROP INDEX idx_status_biz_type',
+    );
+    await schema.sql.query('ANALYZE TABLE async_task');
+  }, 60_000);
+
+  it('scan stops with exit 3 instead of printing counts it did not take, and --full-scan takes them', async () => {
+    const run = await runJson<{ error: { code: string; message: string; hint: string } }>([
+      'scan',
+      '--db',
+      schema.dsn,
+    ]);
+    expect(run.code).toBe(3);
+    expect(run.json.error.code).toBe('FULL_SCAN');
+    expect(run.json.error.message).toMatch(/no index leads with status/);
+    expect(run.json.error.hint).toMatch(/--full-scan/);
+    const full = await runJson<ScanJson>(['scan', '--db', schema.dsn, '--limit', '1', '--full-scan']);
+    expect(full.code, full.stderr).toBe(0);
+    expect(full.json.summary.total).toBe(ROWS);
   });
 });

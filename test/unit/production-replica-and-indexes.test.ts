@@ -42,3 +42,17 @@ describe('the read replica', () => {
     expect(replicaCheck('r', { ...lag(null, false, false), reason: 'not a replica' }).status).toBe('fail');
   });
 });
+
+describe('indexServes with the covering summary index', () => {
+  it('takes status and biz type in either order, then the times in order', () => {
+    const wanted = ['status', 'biz_type', 'next_retry_time', 'updated_at'];
+    expect(indexServes(index(...wanted), wanted, true)).toBe(true);
+    expect(indexServes(index('biz_type', 'status', 'next_retry_time', 'updated_at'), wanted, true)).toBe(
+      true,
+    );
+    expect(indexServes(index('status', 'biz_type'), wanted, true)).toBe(false);
+    expect(indexServes(index('status', 'biz_type', 'updated_at', 'next_retry_time'), wanted, true)).toBe(
+      false,
+    );
+  });
+});

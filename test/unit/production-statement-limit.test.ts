@@ -66,7 +66,7 @@ describe('a fired time limit', () => {
     expect(error.exit).toBe(3);
     expect(error.code).toBe('STATEMENT_TIMEOUT');
     expect(error.message).toContain('scan.countDue');
-    expect(error.hint).toContain('(status, next_retry_time)');
+    expect(error.hint).toContain('(status, biz_type, next_retry_time, updated_at)');
     expect(indexHintFor('report.windowAggregate')).toContain('created_at');
   });
 });
