@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyHash, normalizeKey, semanticsOfCollation, BINARY_KEYS } from '../../src/core/diff-keys.js';
 import { mysqlDialect } from '../../src/db/dialect.js';
-import { hashSql, utf8Collation, type KeyColumn } from '../../src/db/sql/diff-checksum.js';
+import { hashSql, utf8Collation, type HashedKey } from '../../src/db/sql/diff-checksum.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 
 /**
@@ -38,7 +38,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function serverHashes(column: KeyColumn, semantics: typeof BINARY_KEYS): Promise<number[]> {
+async function serverHashes(column: HashedKey, semantics: typeof BINARY_KEYS): Promise<number[]> {
   const [rows] = await db.sql.query(`SELECT ${hashSql(column, semantics)} AS h FROM k ORDER BY id`);
   return (rows as Array<{ h: unknown }>).map((r) => Number(r.h));
 }

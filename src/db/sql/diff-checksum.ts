@@ -1,5 +1,5 @@
 // Over 300 lines: the digest and bisection statements of a cross-server diff, for every key kind, kept together so both sides hash alike.
-import type { KeySemantics } from '../../core/diff-keys.js';
+import { HASH_SPACE, HASH_SUM_MODULUS, type KeySemantics } from '../../core/diff-keys.js';
 import type { Dialect } from '../dialect.js';
 import { placeholders, type Fragment } from '../task-sql.js';
 import type { Db, Queryable } from '../types.js';
@@ -12,10 +12,6 @@ import { castText } from './diff-keys.js';
  * or read row by row. SQLite has no CRC32(): its side streams keys and hashes them in the client
  * (an embedded file is read without a network hop). Every statement reads only.
  */
-
-/** Hash-space width that covers every CRC32 value: one segment, the whole table. */
-export const WHOLE = 2 ** 32;
-const SUM_MOD = '281474976710656'; // 2^48: the hash sum stays an exact double
 
 export interface CrossTaskSide {
   dialect: Dialect;
@@ -49,10 +45,10 @@ export interface CrossBusinessSide {
 }
 
 /** A side's key column, as the hash statements need it. */
-export type KeyColumn = Pick<CrossTaskSide, 'dialect' | 'key' | 'keyIsInt' | 'keyIsUtf8'>;
+export type HashedKey = Pick<CrossTaskSide, 'dialect' | 'key' | 'keyIsInt' | 'keyIsUtf8'>;
 
 /** The normal form of a key column as SQL (MariaDB/MySQL), matching normalizeKey(). */
-export function normalizedKeySql(column: KeyColumn, semantics: KeySemantics): string {
+export function normalizedKeySql(column: HashedKey, semantics: KeySemantics): string {
   let sql = column.keyIsInt ? castText(column.dialect, column.key) : column.key;
   if (semantics.padSpace) sql = `TRIM(TRAILING ' ' FROM ${sql})`;
   if (semantics.caseInsensitive) sql = `LOWER(${sql})`;
@@ -63,7 +59,7 @@ export function normalizedKeySql(column: KeyColumn, semantics: KeySemantics): st
  * CRC32 of the normal form's UTF-8 bytes (keyHash() in the client). A text column already in
  * UTF-8 (or ASCII) has those bytes as it is, so the conversion, a copy per row, is left out.
  */
-export function hashSql(column: KeyColumn, semantics: KeySemantics): string {
+export function hashSql(column: HashedKey, semantics: KeySemantics): string {
   const normal = normalizedKeySql(column, semantics);
   return column.keyIsUtf8 && !column.keyIsInt
     ? `CRC32(${normal})`
@@ -83,12 +79,12 @@ export function utf8Collation(collation: string | null): boolean {
  */
 export type HashKind = 'exact' | 'normal';
 
-function keyHashSql(column: KeyColumn, semantics: KeySemantics, kind: HashKind): string {
+function keyHashSql(column: HashedKey, semantics: KeySemantics, kind: HashKind): string {
   return kind === 'exact' ? `CRC32(${column.key})` : hashSql(column, semantics);
 }
 
 /** The hash of a key in SQL, or 0 on SQLite (no CRC32(): the client hashes). */
-function hashOrZero(column: KeyColumn, semantics: KeySemantics): string {
+function hashOrZero(column: HashedKey, semantics: KeySemantics): string {
   return column.dialect.name === 'mysql' ? hashSql(column, semantics) : '0';
 }
 
@@ -142,7 +138,7 @@ export interface DigestRow {
 
 /** The parents a level is restricted to; none when they span the whole hash space (every hash is in one). */
 export function restrictingParents(level: LevelQuery): readonly number[] | undefined {
-  return level.parents && (level.parentWidth ?? WHOLE) < WHOLE ? level.parents : undefined;
+  return level.parents && (level.parentWidth ?? HASH_SPACE) < HASH_SPACE ? level.parents : undefined;
 }
 
 function levelSql(inner: Fragment, level: LevelQuery, withRole: boolean): Fragment {
@@ -153,12 +149,12 @@ function levelSql(inner: Fragment, level: LevelQuery, withRole: boolean): Fragme
         params: [level.parentWidth, ...parents],
       }
     : { sql: '', params: [] };
-  const whole = level.width >= WHOLE;
+  const whole = level.width >= HASH_SPACE;
   const nd = withRole ? 'SUM(CASE WHEN r <> 1 THEN 1 ELSE 0 END)' : '0';
   // Integer division: FLOOR(h / ?) would divide in DECIMAL, row by row.
   const seg = whole ? '0' : 'h DIV ?';
   return {
-    sql: `SELECT ${seg} AS g, COUNT(*) AS n, MOD(SUM(h), ${SUM_MOD}) AS s, ${nd} AS nd FROM (${inner.sql}) x${filter.sql}${whole ? '' : ' GROUP BY g'}`,
+    sql: `SELECT ${seg} AS g, COUNT(*) AS n, MOD(SUM(h), ${HASH_SUM_MODULUS}) AS s, ${nd} AS nd FROM (${inner.sql}) x${filter.sql}${whole ? '' : ' GROUP BY g'}`,
     params: [...(whole ? [] : [level.width]), ...inner.params, ...filter.params],
   };
 }

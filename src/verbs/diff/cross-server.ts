@@ -4,6 +4,7 @@ import {
   BINARY_KEYS,
   childWidth,
   emptyDigest,
+  HASH_SPACE,
   HASH_SUM_MODULUS,
   keyHash,
   normalizeKey,
@@ -28,7 +29,6 @@ import {
   taskDigests,
   taskHashStream,
   taskRows,
-  WHOLE,
   restrictingParents,
   type DigestRow,
   type HashKind,
@@ -158,9 +158,9 @@ function mysqlTaskSide(p: PreparedRule, q: Queryable): Side {
   return {
     digests: async (level, kind) => {
       const semantics = semanticsOf(p, kind);
-      if (level.width >= WHOLE) {
+      if (level.width >= HASH_SPACE) {
         const map = digestMap(
-          await taskDigests(q, t, semantics, { width: WHOLE }, { kind, withRole: false }),
+          await taskDigests(q, t, semantics, { width: HASH_SPACE }, { kind, withRole: false }),
         );
         const n = await count();
         const whole = map.get(0);
@@ -290,14 +290,14 @@ async function crossDiff(
   const counted = windowed ? countTasks(tq, p.crossTask, p.crossTask.window) : undefined;
   counted?.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
   options.progress('checksums: whole table, keys as stored');
-  const whole = { width: WHOLE };
+  const whole = { width: HASH_SPACE };
   const [te, be] = await Promise.all([tasks.digests(whole, 'exact'), business.digests(whole, 'exact')]);
   const record = (width: number, found: ReturnType<typeof mismatches>, hash: HashKind) =>
     stats.levels.push({ width, segments: found.segments, mismatched: found.mismatched.length, hash });
   const first = mismatches(te, be);
-  record(WHOLE, first, 'exact');
+  record(HASH_SPACE, first, 'exact');
   stats.tasksChecked = counted ? await counted : (te.get(0)?.rows ?? 0);
-  let width = WHOLE;
+  let width = HASH_SPACE;
   let mismatched = first.mismatched;
   while (mismatched.length > 0 && width > 1) {
     // A few rows left are read rather than split again.
@@ -305,7 +305,7 @@ async function crossDiff(
     const largest = mismatched.reduce((max, m) => Math.max(max, m.rows), 0);
     options.progress(`checksums: level ${stats.levels.length} (${mismatched.length} segments split)`);
     // The first split is dense where both sides can stream their hashes; deeper ones are grouped.
-    const dense = width >= WHOLE ? await denseOnBothSides(tasks, business) : undefined;
+    const dense = width >= HASH_SPACE ? await denseOnBothSides(tasks, business) : undefined;
     const next = dense
       ? childWidth(width, largest, DENSE_LEAF_ROWS, DENSE_FANOUT)
       : childWidth(width, largest, LEAF_ROWS, MAX_FANOUT);

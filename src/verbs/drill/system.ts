@@ -5,7 +5,7 @@ import { HttpDispatcher } from '../../dispatch/http.js';
 import { registryOf } from '../../dispatch/registry.js';
 import type { Dispatcher, DispatchResult } from '../../dispatch/types.js';
 import { runRedrive } from '../redrive/index.js';
-import { manualRetry } from './compensate-bridge.js';
+import { manualRetry } from './manual-retry.js';
 import type { DrillEnv, DrillSystem, DrillTask } from './env.js';
 import { check } from './framework.js';
 

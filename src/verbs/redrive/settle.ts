@@ -94,7 +94,7 @@ export class Settler {
   /**
    * Optimistic first: write every outcome under its fence and count a row that takes no write as a
    * lost race. Grouped successes cannot tell which row missed, so when a group changes fewer rows
-   * than it names, the whole flush is rolled back and written again the careful way: read and lock
+   * than it names, the whole flush is rolled back and written again row by row: read and lock
    * the rows still held first (heldClaims), then write only those.
    */
   private async write(items: Settlement[]): Promise<void> {
@@ -106,13 +106,13 @@ export class Settler {
     }
   }
 
-  private async writeOnce(items: Settlement[], careful: boolean): Promise<void> {
+  private async writeOnce(items: Settlement[], rowByRow: boolean): Promise<void> {
     const { source } = this;
     const limit = lastErrorLimit(source);
     const events: RedriveEvent[] = [];
     // Counted only once the transaction commits: a rolled-back flush counts and logs nothing.
     const tally = await source.db.transaction(async (tx) => {
-      const held = careful
+      const held = rowByRow
         ? await heldClaims(
             tx,
             source,
@@ -144,7 +144,7 @@ export class Settler {
         }
         if ('release' in item) {
           const written = await this.written(
-            careful,
+            rowByRow,
             applyTransition(tx, source, {
               transition: 'release',
               id: task.id,
@@ -180,7 +180,7 @@ export class Settler {
           events.push({ event: 'task_success', ...base });
         } else if (decision.transition === 'retry') {
           const written = await this.written(
-            careful,
+            rowByRow,
             applyTransition(tx, source, {
               transition: 'retry',
               id: task.id,
@@ -203,7 +203,7 @@ export class Settler {
           });
         } else {
           const written = await this.written(
-            careful,
+            rowByRow,
             applyTransition(tx, source, {
               transition: 'fail',
               id: task.id,
@@ -228,7 +228,7 @@ export class Settler {
       for (const group of successes.values()) {
         const changed = await succeedClaimed(tx, source, group.ids, group.fence);
         if (changed !== group.ids.length) {
-          if (!careful) throw new GroupMissed();
+          if (!rowByRow) throw new GroupMissed();
           throw new Error(`success changed ${changed} of ${group.ids.length} held rows; rolled back`);
         }
         tally.succeeded += changed;
@@ -245,19 +245,19 @@ export class Settler {
   }
 
   /**
-   * Whether a fenced write took: 0 rows is a lost race. In the careful pass the row was read and
+   * Whether a fenced write took: 0 rows is a lost race. In the row-by-row pass the row was read and
    * locked as held, so it must take the write; anything else means the lock did not hold, and the
    * flush rolls back.
    */
-  private async written(careful: boolean, changed: Promise<number>): Promise<boolean> {
+  private async written(rowByRow: boolean, changed: Promise<number>): Promise<boolean> {
     const n = await changed;
     if (n === 1) return true;
-    if (careful || n !== 0) throw new Error(`a held claim took ${n} writes instead of 1; rolled back`);
+    if (rowByRow || n !== 0) throw new Error(`a held claim took ${n} writes instead of 1; rolled back`);
     return false;
   }
 }
 
-/** A grouped success changed fewer rows than it named: redo the flush the careful way. */
+/** A grouped success changed fewer rows than it named: redo the flush row by row. */
 class GroupMissed extends Error {
   constructor() {
     super('a grouped success missed a row');
