@@ -166,6 +166,19 @@ export class Context {
     return db;
   }
 
+  /**
+   * Opens another database (a business table that lives elsewhere: diff, doctor, drill), pinned
+   * to the app's time zone as the source is; closed by close(). The one way to open an extra
+   * connection.
+   */
+  async openExtra(dsn: string): Promise<Db> {
+    const db = await connect(dsn, {
+      appTimeZone: this.env.TASKRECON_APP_TIME_ZONE ?? this.config.appTimeZone,
+    });
+    this.opened.push(db);
+    return db;
+  }
+
   async close(): Promise<void> {
     const dbs = this.opened.splice(0);
     await Promise.allSettled(dbs.map((db) => db.close()));

@@ -1,7 +1,5 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { connect } from '../db/connect.js';
-import type { Db } from '../db/types.js';
 import { ExitCode } from '../errors.js';
 import { runDoctor, type DoctorResult } from '../verbs/doctor/index.js';
 import { renderDoctor } from '../render/doctor.js';
@@ -32,7 +30,6 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
     const db = await this.context.open(choice);
     const connectMs = Date.now() - started;
     const appTimeZone = process.env.TASKRECON_APP_TIME_ZONE ?? this.context.config.appTimeZone;
-    const businessDbs: Db[] = [];
     const result = await runDoctor(db, {
       sourceName: choice.name,
       profile: choice.profile,
@@ -42,12 +39,8 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
       readReplica: this.context.openedReplica,
       rules: this.context.config.rules,
       sourceDsn: this.context.dsn(choice),
-      openDb: async (dsn) => {
-        const opened = await connect(dsn, { appTimeZone });
-        businessDbs.push(opened);
-        return opened;
-      },
-    }).finally(() => Promise.allSettled(businessDbs.map((d) => d.close())));
+      openDb: (dsn) => this.context.openExtra(dsn),
+    });
     withBrokerChecks(result, await brokerDoctorChecks(this.context.config));
     if (!this.jsonEnabled()) this.log(renderDoctor(result, { plans: this.flags.plans }));
     if (result.status === 'fail') this.setExit(ExitCode.findings);

@@ -77,8 +77,8 @@ export default class Drill extends BaseCommand<typeof Drill> {
     const target = await drillTarget(flags, config, async () => ({
       stuckAfterMs: this.context.source().stuckAfterMs,
       bound: await this.openSource(),
+      openExtra: (dsn) => this.context.openExtra(dsn),
     }));
-    if (target.extraDb) this.extra.push(target.extraDb);
     const live = !this.jsonEnabled() && isStderrTty();
     const { result, skipped } = await runDrills(flags, config, target, () => liveStepPrinter(live));
     if (skipped) this.note(skipped);
@@ -92,12 +92,5 @@ export default class Drill extends BaseCommand<typeof Drill> {
     if (junit) this.note(`JUnit report: ${junit}`);
     if (result.failed > 0) this.setExit(ExitCode.findings);
     return result;
-  }
-
-  private readonly extra: Array<{ close(): Promise<void> }> = [];
-
-  override async finally(error: Error | undefined): Promise<void> {
-    await Promise.allSettled(this.extra.map((db) => db.close()));
-    await super.finally(error);
   }
 }

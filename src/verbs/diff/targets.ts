@@ -3,8 +3,6 @@ import { closest } from '../../config/suggest.js';
 import { Context } from '../../context.js';
 import { normalizeRule, type DiffRule } from '../../core/diff.js';
 import { bindSource, type BoundSource } from '../../db/bind-source.js';
-import { connect } from '../../db/connect.js';
-import type { Db } from '../../db/types.js';
 import { usageError } from '../../errors.js';
 import type { RuleTarget } from './diff.js';
 
@@ -40,7 +38,6 @@ export function selectRules(
 /** Opens, per rule, its task source (default: the command's) and its business database; close() closes what it opened. */
 export class RuleTargets {
   private readonly contexts: Context[] = [];
-  private readonly dbs: Db[] = [];
 
   constructor(
     private readonly context: Context,
@@ -64,14 +61,13 @@ export class RuleTargets {
     }
     let businessDb = source.db;
     if (rule.business.db && rule.business.db !== sourceDsn) {
-      businessDb = await connect(rule.business.db, { appTimeZone: this.context.config.appTimeZone });
-      this.dbs.push(businessDb);
+      businessDb = await this.context.openExtra(rule.business.db);
     }
     return { rule, source, sourceDsn, businessDb };
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.dbs.map((db) => db.close()), ...this.contexts.map((c) => c.close())]);
+    await Promise.allSettled(this.contexts.map((c) => c.close()));
   }
 }
 

@@ -2,6 +2,7 @@ import type { TaskreconConfig } from '../../config/schema.js';
 import { RetryPolicies } from '../../core/backoff.js';
 import { parseDuration } from '../../core/duration.js';
 import type { BoundSource } from '../../db/bind-source.js';
+import type { Db } from '../../db/types.js';
 import { usageError } from '../../errors.js';
 import { checkHandlerUrl, findRule, systemTarget } from './system-target.js';
 import { runDrill, SANDBOX_BIZ_TYPE, type DrillResult, type SystemTarget } from './drill.js';
@@ -26,8 +27,6 @@ export interface DrillTarget {
   system?: SystemTarget;
   bizType: string;
   timeoutMs: number;
-  /** A second connection the target opened (the business table's), for the caller to close. */
-  extraDb?: { close(): Promise<void> };
 }
 
 /**
@@ -38,7 +37,11 @@ export interface DrillTarget {
 export async function drillTarget(
   flags: DrillTargetFlags,
   config: TaskreconConfig,
-  source: () => Promise<{ bound: BoundSource; stuckAfterMs: number }>,
+  source: () => Promise<{
+    bound: BoundSource;
+    stuckAfterMs: number;
+    openExtra: (dsn: string) => Promise<Db>;
+  }>,
 ): Promise<DrillTarget> {
   if (!flags['handler-url']) {
     if (flags['diff-rule'])
@@ -51,8 +54,8 @@ export async function drillTarget(
     throw usageError('--handler-variant applies to the sandbox only, not to --handler-url');
   const handlerUrl = checkHandlerUrl(flags['handler-url']);
   const rule = findRule(config.rules, flags['diff-rule']);
-  const { bound, stuckAfterMs } = await source();
-  const resolved = await systemTarget(bound, rule, handlerUrl, stuckAfterMs);
+  const { bound, stuckAfterMs, openExtra } = await source();
+  const resolved = await systemTarget(bound, rule, handlerUrl, stuckAfterMs, openExtra);
   const handler = config.handlers?.[rule.bizType];
   const configured =
     handler?.type === 'http' && handler.timeout !== undefined
@@ -62,7 +65,6 @@ export async function drillTarget(
     system: resolved.target,
     bizType: rule.bizType,
     timeoutMs: flags.timeout ?? configured ?? SYSTEM_TIMEOUT_MS,
-    ...(resolved.extraDb ? { extraDb: resolved.extraDb } : {}),
   };
 }
 

@@ -1,6 +1,5 @@
 import type { RuleConfig } from '../../config/schema.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { connect } from '../../db/connect.js';
 import type { Db } from '../../db/types.js';
 import { usageError, configError } from '../../errors.js';
 import { closest } from '../../config/suggest.js';
@@ -67,18 +66,18 @@ export function checkHandlerUrl(text: string): string {
   return url.toString();
 }
 
-/** The system target; opens the rule's business database when it names one (closed by the caller). */
+/** The system target; opens the rule's business database through `openExtra` when it names one. */
 export async function systemTarget(
   source: BoundSource,
   rule: RuleConfig,
   handlerUrl: string,
   leaseMs: number,
-): Promise<{ target: SystemTarget; extraDb?: Db }> {
+  openExtra: (dsn: string) => Promise<Db>,
+): Promise<{ target: SystemTarget }> {
   requireDrillableSource(source);
   // unreachable-target compensates by hand, and a manual change that cannot be audited is not made.
   await requireAuditTable(source.db);
-  const extraDb = rule.business.db ? await connect(rule.business.db) : undefined;
-  const effectDb = extraDb ?? source.db;
+  const effectDb = rule.business.db ? await openExtra(rule.business.db) : source.db;
   const columns = await effectDb.columns(rule.business.table);
   if (!columns)
     throw usageError(
@@ -103,6 +102,5 @@ export async function systemTarget(
       effectDb,
       leaseMs,
     },
-    extraDb,
   };
 }
