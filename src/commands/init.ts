@@ -17,7 +17,7 @@ export default class Init extends BaseCommand<typeof Init> {
   static override summary =
     "Create the reference task table and taskrecon's audit table, or print their DDL.";
   static override description =
-    'Creates async_task (seed 000) or job_retries (seed 002) with the indexes scan and redrive need, and ' +
+    'Creates async_task (the classic task-table design) or job_retries (the job-retries design) with the indexes scan and redrive need, and ' +
     'taskrecon_audit. Tables that exist are left as they are. Laravel and think-queue tables come from their own migrations.';
   static override examples = [
     '<%= config.bin %> init --db mysql://root@127.0.0.1:3306/shop',
