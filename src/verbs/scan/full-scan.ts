@@ -1,6 +1,7 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { estimatedRows } from '../../db/sql/scan-counts.js';
+import { createIndexStatement } from '../../db/sql/suggestions.js';
 import type { ScanFilter } from '../../db/fragment.js';
 import { windowField } from '../../db/fragment.js';
 import type { IndexInfo } from '../../db/types.js';
@@ -91,8 +92,7 @@ export function recommendedIndexes(source: BoundSource): RecommendedIndex[] {
 
 /** The CREATE INDEX of a recommendation. */
 export function createIndexSql(source: BoundSource, index: RecommendedIndex): string {
-  const q = source.db.dialect.quoteId;
-  return `CREATE INDEX ${q(index.name)} ON ${q(source.profile.table)} (${index.columns.map((c) => q(c)).join(', ')});`;
+  return createIndexStatement(source.db.dialect, index.name, source.profile.table, index.columns, true);
 }
 
 /** Which figures of a scan summary (or a report) are index-served on this table, and what to do about the others. */
