@@ -1,6 +1,6 @@
 import { formatSeconds } from '../core/duration.js';
 import { failingBizTypes, type ReportResult } from '../core/report.js';
-import { describeBreach, firstLine, formatMetric } from '../render/nagios.js';
+import { describeBreach, firstLine, formatMetric } from '../core/report-text.js';
 import type { Alert } from './types.js';
 
 /** How many failing biz types a message names. */

@@ -1,6 +1,9 @@
 import { failingBizTypes, type ReportMetrics, type ReportResult } from '../core/report.js';
 import { formatSeconds } from '../core/duration.js';
-import { METRIC_UNIT, type Breach, type Limits, type ThresholdMetric } from '../core/thresholds.js';
+import { describeBreach, firstLine, formatMetric } from '../core/report-text.js';
+import type { Limits, ThresholdMetric } from '../core/thresholds.js';
+
+export { describeBreach, firstLine, formatMetric } from '../core/report-text.js';
 
 /**
  * The report as a Nagios/Icinga plugin prints it: one status line, ` | ` and performance data
@@ -21,18 +24,6 @@ const PERF: Array<[keyof ReportMetrics, string, ThresholdMetric | undefined, 's'
 ];
 
 const round = (n: number): string => String(Math.round(n * 1e6) / 1e6);
-
-/** A threshold or metric value as an operator reads it: 5% for rates, 10m for ages. */
-export function formatMetric(metric: ThresholdMetric, value: number): string {
-  const unit = METRIC_UNIT[metric];
-  if (unit === 'ratio') return `${Math.round(value * 10_000) / 100}%`;
-  if (unit === 'seconds') return formatSeconds(value);
-  return String(value);
-}
-
-export function describeBreach(b: Breach): string {
-  return `${b.metric} ${formatMetric(b.metric, b.value)} >= ${formatMetric(b.metric, b.threshold)} (${b.level})`;
-}
 
 function perfdata(metrics: ReportMetrics, thresholds: Record<ThresholdMetric, Limits>): string {
   return PERF.map(([field, label, metric, uom]) => {
@@ -69,11 +60,4 @@ export function renderNagios(report: Omit<ReportResult, 'notifications'>): strin
     return `${b.bizType ?? '(none)'}: ${b.failed ?? 'n/a'} failed in window, ${b.failedOpen ?? 'n/a'} awaiting action${sample}`;
   });
   return [line, ...details].join('\n');
-}
-
-/** The first line of an error, at most 120 characters, with the Nagios separator `|` replaced. */
-export function firstLine(error: string | null, max = 120): string {
-  if (!error) return '-';
-  const line = (error.split('\n')[0] ?? '').trim().replace(/\|/g, '/');
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
