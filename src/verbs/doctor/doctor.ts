@@ -5,6 +5,7 @@ import type { Db } from '../../db/types.js';
 import { check, type CheckStatus, type DoctorCheck } from './check.js';
 import { auditTableCheck, columnChecks, lastErrorCheck, statusValuesCheck } from './schema.js';
 import { indexChecks } from './indexes.js';
+import { pitfallChecks } from './pitfalls.js';
 import { ruleIndexChecks } from './rules.js';
 import { replicaCheck } from './replica.js';
 import { replicaLag, type ReplicaLag } from '../../db/replica.js';
@@ -75,6 +76,7 @@ export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorR
   if (tableExists) {
     const lastError = lastErrorCheck(source);
     if (lastError) checks.push(lastError);
+    if (!source.problems.some((p) => p.severity === 'error')) checks.push(...(await pitfallChecks(source)));
     if (!source.problems.some((p) => p.severity === 'error')) {
       const status = await statusValuesCheck(source);
       if (status) checks.push(status);
