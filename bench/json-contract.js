@@ -265,11 +265,11 @@ async function main() {
         .replace(/^db: .*$/m, `db: ${dsn}`)
         .replace(
           /^sources:\n/m,
-          'sources:\n  failed: { profile: laravel-failed-jobs, table: failed_jobs }\n',
+          'sources:\n  contract-failed: { profile: laravel-failed-jobs, table: failed_jobs }\n',
         ),
     );
     suite('mysql', mysqlConfig);
-    const f = ['--config', mysqlConfig, '--source', 'failed'];
+    const f = ['--config', mysqlConfig, '--source', 'contract-failed'];
     run('mysql-failed-scan', ['scan', '--limit', '5', ...f]);
     run('mysql-failed-report', ['report', '--window', '24h', ...f]);
     run('mysql-failed-doctor', ['doctor', ...f]);
