@@ -42,9 +42,7 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
 
   static override strict = false;
   static override args = {
-    ids: Args.string({
-      description: 'Task ids (several allowed, space or comma separated); without ids the filters select.',
-    }),
+    ids: Args.string({ description: 'Task ids (space or comma separated); without ids the filters select.' }),
   };
 
   static override flags = COMPENSATE_FLAGS;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { brokersSchema } from './brokers.js';
-import { createMissingSchema, sweepsSchema } from './sweeps.js';
+import { createMissingSchema, sweepsSchema } from '../core/sweep-config.js';
 import { LOGICAL_FIELDS, LOGICAL_STATUSES, TIME_FIELDS, TIME_TYPES } from '../core/task.js';
 
 /**

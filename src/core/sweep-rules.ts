@@ -1,4 +1,4 @@
-import { rangesOf, sweepRate, type SweepAction, type SweepsConfig } from '../config/sweeps.js';
+import { rangesOf, sweepRate, type SweepAction, type SweepsConfig } from './sweep-config.js';
 import { eligibleAt, isEligible, type DailyRange, type Schedule } from './sweep-window.js';
 
 /**

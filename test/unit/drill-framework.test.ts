@@ -7,7 +7,7 @@ import {
   runScenarios,
   type DrillEvent,
   type Scenario,
-} from '../../src/verbs/drill/framework.js';
+} from '../../src/core/drill-framework.js';
 import { expectationOf } from '../../src/verbs/drill/policy.js';
 import { DEFAULT_POLICY, policyFromConfig } from '../../src/core/backoff.js';
 import { drillLike } from '../../src/db/sql/drill.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
-import { sweepZoneProblem } from '../../src/config/sweeps.js';
+import { sweepZoneProblem } from '../../src/core/sweep-config.js';
 import { compileRules, decideRow, errorMatches, firstMatch, inScope } from '../../src/core/sweep-rules.js';
 import { isKnownZone } from '../../src/core/sweep-window.js';
 

@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel, GetMessage } from 'amqplib';
-import { check, type Scenario, type StepRecorder } from '../../verbs/drill/framework.js';
+import { check, type Scenario, type StepRecorder } from '../../core/drill-framework.js';
 import { closeQuietly, openChannel, openConfirmChannel } from './connection.js';
 import { declareCopy, ScratchCopy } from './drill-copy.js';
 import { deathCount, queueFindings } from './findings.js';

@@ -29,3 +29,9 @@ export function modifyColumnStatement(
   const definition = type === 'varchar-null' ? `VARCHAR(${length}) NULL` : 'LONGTEXT NOT NULL';
   return `ALTER TABLE ${dialect.quoteId(table)} MODIFY ${dialect.quoteId(column)} ${definition};`;
 }
+
+/** `ALTER TABLE … ADD UNIQUE KEY uk_<column> (column)`: for an event id that must be recorded once. */
+export function addUniqueKeyStatement(dialect: Dialect, table: string, column: string): string {
+  const q = dialect.quoteId;
+  return `ALTER TABLE ${q(table)} ADD UNIQUE KEY ${q(`uk_${column}`)} (${q(column)});`;
+}

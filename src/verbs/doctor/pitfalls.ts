@@ -1,6 +1,7 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { retryTimesOnTheMinute, serverWaitTimeout } from '../../db/sql/doctor-pitfalls.js';
+import { addUniqueKeyStatement, modifyColumnStatement } from '../../db/sql/suggestions.js';
 import { DEFAULT_LEASE_SECONDS } from '../redrive/index.js';
 import { check, type DoctorCheck } from './check.js';
 
@@ -58,7 +59,7 @@ export async function pitfallChecks(
             'event id unique',
             'warn',
             `${table}.${eventColumn} has no UNIQUE key: the same event can be recorded twice and run twice`,
-            `Add one once duplicates are resolved: ALTER TABLE ${table} ADD UNIQUE KEY uk_${eventColumn} (${eventColumn});`,
+            `Add one once duplicates are resolved: ${addUniqueKeyStatement(source.db.dialect, table, eventColumn)}`,
           ),
     );
   }
@@ -71,7 +72,8 @@ export async function pitfallChecks(
           'payload length',
           'warn',
           `${table}.payload is ${payload.columnType}, shorter than LONGTEXT: a large job's payload is cut when it fails, and a retry then cannot decode it`,
-          `ALTER TABLE ${table} MODIFY payload LONGTEXT NOT NULL;`,
+          modifyColumnStatement(source.db.dialect, table, payload.name, 'longtext-not-null') ??
+            'Rebuild the table with a LONGTEXT payload column.',
         ),
       );
     } else if (payload) out.push(check('payload length', 'ok', `${table}.payload is ${payload.columnType}`));

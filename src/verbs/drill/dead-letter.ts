@@ -3,7 +3,7 @@ import { DEAD_LETTER_SCENARIO, deadLetterTopology } from '../../brokers/rabbitmq
 import type { BrokerConfig, RabbitBrokerConfig } from '../../config/brokers.js';
 import { usageError } from '../../errors.js';
 import type { DrillResult } from './drill.js';
-import { newRunId, runScenarios, type DrillListener } from './framework.js';
+import { newRunId, runScenarios, type DrillListener } from '../../core/drill-framework.js';
 
 /**
  * The `dead-letter-topology` scenario in the drill command: it runs on a RabbitMQ broker of the

@@ -19,7 +19,7 @@ import {
   STEP_TIMEOUT_MS,
   type DrillListener,
   type ScenarioResult,
-} from './framework.js';
+} from '../../core/drill-framework.js';
 import { expectationOf } from './policy.js';
 import { startReferenceHandler, type HandlerVariant } from './reference-handler.js';
 import { createDrillSandbox, type DrillSandbox } from './sandbox.js';

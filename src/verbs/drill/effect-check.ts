@@ -3,7 +3,7 @@ import { drillRunFilter } from '../../db/sql/drill.js';
 import { prepareRule } from '../diff/index.js';
 import { runDiff } from '../diff/index.js';
 import type { DrillEnv } from './env.js';
-import { drillPrefix } from './framework.js';
+import { drillPrefix } from '../../core/drill-framework.js';
 
 export interface DrillDiff {
   tasksChecked: number;

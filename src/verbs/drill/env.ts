@@ -12,7 +12,7 @@ import {
 import type { Db } from '../../db/types.js';
 import type { DispatchResult } from '../../dispatch/types.js';
 import type { FaultServer } from './fault-server.js';
-import { check, drillPrefix } from './framework.js';
+import { check, drillPrefix } from '../../core/drill-framework.js';
 
 /** When the policy under test wants retry `n` (1-based) to run, as a window (jitter included). */
 export interface RetryWindow {

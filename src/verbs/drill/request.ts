@@ -7,7 +7,7 @@ import { usageError } from '../../errors.js';
 import { checkHandlerUrl, findRule, systemTarget } from './system-target.js';
 import { runDrill, SANDBOX_BIZ_TYPE, type DrillResult, type SystemTarget } from './drill.js';
 import { mergeDrillResults, planDrill, runDeadLetterDrill } from './dead-letter.js';
-import type { DrillListener } from './framework.js';
+import type { DrillListener } from '../../core/drill-framework.js';
 import type { HandlerVariant } from './reference-handler.js';
 
 /** Drill deliveries on the sandbox time out fast: the reference handler answers in milliseconds. */

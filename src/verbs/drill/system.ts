@@ -7,7 +7,7 @@ import type { Dispatcher, DispatchResult } from '../../dispatch/types.js';
 import { runRedrive } from '../redrive/index.js';
 import { manualRetry } from './manual-retry.js';
 import type { DrillEnv, DrillSystem, DrillTask } from './env.js';
-import { check } from './framework.js';
+import { check } from '../../core/drill-framework.js';
 
 /** Operator name the drill's manual actions are audited under. */
 export const DRILL_OPERATOR = 'taskrecon-drill';

@@ -1,7 +1,7 @@
 import type { TaskreconConfig } from '../../config/schema.js';
 import { compileRules } from '../../core/sweep-rules.js';
 import { isKnownZone } from '../../core/sweep-window.js';
-import { sweepZoneProblem } from '../../config/sweeps.js';
+import { sweepZoneProblem } from '../../core/sweep-config.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { isoOrNull, planSource, sweepable } from './plan.js';
 

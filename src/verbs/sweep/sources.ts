@@ -1,4 +1,4 @@
-import { sweepZoneProblem } from '../../config/sweeps.js';
+import { sweepZoneProblem } from '../../core/sweep-config.js';
 import type { TaskreconConfig } from '../../config/schema.js';
 import { compileRules, type SweepRule } from '../../core/sweep-rules.js';
 import { isKnownZone } from '../../core/sweep-window.js';

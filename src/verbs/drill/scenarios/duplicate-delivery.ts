@@ -1,6 +1,6 @@
 import { effectCount, expectStatus, injectTask, observe, type DrillEnv, type DrillTask } from '../env.js';
 import { diffDrillRun } from '../effect-check.js';
-import { check, type Scenario } from '../framework.js';
+import { check, type Scenario } from '../../../core/drill-framework.js';
 
 /**
  * The classic task-table design: the same event delivered twice — one after the other, and at the same

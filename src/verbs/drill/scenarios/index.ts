@@ -1,5 +1,5 @@
 import type { DrillEnv } from '../env.js';
-import type { Scenario } from '../framework.js';
+import type { Scenario } from '../../../core/drill-framework.js';
 import { duplicateDelivery } from './duplicate-delivery.js';
 import { permanentError } from './permanent-error.js';
 import { slowTarget } from './slow-target.js';

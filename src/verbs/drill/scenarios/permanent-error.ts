@@ -1,5 +1,5 @@
 import { effectCount, expectStatus, injectTask, observe, type DrillEnv, type DrillTask } from '../env.js';
-import { check, type Scenario } from '../framework.js';
+import { check, type Scenario } from '../../../core/drill-framework.js';
 
 /** The error classes: a 4xx (other than 408/425/429) is permanent — straight to failed, never retried. */
 export const permanentError: Scenario<DrillEnv> = {

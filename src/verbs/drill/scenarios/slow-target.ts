@@ -7,7 +7,7 @@ import {
   type DrillEnv,
   type DrillTask,
 } from '../env.js';
-import { check, type Scenario } from '../framework.js';
+import { check, type Scenario } from '../../../core/drill-framework.js';
 
 /**
  * The classic task-table design's incident: the handler does the work but answers after the caller's timeout, so

@@ -9,7 +9,7 @@ import {
   type DrillEnv,
   type DrillTask,
 } from '../env.js';
-import { check, type Scenario, type StepRecorder } from '../framework.js';
+import { check, type Scenario, type StepRecorder } from '../../../core/drill-framework.js';
 
 /**
  * The classic task-table design: point the task at a target that is not there and watch it go processing →

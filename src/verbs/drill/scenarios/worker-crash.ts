@@ -8,7 +8,7 @@ import {
   type DrillEnv,
   type DrillTask,
 } from '../env.js';
-import { check, type Scenario } from '../framework.js';
+import { check, type Scenario } from '../../../core/drill-framework.js';
 
 /**
  * The classic task-table design's example: a worker delivers the task (the effect happens) and dies before it

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { everEligible, parseDailyRange, type DailyRange } from '../core/sweep-window.js';
+import { everEligible, parseDailyRange, type DailyRange } from './sweep-window.js';
 
 /**
  * The `sweeps:` section: per job class, what the hourly failure sweep does with new failures.
