@@ -54,6 +54,11 @@ export default class Console extends BaseCommand<typeof Console> {
       },
       this.flags.port,
     );
+    // Listen for Ctrl-C before the URL goes out: whoever reads the URL may stop the console at once.
+    const stopped = new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
     // The URL is what the person asked for, even under --quiet (which then holds back the notes only).
     const quiet = this.quietGate !== undefined;
     this.quietGate?.release(false);
@@ -63,10 +68,7 @@ export default class Console extends BaseCommand<typeof Console> {
       this.note(
         `console for source ${source.name} on ${running.address.address}:${result.port}${readOnly ? ' (read-only)' : ''}; Ctrl-C stops it`,
       );
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
+    await stopped;
     await running.close();
     if (!this.jsonEnabled() && !quiet) writeErr('console stopped');
   }

@@ -92,7 +92,11 @@ describe('redrive with concurrent processes', () => {
       return holdSecond ? { until: heldSecond } : undefined;
     });
     const flags = ['redrive', '--pause', '0ms', '--batch', '50', '--lease', '3s', '--stuck-after', '1s'];
-    const first = [1, 2].map(() => runJson<RedriveJson>(flags, { cwd, timeoutMs: 150_000 }));
+    // The first workers beat no heartbeat (as a process paused or cut off from the database would not), so
+    // their leases expire while their handlers hang; a live worker's heartbeat would keep the claim its own.
+    const first = [1, 2].map(() =>
+      runJson<RedriveJson>([...flags, '--no-heartbeat'], { cwd, timeoutMs: 150_000 }),
+    );
     // Once every hung task is in its handler and its lease has expired, a third worker recovers them.
     await waitFor(
       () => [...hung].every((e) => handler.byAttempt.has(`${e}#1`)),

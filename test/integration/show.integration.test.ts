@@ -67,7 +67,7 @@ beforeAll(async () => {
   await schema.sql.query(
     `INSERT INTO taskrecon_audit (operator, host, action, source, task_table, task_id, event_id, from_status, to_status, before_json, after_json, reason, run_id)
      VALUES ('alice', 'ops-1', 'mark-compensated', 'async-task', 'async_task', '1', 'ev-1', 'failed', 'compensated', '{"status":3}', '{"status":4}', 'coupon issued by hand', 'run-1'),
-            ('bob', 'ops-2', 'retry', 'other-source', 'async_task', '1', 'ev-1', 'failed', 'pending', NULL, NULL, 'not this source', 'run-2')`,
+            ('bob', 'ops-2', 'retry', 'other-source', 'async_task_archive', '1', 'ev-1', 'failed', 'pending', NULL, NULL, 'another table', 'run-2')`,
   );
 });
 
@@ -76,7 +76,7 @@ afterAll(async () => {
 });
 
 describe('show on MariaDB', () => {
-  it('shows every field, the parsed payload and the audit history of this source only', async () => {
+  it('shows every field, the parsed payload and the audit history of this table only (task 1 of another table is not it)', async () => {
     const { code, json } = await runJson<ShowJson>(['show', '1', '--db', schema.dsn], {
       env: { TZ: 'America/New_York', TASKRECON_APP_TIME_ZONE: '+08:00' },
     });
