@@ -14,7 +14,11 @@ import { assertMatchesSchema } from '../support/schemas.js';
  * README's screenshots are taken here.
  */
 
-const IMG = fileURLToPath(new URL('../../docs/img/', import.meta.url));
+// The README's screenshots: written into docs/img with TASKRECON_SCREENSHOTS=1, else into a temp dir
+// (so that a test run leaves the checkout as it found it).
+const IMG = process.env.TASKRECON_SCREENSHOTS
+  ? fileURLToPath(new URL('../../docs/img/', import.meta.url))
+  : mkdtempSync(join(tmpdir(), 'taskrecon-console-shots-'));
 let cwd: string;
 let consoleProc: ConsoleProcess;
 let browser: Browser;
