@@ -1,7 +1,7 @@
 import type { SourceConfig } from '../config/schema.js';
 import type { TaskId } from '../core/task.js';
 import { connect } from '../db/connect.js';
-import { insertQueueJob, type QueueJobInsert } from '../db/sql/manual.js';
+import { insertQueueJob, type QueueJobInsert } from '../db/sql/compensate.js';
 import type { ColumnInfo, Db, Queryable, Row } from '../db/types.js';
 import { TaskreconError } from '../errors.js';
 import { PhpJsonError } from './php-json.js';

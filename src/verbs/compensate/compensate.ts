@@ -8,7 +8,7 @@ import {
   selectCandidateTasks,
   selectWholeRows,
   type CandidateCursor,
-} from '../../db/sql/manual.js';
+} from '../../db/sql/compensate.js';
 import { and, filterWhere, inList, type Fragment } from '../../db/fragment.js';
 import { toIso } from '../../db/task-sql.js';
 import type { Row } from '../../db/types.js';

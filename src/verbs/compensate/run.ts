@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { insertAuditBatch, type AuditInsert } from '../../db/sql/audit.js';
-import { deleteGuarded, selectWholeRows, selectWrittenColumns } from '../../db/sql/manual.js';
+import { deleteGuarded, selectWholeRows, selectWrittenColumns } from '../../db/sql/compensate.js';
 import { applyTransition } from '../../db/sql/transitions.js';
 import type { Queryable, Row } from '../../db/types.js';
 import {

@@ -3,7 +3,7 @@ import { checkTransition, targetOf } from '../../core/state-machine.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { insertAudit } from '../../db/sql/audit.js';
-import { selectWholeRows } from '../../db/sql/manual.js';
+import { selectWholeRows } from '../../db/sql/compensate.js';
 import { applyTransition } from '../../db/sql/transitions.js';
 import { requireAuditTable } from '../audit/index.js';
 import { rowEventId, rowId, rowJson, rowStatus } from '../compensate/index.js';

@@ -1,0 +1,254 @@
+import type { LogicalStatus, TaskId } from '../../core/task.js';
+import type { BoundSource } from '../bind-source.js';
+import type { Dialect } from '../dialect.js';
+import { placeholders, type Fragment, type TaskSql } from '../task-sql.js';
+import type { Queryable, Row } from '../types.js';
+import { and } from './scan.js';
+
+/**
+ * Statements of manual compensation (`compensate`): selecting candidates a page at a time by id,
+ * locking whole rows for the audit's before-image, deleting failed rows (forget, re-push), and
+ * inserting re-pushed jobs into a database queue table. Status changes themselves go through the
+ * guarded transitions of transitions.ts; every call here runs on the caller's transaction.
+ */
+
+function idIn(sql: TaskSql, ids: readonly TaskId[]): Fragment {
+  const id = sql.expr('id') as string;
+  return ids.length === 1
+    ? { sql: `${id} = ?`, params: [...ids] }
+    : { sql: `${id} IN (${placeholders(ids)})`, params: [...ids] };
+}
+
+/**
+ * Where a candidate walk stands: the last (next_retry_time, id) read, and whether the rows with no
+ * next_retry_time (read first, by id) are done.
+ */
+export interface CandidateCursor {
+  nullsDone: boolean;
+  nrt: number | null;
+  id: TaskId | undefined;
+}
+
+/**
+ * The next page of candidate ids after `cursor`. Reads along the (status, next_retry_time) index in
+ * its own order — rows with no next_retry_time by id, then by (next_retry_time, id) — so a page costs
+ * its own rows and no sort, however large the selection (call it once per status); a table without a
+ * next-retry column is read by id.
+ * In: the selection predicate (one status), cursor (undefined at the start), limit.
+ * Out: ids and the cursor after them. Reads only.
+ */
+export async function selectCandidatePage(
+  q: Queryable,
+  source: BoundSource,
+  where: Fragment,
+  cursor: CandidateCursor | undefined,
+  limit: number,
+): Promise<{ ids: TaskId[]; cursor: CandidateCursor }> {
+  const { sql } = source;
+  const id = sql.expr('id') as string;
+  const nrt = sql.expr('nextRetryAt');
+  const page = async (extra: Fragment, order: string) => {
+    const w = and([where, extra]);
+    return q.query<{ id: TaskId; nrt: unknown }>(
+      `SELECT ${id} AS id, ${nrt ? sql.epoch('nextRetryAt') : 'NULL'} AS nrt FROM ${sql.table} WHERE ${w.sql} ORDER BY ${order} LIMIT ${Math.trunc(limit)}`,
+      w.params,
+    );
+  };
+  const after = (at: TaskId | undefined): Fragment =>
+    at === undefined ? { sql: '1=1', params: [] } : { sql: `${id} > ?`, params: [at] };
+  if (!nrt) {
+    const rows = await page(after(cursor?.id), id);
+    return {
+      ids: rows.map((r) => r.id),
+      cursor: { nullsDone: true, nrt: null, id: rows.at(-1)?.id ?? cursor?.id },
+    };
+  }
+  if (!cursor?.nullsDone) {
+    const rows = await page(and([{ sql: `${nrt} IS NULL`, params: [] }, after(cursor?.id)]), id);
+    if (rows.length > 0)
+      return { ids: rows.map((r) => r.id), cursor: { nullsDone: false, nrt: null, id: rows.at(-1)?.id } };
+    cursor = { nullsDone: true, nrt: null, id: undefined };
+  }
+  const param = sql.dialect.epochParam(sql.timeTypes.nextRetryAt ?? 'datetime');
+  const from: Fragment =
+    cursor.nrt === null || cursor.id === undefined
+      ? { sql: `${nrt} IS NOT NULL`, params: [] }
+      : {
+          sql: `(${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?))`,
+          params: [cursor.nrt, cursor.nrt, cursor.id],
+        };
+  const rows = await page(from, `${nrt}, ${id}`);
+  const last = rows.at(-1);
+  return {
+    ids: rows.map((r) => r.id),
+    cursor: last ? { nullsDone: true, nrt: Number(last.nrt), id: last.id } : cursor,
+  };
+}
+
+/**
+ * How many rows the selection matches (for progress and `matched`).
+ * In: the selection predicate. Out: a count. Reads only.
+ */
+export async function countCandidates(q: Queryable, source: BoundSource, where: Fragment): Promise<number> {
+  const rows = await q.query<{ n: unknown }>(
+    `SELECT COUNT(*) AS n FROM ${source.sql.table} WHERE ${where.sql}`,
+    where.params,
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * Reads whole rows (every column) by id; with `lock`, inside a transaction, locks them until it ends
+ * so no other run or worker can move them between this read and the guarded write.
+ * In: ids. Out: the rows found (vanished ids are absent). Side effect: row locks when `lock`.
+ */
+export async function selectWholeRows(
+  q: Queryable,
+  source: BoundSource,
+  ids: readonly TaskId[],
+  lock: boolean,
+): Promise<Row[]> {
+  if (ids.length === 0) return [];
+  const { sql } = source;
+  const w = idIn(sql, ids);
+  return q.query<Row>(
+    `SELECT * FROM ${sql.table} WHERE ${w.sql} ORDER BY ${sql.expr('id')}${lock ? sql.dialect.forUpdate : ''}`,
+    w.params,
+  );
+}
+
+/**
+ * Deletes rows that are still in one of the expected statuses (forget, or a failed job re-pushed).
+ * In: ids, expected statuses. Out: rows deleted (fewer = rows that moved on). Side effect: DELETE.
+ */
+export async function deleteGuarded(
+  q: Queryable,
+  source: BoundSource,
+  ids: readonly TaskId[],
+  expect: readonly LogicalStatus[],
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const { sql } = source;
+  const w = and([idIn(sql, ids), sql.statusIn(expect)]);
+  const result = await q.execute(`DELETE FROM ${sql.table} WHERE ${w.sql}`, w.params);
+  return result.affectedRows;
+}
+
+/** One job row for a database queue table; time columns are written from the database clock. */
+export interface QueueJobInsert {
+  /** Column names, already checked against the live table. */
+  columns: {
+    queue: string;
+    payload: string;
+    attempts: string;
+    reservedAt: string;
+    availableAt: string;
+    createdAt: string;
+    reservedFlag?: string;
+  };
+  queue: string;
+  payload: string;
+}
+
+/**
+ * Inserts one job into a database queue table the way the framework's `pushRaw` does: attempts 0,
+ * not reserved, available now, created now (unix seconds from the database clock).
+ * In: table, the job. Out: the new row's id. Side effect: one INSERT.
+ */
+export async function insertQueueJob(
+  q: Queryable,
+  dialect: Dialect,
+  table: string,
+  job: QueueJobInsert,
+): Promise<number | string> {
+  const c = job.columns;
+  const names = [
+    c.queue,
+    c.payload,
+    c.attempts,
+    c.reservedAt,
+    c.availableAt,
+    c.createdAt,
+    ...(c.reservedFlag ? [c.reservedFlag] : []),
+  ];
+  const now = dialect.nowOf('unix');
+  const values = ['?', '?', '0', 'NULL', now, now, ...(c.reservedFlag ? ['0'] : [])];
+  const result = await q.execute(
+    `INSERT INTO ${dialect.quoteId(table)} (${names.map((n) => dialect.quoteId(n)).join(', ')}) VALUES (${values.join(', ')})`,
+    [job.queue, job.payload],
+  );
+  return result.insertId;
+}
+
+/** What a compensate selection may filter on, besides status (the scan filter plus error text and queue). */
+export interface ManualFilter {
+  bizTypes?: string[];
+  sinceEpoch?: number;
+  untilEpoch?: number;
+  /** A LIKE pattern on last_error; without `%` it matches anywhere in the text. */
+  errorLike?: string;
+  queues?: string[];
+}
+
+/** The filter's predicates on last_error and queue (pure). */
+export function errorAndQueueWhere(sql: TaskSql, filter: ManualFilter): Fragment {
+  const parts: Fragment[] = [];
+  const lastError = sql.expr('lastError');
+  if (filter.errorLike !== undefined && lastError) {
+    const pattern = filter.errorLike.includes('%') ? filter.errorLike : `%${filter.errorLike}%`;
+    parts.push({ sql: `${lastError} LIKE ?`, params: [pattern] });
+  }
+  const queue = sql.expr('queue');
+  if (filter.queues?.length && queue) {
+    parts.push({ sql: `${queue} IN (${placeholders(filter.queues)})`, params: filter.queues });
+  }
+  return and(parts);
+}
+
+/**
+ * The first `limit` matching tasks as task objects (for the interactive picker's table).
+ * In: the selection predicate, limit. Out: rows as arrays in TaskSql.taskSelect() order. Reads only.
+ */
+export async function selectCandidateTasks(
+  source: BoundSource,
+  where: Fragment,
+  limit: number,
+): Promise<unknown[][]> {
+  const { sql } = source;
+  const rows: unknown[][] = [];
+  for await (const row of source.db.stream(
+    `SELECT ${sql.taskSelect()} FROM ${sql.table} WHERE ${where.sql} ORDER BY ${sql.expr('id')} LIMIT ${Math.trunc(limit)}`,
+    where.params,
+    {
+      rowsAsArray: true,
+    },
+  ))
+    rows.push(row as unknown[]);
+  return rows;
+}
+
+/**
+ * The columns a manual transition writes (status, attempts, next retry, last error, updated_at),
+ * read back after the write, by their real names — merged into the before-image they make the
+ * after-image without reading every column (payload, errors) a second time.
+ * In: ids. Out: rows of those columns and the id. Reads only (on the caller's transaction).
+ */
+export async function selectWrittenColumns(
+  q: Queryable,
+  source: BoundSource,
+  ids: readonly TaskId[],
+): Promise<Row[]> {
+  if (ids.length === 0) return [];
+  const { sql, profile } = source;
+  const names = new Set<string>();
+  for (const field of ['id', 'attempts', 'nextRetryAt', 'lastError', 'updatedAt'] as const) {
+    const ref = profile.fields[field];
+    if (ref && 'column' in ref) names.add(ref.column);
+  }
+  if (profile.status.kind !== 'constant') names.add(profile.status.column);
+  const w = idIn(sql, ids);
+  return q.query<Row>(
+    `SELECT ${[...names].map((n) => sql.dialect.quoteId(n)).join(', ')} FROM ${sql.table} WHERE ${w.sql}`,
+    w.params,
+  );
+}
