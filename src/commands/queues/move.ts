@@ -1,12 +1,12 @@
 import { Flags } from '@oclif/core';
-import { randomUUID } from 'node:crypto';
 import { BaseCommand } from '../../base-command.js';
 import type { MoveResult, MoveWhat } from '../../brokers/types.js';
-import { ExitCode, usageError } from '../../errors.js';
+import { ExitCode } from '../../errors.js';
 import { confirmMove, renderMove } from '../../render/queues.js';
 import { brokerFlags, moveFlags, rabbitMoveFlags } from '../../verbs/queues/flags.js';
 import { brokerFor, parseMatchHeader } from '../../verbs/queues/index.js';
 import { runMove } from '../../verbs/queues/move.js';
+import { confirmMoveOrStop, moveOptionsOf, stoppedEarly } from '../../verbs/queues/move-request.js';
 
 export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
   static override summary =
@@ -39,26 +39,19 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
 
   async run(): Promise<MoveResult> {
     const flags = this.flags;
-    const dryRun = Boolean(flags['dry-run']);
+    const options = moveOptionsOf(flags);
     const choice = brokerFor(this.context, flags);
-    if (!flags.yes && !dryRun) {
-      const asked = !this.jsonEnabled() && process.stdin.isTTY && process.stdout.isTTY;
-      if (!asked)
-        throw usageError(
-          'refusing to move jobs without a confirmation: this is not a terminal',
-          'Pass --yes, or --dry-run to count what would move.',
-        );
-      if (
-        !(await confirmMove(
-          `Move ${flags.what} jobs of ${flags.from} to ${flags.to ?? flags['to-exchange']} on ${choice.name}?`,
-        ))
-      )
-        throw usageError('nothing moved: not confirmed');
-    }
+    await confirmMoveOrStop(
+      flags,
+      !this.jsonEnabled() && process.stdin.isTTY && process.stdout.isTTY,
+      `Move ${flags.what} jobs of ${flags.from} to ${flags.to ?? flags['to-exchange']} on ${choice.name}?`,
+      confirmMove,
+    );
     const result = await runMove(
       this.context,
       choice,
       {
+        ...options,
         from: flags.from,
         to: flags.to,
         what: flags.what as MoveWhat,
@@ -69,19 +62,11 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
           flags['match-header'] || flags['match-body']
             ? { header: parseMatchHeader(flags['match-header']), body: flags['match-body'] }
             : undefined,
-        limit: flags.limit,
-        rate: flags.rate,
-        batch: flags.batch,
-        dryRun,
-        reason: flags.reason,
-        operator: flags.operator,
-        runId: randomUUID(),
       },
       (m) => this.note(m),
     );
     if (!this.jsonEnabled()) this.log(renderMove(result));
-    // Stopped early (Ctrl-C): what moved is audited; the same command moves the rest.
-    if (!dryRun && result.moved < result.matched) this.setExit(ExitCode.findings);
+    if (stoppedEarly(result, options.dryRun)) this.setExit(ExitCode.findings);
     return result;
   }
 }

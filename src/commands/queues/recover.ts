@@ -1,11 +1,11 @@
 import { Flags } from '@oclif/core';
-import { randomUUID } from 'node:crypto';
 import { BaseCommand } from '../../base-command.js';
-import { ExitCode, usageError } from '../../errors.js';
+import { ExitCode } from '../../errors.js';
 import { confirmMove, renderRecover } from '../../render/queues.js';
 import { brokerFlags, moveFlags } from '../../verbs/queues/flags.js';
 import { brokerFor } from '../../verbs/queues/index.js';
 import { runRecover, type RecoverResult } from '../../verbs/queues/move.js';
+import { confirmMoveOrStop, moveOptionsOf, stoppedEarly } from '../../verbs/queues/move-request.js';
 
 export default class QueuesRecover extends BaseCommand<typeof QueuesRecover> {
   static override summary =
@@ -28,39 +28,19 @@ export default class QueuesRecover extends BaseCommand<typeof QueuesRecover> {
 
   async run(): Promise<RecoverResult> {
     const flags = this.flags;
-    const dryRun = Boolean(flags['dry-run']);
+    const options = moveOptionsOf(flags);
     const choice = brokerFor(this.context, { ...flags, queue: undefined });
-    if (!flags.yes && !dryRun) {
-      const asked = !this.jsonEnabled() && process.stdin.isTTY && process.stdout.isTTY;
-      if (!asked)
-        throw usageError(
-          'refusing to move jobs without a confirmation: this is not a terminal',
-          'Pass --yes, or --dry-run to count what would move.',
-        );
-      if (
-        !(await confirmMove(
-          `Move due delayed jobs and expired reservations back to ready on ${choice.name}?`,
-        ))
-      )
-        throw usageError('nothing moved: not confirmed');
-    }
-    const result = await runRecover(
-      this.context,
-      choice,
-      {
-        queue: flags.queue,
-        limit: flags.limit,
-        rate: flags.rate,
-        batch: flags.batch,
-        dryRun,
-        reason: flags.reason,
-        operator: flags.operator,
-        runId: randomUUID(),
-      },
-      (m) => this.note(m),
+    await confirmMoveOrStop(
+      flags,
+      !this.jsonEnabled() && process.stdin.isTTY && process.stdout.isTTY,
+      `Move due delayed jobs and expired reservations back to ready on ${choice.name}?`,
+      confirmMove,
+    );
+    const result = await runRecover(this.context, choice, { ...options, queue: flags.queue }, (m) =>
+      this.note(m),
     );
     if (!this.jsonEnabled()) this.log(renderRecover(result));
-    if (!dryRun && result.moved < result.matched) this.setExit(ExitCode.findings);
+    if (stoppedEarly(result, options.dryRun)) this.setExit(ExitCode.findings);
     return result;
   }
 }

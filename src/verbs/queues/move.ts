@@ -165,6 +165,18 @@ function movedBeforeFor(
   };
 }
 
+/** What every audit row of one move or recover run says besides the job. */
+function auditMeta(input: MoveOptions, action: string, broker: string) {
+  return {
+    operator: input.operator ?? defaultOperator(),
+    host: hostname(),
+    action,
+    broker,
+    reason: input.reason?.trim() || null,
+    runId: input.runId,
+  };
+}
+
 export interface MoveInput extends MoveOptions {
   from: string;
   to?: string;
@@ -193,14 +205,7 @@ export async function runMove(
   const db = await auditDb(context, input.dryRun);
   const broker = await openBroker(choice.name, choice.config);
   try {
-    const meta = {
-      operator: input.operator ?? defaultOperator(),
-      host: hostname(),
-      action: 'queue-move',
-      broker: choice.name,
-      reason: input.reason?.trim() || null,
-      runId: input.runId,
-    };
+    const meta = auditMeta(input, 'queue-move', choice.name);
     return await untilSignal(
       (shouldStop) =>
         broker.move({
@@ -247,14 +252,7 @@ export async function runRecover(
       );
     }
     const recover = broker.recover.bind(broker);
-    const meta = {
-      operator: input.operator ?? defaultOperator(),
-      host: hostname(),
-      action: 'queue-recover',
-      broker: choice.name,
-      reason: input.reason?.trim() || null,
-      runId: input.runId,
-    };
+    const meta = auditMeta(input, 'queue-recover', choice.name);
     const results = await untilSignal(
       (shouldStop) =>
         recover({
