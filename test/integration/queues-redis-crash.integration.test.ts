@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { BIN, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { openTestRedis } from '../support/redis.js';
 
 // Crash safety of `queues move` and `queues recover`: 10k jobs in Laravel's key layout, the
 // processes killed with SIGKILL at random points 20 times in all; after each kill every job is in
@@ -205,20 +206,7 @@ const RECOVER_RATE = '2000';
 const RECOVER_WINDOW_MS = 400;
 
 beforeAll(async () => {
-  redis = new Redis({
-    host: '127.0.0.1',
-    port: 6379,
-    db: REDIS_DB,
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-  });
-  try {
-    await redis.connect();
-  } catch (error) {
-    throw new Error(
-      `these tests need Redis on 127.0.0.1:6379 (${(error as Error).message}); start it with: redis-server --daemonize yes`,
-    );
-  }
+  redis = await openTestRedis(REDIS_DB);
   schema = await createTestSchema('queues_crash');
   cwd = mkdtempSync(join(tmpdir(), 'taskrecon-crash-'));
   writeFileSync(

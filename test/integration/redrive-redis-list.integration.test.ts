@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { openTestRedis } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 import { closedLoopbackPort } from '../fixtures/redrive/counting-handler.js';
 import { configDir } from '../fixtures/redrive/seed.js';
@@ -102,20 +103,7 @@ function consume(): Promise<{ message: Record<string, unknown>; changed: number 
 }
 
 beforeAll(async () => {
-  redis = new Redis({
-    host: '127.0.0.1',
-    port: 6379,
-    db: REDIS_DB,
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-  });
-  try {
-    await redis.connect();
-  } catch (error) {
-    throw new Error(
-      `these tests need Redis on 127.0.0.1:6379 (${(error as Error).message}); start it with: redis-server --daemonize yes`,
-    );
-  }
+  redis = await openTestRedis(REDIS_DB);
   schema = await createTestSchema('redrive_redis_list');
   const closed = await closedLoopbackPort();
   cwd = configDir(
