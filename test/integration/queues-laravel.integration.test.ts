@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { openTestRedis } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 import {
   createEffectsTable,
@@ -65,20 +66,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   ensureLaravel();
-  redis = new Redis({
-    host: '127.0.0.1',
-    port: 6379,
-    db: REDIS_DB,
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-  });
-  try {
-    await redis.connect();
-  } catch (error) {
-    throw new Error(
-      `these tests need Redis on 127.0.0.1:6379 (${(error as Error).message}); start it with: redis-server --daemonize yes`,
-    );
-  }
+  redis = await openTestRedis(REDIS_DB);
   schema = await createTestSchema('queues_laravel');
   await createEffectsTable(schema.sql);
   target = { redisDb: REDIS_DB, prefix, retryAfter: RETRY_AFTER_SECONDS, mysqlDatabase: schema.name };
