@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { BIN, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
-import { openTestRedis } from '../support/redis.js';
+import { openTestRedis, laravelBrokerYaml } from '../support/redis.js';
 
 // Crash safety of `queues move` and `queues recover`: 10k jobs in Laravel's key layout, the
 // processes killed with SIGKILL at random points 20 times in all; after each kill every job is in
@@ -214,12 +214,7 @@ beforeAll(async () => {
     [
       `db: ${schema.dsn}`,
       'brokers:',
-      '  app:',
-      '    kind: redis',
-      `    url: ${url}`,
-      '    framework: laravel',
-      `    prefix: ${prefix}`,
-      '    queues: [alpha, beta]',
+      ...laravelBrokerYaml('app', url, prefix, ['alpha', 'beta']),
       '    retryAfter: 90s',
       '',
     ].join('\n'),

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
-import { digestDb, dropPrefix, openTestRedis } from '../support/redis.js';
+import { digestDb, dropPrefix, openTestRedis, laravelBrokerYaml } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 // `queues` on Laravel's key layout in a scratch DB of the machine's Redis: exact counts, each
@@ -140,16 +140,7 @@ describe('queues on the laravel layout', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'taskrecon-queues-'));
     writeFileSync(
       join(cwd, 'taskrecon.config.yaml'),
-      [
-        'brokers:',
-        '  app:',
-        '    kind: redis',
-        `    url: ${URL}`,
-        '    framework: laravel',
-        `    prefix: ${prefix}`,
-        '    queues: [high]',
-        '',
-      ].join('\n'),
+      ['brokers:', ...laravelBrokerYaml('app', URL, prefix, ['high']), ''].join('\n'),
     );
     const { json } = await runJson<QueuesJson>(['queues', '--broker', 'app'], { cwd });
     expect(json.brokers[0]?.name).toBe('app');

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BIN, runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
-import { dropPrefix, openTestRedis } from '../support/redis.js';
+import { dropPrefix, openTestRedis, laravelBrokerYaml } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 // `queues move` and `queues recover` on Laravel's layout and on the classic List + delay ZSet, with
@@ -70,12 +70,7 @@ beforeAll(async () => {
     [
       `db: ${schema.dsn}`,
       'brokers:',
-      '  app:',
-      '    kind: redis',
-      `    url: ${URL}`,
-      '    framework: laravel',
-      `    prefix: ${prefix}`,
-      '    queues: [new]',
+      ...laravelBrokerYaml('app', URL, prefix, ['new']),
       '  classic:',
       '    kind: redis',
       `    url: ${URL}`,

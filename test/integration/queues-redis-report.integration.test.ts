@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
-import { dropPrefix, freePort, openTestRedis } from '../support/redis.js';
+import { dropPrefix, freePort, openTestRedis, laravelBrokerYaml } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 // `report` and `doctor` with `brokers:` in the config: queue gauges and report.thresholds.queues
@@ -24,12 +24,7 @@ function config(thresholds: string[], extraBrokers: string[] = []): void {
     [
       'db: sqlite:tasks.sqlite',
       'brokers:',
-      '  app:',
-      '    kind: redis',
-      `    url: ${URL}`,
-      '    framework: laravel',
-      `    prefix: ${prefix}`,
-      '    queues: [high]',
+      ...laravelBrokerYaml('app', URL, prefix, ['high']),
       ...extraBrokers,
       'report:',
       '  thresholds:',

@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
-import { dropPrefix, openTestRedis } from '../support/redis.js';
+import { dropPrefix, openTestRedis, laravelBrokerYaml } from '../support/redis.js';
 
 // stale-queue from snapshots kept between runs: in taskrecon_queue_snapshot (a database) and in a
 // --state FILE (none). Raised when a non-empty queue kept its length since a snapshot at least
@@ -34,12 +34,7 @@ beforeAll(async () => {
     [
       `db: ${schema.dsn}`,
       'brokers:',
-      '  app:',
-      '    kind: redis',
-      `    url: ${URL}`,
-      '    framework: laravel',
-      `    prefix: ${prefix}`,
-      '    queues: [still, busy, empty]',
+      ...laravelBrokerYaml('app', URL, prefix, ['still', 'busy', 'empty']),
       '    staleAfter: 1h',
       '',
     ].join('\n'),

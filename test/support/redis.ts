@@ -150,3 +150,15 @@ export async function waitForPort(port: number, ms = 5000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** A Laravel Redis broker named `name` under `brokers:` of a taskrecon config, as YAML lines. */
+export function laravelBrokerYaml(name: string, url: string, prefix: string, queues: string[]): string[] {
+  return [
+    `  ${name}:`,
+    '    kind: redis',
+    `    url: ${url}`,
+    '    framework: laravel',
+    `    prefix: ${prefix}`,
+    `    queues: [${queues.join(', ')}]`,
+  ];
+}
