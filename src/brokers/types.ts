@@ -87,6 +87,18 @@ export interface QueueFinding {
   hint: string;
 }
 
+/** A finding of a broker's queue (queue null: of the broker itself), its level from its code. */
+export function finding(
+  code: FindingCode,
+  broker: string,
+  queue: string | null,
+  count: number | null,
+  message: string,
+  hint: string,
+): QueueFinding {
+  return { code, level: findingLevel(code), broker, queue, count, message, hint };
+}
+
 /** One broker as `queues --json` shows it; `url` is always masked (`user:***@host`). */
 export interface BrokerReport {
   name: string;

@@ -1,4 +1,4 @@
-import { findingLevel, type DeadLettered, type FindingCode, type QueueFinding } from '../types.js';
+import { finding, type DeadLettered, type QueueFinding } from '../types.js';
 import { deadLetterSettings, ownRoutingKeys, route, type Topology, type TopologyQueue } from './topology.js';
 
 /**
@@ -7,17 +7,6 @@ import { deadLetterSettings, ownRoutingKeys, route, type Topology, type Topology
  * design itself calls too long.
  */
 export const TTL_LONG_MS = 30 * 60_000;
-
-function finding(
-  code: FindingCode,
-  broker: string,
-  queue: string | null,
-  count: number | null,
-  message: string,
-  hint: string,
-): QueueFinding {
-  return { code, level: findingLevel(code), broker, queue, count, message, hint };
-}
 
 function ms(value: number): string {
   return value >= 60_000 ? `${value} ms (${Math.round(value / 60_000)} min)` : `${value} ms`;

@@ -1,5 +1,5 @@
 import type { RedisFramework } from '../../config/brokers.js';
-import { findingLevel, type FindingCode, type QueueFinding, type QueueStats } from '../types.js';
+import { finding, type QueueFinding, type QueueStats } from '../types.js';
 import { describeOther, type ParsedKey } from './layout.js';
 import { DURABLE_FSYNC, evictsQueueKeys, type ServerSettings } from './server.js';
 
@@ -14,17 +14,6 @@ import { DURABLE_FSYNC, evictsQueueKeys, type ServerSettings } from './server.js
  * no configured queue names has no worker to wait for: there any due job counts at once.
  */
 export const OVERDUE_GRACE_SECONDS = 60;
-
-function finding(
-  code: FindingCode,
-  broker: string,
-  queue: string | null,
-  count: number | null,
-  message: string,
-  hint: string,
-): QueueFinding {
-  return { code, level: findingLevel(code), broker, queue, count, message, hint };
-}
 
 /** delayed-overdue, reservation-expired, unknown-queue of one queue. */
 export function queueFindings(
