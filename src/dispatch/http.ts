@@ -1,6 +1,12 @@
 import type { Agent } from 'undici';
 import { classifyError, classifyHttpStatus, describeFailure, parseRetryAfter } from '../core/classify.js';
-import type { Dispatcher, DispatchContext, DispatchResult, DispatchTask } from './types.js';
+import {
+  taskMessage,
+  type Dispatcher,
+  type DispatchContext,
+  type DispatchResult,
+  type DispatchTask,
+} from './types.js';
 
 export interface HttpDispatcherOptions {
   url: string;
@@ -54,13 +60,7 @@ export class HttpDispatcher implements Dispatcher {
         return { outcome: 'permanent', error: `bad payload: not valid JSON (${(error as Error).message})` };
       }
     }
-    const body = JSON.stringify({
-      eventId: task.eventId,
-      bizType: task.bizType,
-      bizId: task.bizId,
-      payload,
-      attempt: task.attempt,
-    });
+    const body = taskMessage(task, payload);
     const { agent, request } = await this.client();
     try {
       const response = await request(this.options.url, {

@@ -8,7 +8,7 @@ import {
 } from '../brokers/rabbitmq/connection.js';
 import type { BrokerConfig } from '../config/brokers.js';
 import { configError, TaskreconError } from '../errors.js';
-import type { DispatchResult, DispatchTask, Dispatcher } from './types.js';
+import { taskMessage, type DispatchResult, type DispatchTask, type Dispatcher } from './types.js';
 
 /**
  * `rabbitmq`: re-delivers a task row as a message for its consumer, published with publisher
@@ -70,13 +70,7 @@ export class RabbitDispatcher implements Dispatcher {
   }
 
   async dispatch(task: DispatchTask): Promise<DispatchResult> {
-    const body = JSON.stringify({
-      eventId: task.eventId,
-      bizType: task.bizType,
-      bizId: task.bizId,
-      payload: task.payload,
-      attempt: task.attempt,
-    });
+    const body = taskMessage(task);
     const publishId = randomUUID();
     try {
       const channel = await this.open();

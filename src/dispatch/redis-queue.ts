@@ -1,7 +1,7 @@
 import type { BrokerConfig } from '../config/brokers.js';
 import { configError, TaskreconError } from '../errors.js';
 import { RedisLists } from './redis-list.js';
-import type { DispatchResult, DispatchTask, Dispatcher } from './types.js';
+import { taskMessage, type DispatchResult, type DispatchTask, type Dispatcher } from './types.js';
 
 /**
  * `redis-list`: re-delivers a task row onto a Redis list for its consumer, as the classic design's
@@ -33,13 +33,7 @@ export class RedisQueueDispatcher implements Dispatcher {
   }
 
   async dispatch(task: DispatchTask): Promise<DispatchResult> {
-    const body = JSON.stringify({
-      eventId: task.eventId,
-      bizType: task.bizType,
-      bizId: task.bizId,
-      payload: task.payload,
-      attempt: task.attempt,
-    });
+    const body = taskMessage(task);
     try {
       await this.lists.pushAll([
         { kind: 'eval', script: LPUSH_SCRIPT, keys: [this.options.list], args: [body] },

@@ -20,6 +20,20 @@ export interface DispatchTask {
   attempt: number;
 }
 
+/**
+ * The JSON message a dispatcher sends: the task as the handler reads it. `payload` replaces the
+ * task's own where the dispatcher rewrites it.
+ */
+export function taskMessage(task: DispatchTask, payload: unknown = task.payload): string {
+  return JSON.stringify({
+    eventId: task.eventId,
+    bizType: task.bizType,
+    bizId: task.bizId,
+    payload,
+    attempt: task.attempt,
+  });
+}
+
 export interface DispatchContext {
   /** Aborted when the run is told to stop hard (a second SIGINT/SIGTERM); the dispatcher gives up then. */
   signal: AbortSignal;
