@@ -1,11 +1,11 @@
-import type { Channel, ConsumeMessage } from 'amqplib';
+import type { Channel } from 'amqplib';
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { closedLoopbackPort } from '../fixtures/redrive/counting-handler.js';
 import { BIN, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
-import { depth, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
+import { depth, drainQueue, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
 
 // `queues` and `queues move` on RabbitMQ through the CLI: the replay audited row by row, a move
 // SIGKILLed midway and rerun, and bad input (exit 3, nothing published or acked).
@@ -62,23 +62,7 @@ async function park(n: number): Promise<void> {
 }
 
 async function drain(queue: string): Promise<string[]> {
-  const consumer = await (await v.connect()).createChannel();
-  const got: ConsumeMessage[] = [];
-  await consumer.consume(queue, (m) => {
-    if (m) {
-      got.push(m);
-      consumer.ack(m);
-    }
-  });
-  let last = -1;
-  await until(async () => {
-    const settled = got.length === last && (await depth(ch, queue)) === 0;
-    last = got.length;
-    await new Promise((r) => setTimeout(r, 150));
-    return settled;
-  });
-  await consumer.close();
-  return got.map((m) => String(m.properties.messageId));
+  return (await drainQueue(v, ch, queue)).map((m) => String(m.properties.messageId));
 }
 
 const rabbit = (url = v.amqpUrl) => ['--rabbitmq', url, '--api', API];

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openRabbitBroker } from '../../src/brokers/rabbitmq/index.js';
 import { MOVED_RUN_HEADER } from '../../src/brokers/rabbitmq/move.js';
 import type { MovedJob, MoveRequest } from '../../src/brokers/types.js';
-import { depth, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
+import { depth, drainQueue, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
 
 let v: ScratchVhost;
 let ch: Channel;
@@ -75,25 +75,7 @@ async function move(req: MoveRequest) {
   }
 }
 
-/** Drains a queue with a consumer until it has been quiet for a moment. */
-async function drain(queue: string): Promise<ConsumeMessage[]> {
-  const consumer = await (await v.connect()).createChannel();
-  const got: ConsumeMessage[] = [];
-  await consumer.consume(queue, (m) => {
-    if (!m) return;
-    got.push(m);
-    consumer.ack(m);
-  });
-  let last = -1;
-  await until(async () => {
-    const settled = got.length === last && (await depth(ch, queue)) === 0;
-    last = got.length;
-    await new Promise((r) => setTimeout(r, 150));
-    return settled;
-  });
-  await consumer.close();
-  return got;
-}
+const drain = (queue: string): Promise<ConsumeMessage[]> => drainQueue(v, ch, queue);
 
 const ids = (messages: ConsumeMessage[]) => messages.map((m) => String(m.properties.messageId));
 

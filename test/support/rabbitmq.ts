@@ -1,4 +1,4 @@
-import amqp, { type Channel, type ChannelModel } from 'amqplib';
+import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 
@@ -89,6 +89,29 @@ export async function until(fn: () => Promise<boolean>, ms = 10_000, what = 'con
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * Drains a queue with a consumer on a connection of its own until it has been quiet for a moment
+ * (`ch` reads the depth), acking every message.
+ */
+export async function drainQueue(v: ScratchVhost, ch: Channel, queue: string): Promise<ConsumeMessage[]> {
+  const consumer = await (await v.connect()).createChannel();
+  const got: ConsumeMessage[] = [];
+  await consumer.consume(queue, (m) => {
+    if (!m) return;
+    got.push(m);
+    consumer.ack(m);
+  });
+  let last = -1;
+  await until(async () => {
+    const settled = got.length === last && (await depth(ch, queue)) === 0;
+    last = got.length;
+    await new Promise((r) => setTimeout(r, 150));
+    return settled;
+  });
+  await consumer.close();
+  return got;
 }
 
 /**
