@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
-import { openTestRedis } from '../support/redis.js';
+import { laravelBrokerYaml, openTestRedis } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 import {
   createEffectsTable,
@@ -76,12 +76,7 @@ beforeAll(async () => {
     [
       `db: ${schema.dsn}`,
       'brokers:',
-      '  app:',
-      '    kind: redis',
-      `    url: redis://127.0.0.1:6379/${REDIS_DB}`,
-      '    framework: laravel',
-      `    prefix: ${prefix}`,
-      '    queues: [default2]',
+      ...laravelBrokerYaml('app', `redis://127.0.0.1:6379/${REDIS_DB}`, prefix, ['default2']),
       `    retryAfter: ${RETRY_AFTER_SECONDS}s`,
       '',
     ].join('\n'),
