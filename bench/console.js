@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /* global fetch */
 /**
- * The console's failed list on a 1M-row task table (SPEC §7: a page in ≤ 150 ms, keyset pages, never
+ * The console's failed list on a 1M-row task table (the performance target: a page in ≤ 150 ms, keyset pages, never
  * OFFSET): the real `taskrecon console` process answering GET /tasks?list=failed over HTTP, at page 1
  * and at page 1,000 (reached by following the "next" links, as a user would), medians of repeated
  * requests, and the server's RSS before, during and after the walk. Beside it, the raw statements

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `diff` benchmarks (SPEC §7): 2M tasks against 2M business rows on the local MariaDB.
+ * `diff` benchmarks (the performance targets): 2M tasks against 2M business rows on the local MariaDB.
  * - same server: `taskrecon diff` (chunked LEFT JOIN anti-joins + the orphan walk + counts) beside
  *   one server-side LEFT JOIN anti-join of the same tables run by the `mariadb` client;
  * - cross server: the business table in another database over a second connection (segment

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Redis queue benchmarks (SPEC §7): `taskrecon queues` on a queue holding 1M jobs in Laravel's key
+ * Redis queue benchmarks (the performance targets): `taskrecon queues` on a queue holding 1M jobs in Laravel's key
  * layout (ready list, delayed and reserved sets) beside redis-cli sending the same counting commands
  * (SCAN, LLEN, ZCARD, ZCOUNT, the lowest score), at 100k and 1M jobs to show memory stays flat; and
  * `queues move` of ready jobs beside redis-benchmark pipelining the same LMOVE and redis-cli sending

@@ -1,5 +1,5 @@
 /**
- * redrive throughput (SPEC §7): tasks/s with a no-op dispatcher (mark-only) and with a loopback
+ * redrive throughput (the performance targets): tasks/s with a no-op dispatcher (mark-only) and with a loopback
  * HTTP handler, in one process and in four concurrent processes, counting duplicate deliveries.
  * Each figure is the median of 3 runs over a freshly seeded backlog of due async_task rows, timed
  * from the first process's start to the last one's exit (start-up included) and, separately,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `taskrecon report` on a large async_task table beside the raw aggregate SQL (SPEC §7, issue
+ * `taskrecon report` on a large async_task table beside the raw aggregate SQL (the performance
  * target: report ≤ 1.5× the raw aggregate's time), medians of N interleaved runs, peak RSS,
  * written to its own section of bench/RESULTS.md.
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * taskrecon's benchmarks (SPEC §7), each beside its raw baseline in the same run, medians of N runs
+ * taskrecon's benchmarks (the performance targets), each beside its raw baseline in the same run, medians of N runs
  * (3 by default) with baseline and taskrecon interleaved, peak RSS of each child, written to
  * bench/RESULTS.md (only this script's sections; other scripts keep theirs).
  *
@@ -346,7 +346,7 @@ function intro(facts) {
     '',
     'The 2 cores and the MariaDB server are shared with other work (test suites, other benchmarks) while these run, so single runs ' +
       'vary by tens of percent; the baseline and taskrecon runs are interleaved so both see the same load. Datasets are built by ' +
-      '`node bench/generate.js` (seed 000 `async_task` DDL, the exact statements of `taskrecon init`; INSERT … SELECT from the ' +
+      '`node bench/generate.js` (the `async_task` DDL of the classic task-table design, the exact statements of `taskrecon init`; INSERT … SELECT from the ' +
       'SEQUENCE engine, secondary indexes built after the load) in database `taskrecon_bench`. Each section says which table it used.',
     '',
     'Re-run: `npm run build && npm run bench` (full, ~15 min with a fresh 10M-row build) or `node bench/run.js --quick` (smoke, ~1 min). ' +

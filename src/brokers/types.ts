@@ -48,7 +48,7 @@ export interface QueueSample {
 
 export type FindingLevel = 'warn' | 'crit';
 
-/** Finding codes (SPEC): Redis and RabbitMQ. */
+/** Finding codes: Redis and RabbitMQ. */
 export type FindingCode =
   | 'delayed-overdue'
   | 'reservation-expired'

@@ -138,7 +138,7 @@ describe('doctor on MariaDB', () => {
     expect(byName(json, 'scan index').hint).toContain('(`reserved_at`, `available_at`)');
   });
 
-  it("warns that seed 002's (next_retry_at, status) index serves the due scan only in part, and exits 0", async () => {
+  it("warns that the job_retries table's (next_retry_at, status) index serves the due scan only in part, and exits 0", async () => {
     const { code, json } = await doctor(['--db', laravel.dsn, '--profile', 'job-retries']);
     expect(failed(json)).toEqual([]);
     expect(code).toBe(0);

@@ -43,7 +43,7 @@ afterAll(async () => {
   await schema?.drop();
 });
 
-describe('redrive on job_retries (seed 002: no success status, no updated_at, max_attempts per row)', () => {
+describe('redrive on job_retries (the job_retries design: no success status, no updated_at, max_attempts per row)', () => {
   it('deletes a row whose retry succeeded, fails one at its own max_attempts, recovers an old retrying row', async () => {
     await schema.sql
       .query(`INSERT INTO job_retries (job_id, task_name, payload, attempts, max_attempts, next_retry_at, status) VALUES

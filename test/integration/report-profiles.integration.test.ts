@@ -140,7 +140,7 @@ describe('report on profiles without the async-task shape', () => {
     expect(json.byQueue?.find((q) => q.queue === 'default')).toMatchObject({ staleReservations: 0 });
   });
 
-  it('laravel-failed-jobs: failures in the window by job class (seed 004 sweep), all rows awaiting action, a sample exception', async () => {
+  it('laravel-failed-jobs: failures in the window by job class (the ThinkPHP failed-job sweep), all rows awaiting action, a sample exception', async () => {
     const { json } = await run(['--profile', 'laravel-failed-jobs']);
     expect(json.metrics).toMatchObject({ ...NULL_WINDOW, stuck: null, due: null });
     expect(json.metrics.failed).toBe(

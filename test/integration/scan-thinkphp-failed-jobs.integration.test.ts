@@ -5,7 +5,7 @@ import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { num, type ScanJson } from '../support/scan-json.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
-// think-queue (seed 004): fail_time TIMESTAMP, payload {job, maxTries, timeout, data, attempts}.
+// think-queue: fail_time TIMESTAMP, payload {job, maxTries, timeout, data, attempts}.
 let schema: TestSchema;
 const args = () => ['scan', '--db', schema.dsn, '--profile', 'thinkphp-failed-jobs'];
 const env = { TZ: 'Europe/London' };

@@ -1,4 +1,4 @@
-/** The fields of the task object of the JSON contract (SPEC §3), in the order NDJSON and CSV write them. */
+/** The fields of the task object of the JSON contract (the JSON contract), in the order NDJSON and CSV write them. */
 export const TASK_FIELDS = [
   'id',
   'bizType',

@@ -113,7 +113,7 @@ describe('key layouts', () => {
 
 describe('connection text', () => {
   it('masks the password and reads the DB index', () => {
-    expect(displayRedisUrl('redis://:secret@10.0.0.1:6379/3')).toBe('redis://:***@10.0.0.1:6379/3');
+    expect(displayRedisUrl('redis://:secret@127.0.0.5:6379/3')).toBe('redis://:***@127.0.0.5:6379/3');
     expect(displayRedisUrl('rediss://app:secret@h:6380/0')).toBe('rediss://app:***@h:6380/0');
     expect(dbIndexOf('redis://h:6379/7')).toBe(7);
     expect(dbIndexOf('redis://h:6379')).toBe(0);
