@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { BIN, runCli } from '../support/cli.js';
+import { runCli } from '../support/cli.js';
+import { driveCompensate } from '../support/compensate-pty.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 
-const DRIVER = fileURLToPath(new URL('../support/compensate-pty.py', import.meta.url));
 const ENTER = '\r';
 const DOWN = '\u001b[B';
 
@@ -17,26 +14,8 @@ let cwd: string;
 let failedId: number;
 let otherId: number;
 
-interface Screen {
-  code: number | null;
-  screen: string;
-  failedStep: number | null;
-}
-
-/** Runs `compensate` in a pseudo-terminal, answering each prompt as it appears. */
-async function drive(args: string[], steps: Array<{ expect: string; send: string }>): Promise<Screen> {
-  const { stdout } = await promisify(execFile)(
-    'python3',
-    [DRIVER, JSON.stringify(steps), '--', process.execPath, BIN, 'compensate', ...args],
-    {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1', TASKRECON_DB: '' },
-      timeout: 120_000,
-      maxBuffer: 10_000_000,
-    },
-  );
-  return JSON.parse(stdout) as Screen;
-}
+const drive = (args: string[], steps: Array<{ expect: string; send: string }>) =>
+  driveCompensate(cwd, args, steps);
 
 const row = async (id: number) => {
   const [rows] = await schema.sql.query('SELECT status, updated_at FROM async_task WHERE id = ?', [id]);

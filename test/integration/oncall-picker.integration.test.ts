@@ -1,17 +1,14 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTable } from '../support/fixtures.js';
-import { BIN, runCli } from '../support/cli.js';
+import { runCli } from '../support/cli.js';
+import { driveCompensate } from '../support/compensate-pty.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 
 // The compensate picker in a pseudo-terminal: it reaches every match, says "all N" when it means
 // it, offers only the actions the table can take, and Ctrl-C at any prompt changes nothing.
-const DRIVER = fileURLToPath(new URL('../support/compensate-pty.py', import.meta.url));
 const ENTER = '\r';
 const DOWN = '\u001b[B';
 const CTRL_C = '\u0003';
@@ -20,25 +17,8 @@ const MATCHES = 196;
 let schema: TestSchema;
 let cwd: string;
 
-interface Screen {
-  code: number | null;
-  screen: string;
-  failedStep: number | null;
-}
-
-async function drive(args: string[], steps: Array<{ expect: string; send: string }>): Promise<Screen> {
-  const { stdout } = await promisify(execFile)(
-    'python3',
-    [DRIVER, JSON.stringify(steps), '--', process.execPath, BIN, 'compensate', ...args],
-    {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1', TASKRECON_DB: '' },
-      timeout: 120_000,
-      maxBuffer: 10_000_000,
-    },
-  );
-  return JSON.parse(stdout) as Screen;
-}
+const drive = (args: string[], steps: Array<{ expect: string; send: string }>) =>
+  driveCompensate(cwd, args, steps);
 
 const statusCounts = async () => {
   const [rows] = await schema.sql.query(
