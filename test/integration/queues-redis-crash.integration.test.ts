@@ -234,6 +234,19 @@ beforeEach(async () => {
   await dropKeys();
 });
 
+/** After a kill: every seeded job sits in exactly one list or set, and nothing else is there. */
+async function expectEveryJobOnce(ids: Set<string>, attempt: number): Promise<void> {
+  const after = await census(ids);
+  expect({ attempt, lost: after.lost.length, doubled: after.doubled.length, foreign: after.foreign }).toEqual(
+    {
+      attempt,
+      lost: 0,
+      doubled: 0,
+      foreign: 0,
+    },
+  );
+}
+
 describe('queues move and queues recover survive SIGKILL at any point', () => {
   it(`moves ${JOBS} jobs back and forth, killed ${KILLS_MOVE} times: none lost, none doubled`, async () => {
     const ids = await seed('alpha');
@@ -253,18 +266,7 @@ describe('queues move and queues recover survive SIGKILL at any point', () => {
       );
       kills.push(run);
       if (run.signal === 'SIGKILL' && run.armed) round++;
-      const after = await census(ids);
-      expect({
-        attempt,
-        lost: after.lost.length,
-        doubled: after.doubled.length,
-        foreign: after.foreign,
-      }).toEqual({
-        attempt,
-        lost: 0,
-        doubled: 0,
-        foreign: 0,
-      });
+      await expectEveryJobOnce(ids, attempt);
     }
     // Killed mid-move (after it started moving, before it finished) the number of times promised.
     expect(round, kills.map((k) => `${k.code} ${k.signal} ${k.stderr}`).join('\n')).toBe(KILLS_MOVE);
@@ -311,18 +313,7 @@ describe('queues move and queues recover survive SIGKILL at any point', () => {
       const run = await runAndKill(taskrecon(...args), overdue, RECOVER_WINDOW_MS);
       kills.push(run);
       if (run.signal === 'SIGKILL' && run.armed) round++;
-      const after = await census(ids);
-      expect({
-        attempt,
-        lost: after.lost.length,
-        doubled: after.doubled.length,
-        foreign: after.foreign,
-      }).toEqual({
-        attempt,
-        lost: 0,
-        doubled: 0,
-        foreign: 0,
-      });
+      await expectEveryJobOnce(ids, attempt);
     }
     expect(round, kills.map((k) => `${k.code} ${k.signal} ${k.stderr}`).join('\n')).toBe(KILLS_RECOVER);
     const done = await runToEnd(
