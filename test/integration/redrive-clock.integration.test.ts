@@ -11,6 +11,8 @@ import { openSqlite } from '../../src/db/sqlite.js';
 import type { Db } from '../../src/db/types.js';
 import { registryOf } from '../../src/dispatch/registry.js';
 import type { Dispatcher } from '../../src/dispatch/types.js';
+import type { ClaimedTask } from '../../src/db/sql/claims.js';
+import { Heartbeat } from '../../src/verbs/redrive/heartbeat.js';
 import { runRedrive } from '../../src/verbs/redrive/redrive.js';
 
 /**
@@ -110,5 +112,98 @@ describe('redrive on an injected local clock', () => {
       clearInterval(tick);
     }
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+/** Task 1 claimed with a lease that ends a second from now (database clock), as redrive's claim leaves it. */
+async function claimTaskOne(): Promise<ClaimedTask> {
+  const [row] = await db.query<{ until: number }>(
+    `SELECT CAST(strftime('%s', 'now') AS INTEGER) + 1 AS until`,
+  );
+  const until = Number(row?.until);
+  await db.execute(
+    `UPDATE async_task SET status = 1, retry_count = 0, next_retry_time = datetime(?, 'unixepoch') WHERE id = 1`,
+    [until],
+  );
+  return {
+    id: 1,
+    bizType: 'coupon',
+    bizId: 'B1',
+    eventId: 'evt-1',
+    payloadText: null,
+    payloadValue: null,
+    attempts: 0,
+    rowMaxAttempts: null,
+    recovered: false,
+    fence: { leaseUntilEpoch: until, attempts: 0 },
+  };
+}
+
+const leaseOfTaskOne = async () =>
+  Number(
+    (
+      await db.query<{ e: number }>(
+        `SELECT strftime('%s', next_retry_time) AS e FROM async_task WHERE id = 1`,
+      )
+    )[0]?.e,
+  );
+
+/** Lets the heartbeat's pending database work run (real I/O, no clock time). */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+describe('the lease heartbeat on an injected local clock', () => {
+  it('extends the lease through the fenced row each third of the lease, with no real waiting', async () => {
+    const clock = new ManualClock();
+    const task = await claimTaskOne();
+    const claimedUntil = task.fence.leaseUntilEpoch;
+    const heartbeat = new Heartbeat(source, 60, true, clock);
+    let finish!: () => void;
+    const running = heartbeat.around(task, () => new Promise<void>((resolve) => (finish = resolve)));
+    await settle();
+    expect(await leaseOfTaskOne()).toBe(claimedUntil); // no beat before a third of the lease
+    clock.advance(20_000);
+    await settle();
+    const extended = await leaseOfTaskOne();
+    expect(extended).toBeGreaterThanOrEqual(claimedUntil + 58); // the database's now + 60 s
+    expect(task.fence.leaseUntilEpoch).toBe(extended); // the outcome will name the new fence
+    finish();
+    await running;
+  });
+
+  it('stops beating once the fence is lost, and writes nothing more', async () => {
+    const clock = new ManualClock();
+    const task = await claimTaskOne();
+    const claimedUntil = task.fence.leaseUntilEpoch;
+    const heartbeat = new Heartbeat(source, 60, true, clock);
+    let finish!: () => void;
+    const running = heartbeat.around(task, () => new Promise<void>((resolve) => (finish = resolve)));
+    // Another worker took the task over: its claim wrote another lease expiry.
+    await db.execute(`UPDATE async_task SET next_retry_time = datetime('now', '+7 minutes') WHERE id = 1`);
+    clock.advance(20_000);
+    await settle(); // this beat finds the fence gone
+    expect(task.fence.leaseUntilEpoch).toBe(claimedUntil);
+    // Were it still beating, the next beat would extend a row that carries the old fence again.
+    await db.execute(`UPDATE async_task SET next_retry_time = datetime(?, 'unixepoch') WHERE id = 1`, [
+      claimedUntil,
+    ]);
+    clock.advance(20_000);
+    await settle();
+    expect(await leaseOfTaskOne()).toBe(claimedUntil);
+    finish();
+    await running;
+  });
+
+  it('beats on nothing when switched off (--no-heartbeat)', async () => {
+    const clock = new ManualClock();
+    const task = await claimTaskOne();
+    const claimedUntil = task.fence.leaseUntilEpoch;
+    const heartbeat = new Heartbeat(source, 60, false, clock);
+    let finish!: () => void;
+    const running = heartbeat.around(task, () => new Promise<void>((resolve) => (finish = resolve)));
+    clock.advance(20_000);
+    await settle();
+    expect(await leaseOfTaskOne()).toBe(claimedUntil);
+    finish();
+    await running;
   });
 });

@@ -1,3 +1,4 @@
+import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import type { ClaimedTask } from '../../db/sql/claims.js';
 import { extendLease } from '../../db/sql/heartbeat.js';
@@ -15,6 +16,9 @@ export const BEATS_PER_LEASE = 3;
  * outcome written afterwards names it. A beat that finds the fence gone (the claim was taken over,
  * or the task moved on) stops beating; the outcome then finds no row carrying its fence and writes
  * nothing (a lost race).
+ *
+ * The beats are paced by the local clock (a test moves a ManualClock instead of waiting a third of
+ * a lease); the new expiry always comes from the database's clock.
  */
 export class Heartbeat {
   constructor(
@@ -22,36 +26,42 @@ export class Heartbeat {
     private readonly leaseSeconds: number,
     /** Off only as a diagnostic switch (`--no-heartbeat`): a handler slower than the lease may then run twice. */
     private readonly enabled = true,
+    private readonly clock: LocalClock = systemClock,
   ) {}
 
   /** Runs `work` (the handler) with the task's lease kept alive; the fence is final once it resolves. */
   async around<T>(task: ClaimedTask, work: () => Promise<T>): Promise<T> {
     if (!this.enabled) return work();
-    let lost = false;
-    let beating: Promise<void> = Promise.resolve();
-    const beat = async () => {
-      if (lost) return;
-      try {
-        const next = (await this.source.db.nowEpoch()) + this.leaseSeconds;
-        if (next <= task.fence.leaseUntilEpoch) return;
-        if (await extendLease(this.source, task.id, task.fence, next))
-          task.fence = { ...task.fence, leaseUntilEpoch: next };
-        else lost = true;
-      } catch {
-        // A failed beat is retried at the next one; the lease still has two beats' worth left.
-      }
-    };
-    const timer = setInterval(
-      () => {
-        beating = beating.then(beat);
-      },
-      (this.leaseSeconds * 1000) / BEATS_PER_LEASE,
-    );
+    const finished = new AbortController();
+    const beating = this.beatUntil(task, finished.signal);
     try {
       return await work();
     } finally {
-      clearInterval(timer);
+      finished.abort();
       await beating;
     }
+  }
+
+  /** Beats every third of the lease until `finished` aborts or the fence is lost. */
+  private async beatUntil(task: ClaimedTask, finished: AbortSignal): Promise<void> {
+    const everyMs = (this.leaseSeconds * 1000) / BEATS_PER_LEASE;
+    for (;;) {
+      await this.clock.sleep(everyMs, finished);
+      if (finished.aborted) return;
+      if (!(await this.beat(task))) return;
+    }
+  }
+
+  /** One beat: extends the lease when the database's clock has moved past the fence; false when the fence is lost. */
+  private async beat(task: ClaimedTask): Promise<boolean> {
+    try {
+      const next = (await this.source.db.nowEpoch()) + this.leaseSeconds;
+      if (next <= task.fence.leaseUntilEpoch) return true;
+      if (!(await extendLease(this.source, task.id, task.fence, next))) return false;
+      task.fence = { ...task.fence, leaseUntilEpoch: next };
+    } catch {
+      // A failed beat is retried at the next one; the lease still has two beats' worth left.
+    }
+    return true;
   }
 }

@@ -149,7 +149,7 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   const progress = setInterval(() => options.onProgress?.({ ...counts }), PROGRESS_EVERY_MS);
   progress.unref();
   try {
-    const heartbeat = new Heartbeat(source, options.leaseSeconds, options.heartbeat !== false);
+    const heartbeat = new Heartbeat(source, options.leaseSeconds, options.heartbeat !== false, clock);
     await dispatchAll(feeder, options, settler, abort, fatal, heartbeat);
     // Claimed but never started (a stop): hand them back unattempted.
     for (const { task } of feeder.drain()) await settler.add({ task, release: 'stopped before dispatch' });
