@@ -105,7 +105,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** A message for the operator on stderr (never on stdout, which carries data). */
   protected note(message: string): void {
-    if (!this.jsonEnabled()) writeErr(message);
+    if (!this.jsonEnabled()) writeErr(withPasteConnection(message));
   }
 
   protected warnLine(message: string): void {

@@ -3,6 +3,7 @@ import { BaseCommand } from '../base-command.js';
 import { ExitCode } from '../errors.js';
 import { durationFlag } from '../flags.js';
 import { renderSweep, sweepNeedsAPerson } from '../render/sweep.js';
+import { withPasteConnection } from '../render/paste.js';
 import { buildSweepRequest } from '../verbs/sweep/request.js';
 import { runSweep, type SweepResult } from '../verbs/sweep/index.js';
 
@@ -46,7 +47,7 @@ export default class Sweep extends BaseCommand<typeof Sweep> {
       webhooks: this.flags.webhook ?? [],
       operator: this.flags.operator,
     });
-    const result = await runSweep(request);
+    const result = await runSweep({ ...request, paste: withPasteConnection });
     // Under --quiet a run that needs nobody prints nothing, connection warnings included.
     if (!this.flags.quiet || sweepNeedsAPerson(result)) {
       for (const { source } of request.sources)

@@ -1,6 +1,7 @@
 import type { MoveResult, QueueFinding, QueuesResult, QueueStats } from '../brokers/types.js';
 import type { RecoverResult } from '../verbs/queues/move.js';
 import type { QueueGauge, QueueReportSection } from '../verbs/queues/report.js';
+import { pasteCommand, withPasteConnection } from './paste.js';
 import { renderFamily, type Family } from './prometheus.js';
 import { heading, renderTable } from './table.js';
 import { chalk, printable } from './terminal.js';
@@ -49,6 +50,11 @@ function levelText(f: QueueFinding): string {
   return f.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN');
 }
 
+/** The findings with every command of their hints completed with the connection and broker of this run. */
+export function withPasteHints(result: QueuesResult): QueuesResult {
+  return { ...result, findings: result.findings.map((f) => ({ ...f, hint: withPasteConnection(f.hint) })) };
+}
+
 export function renderQueues(result: QueuesResult, terminalColumns?: number): string {
   const width = terminalColumns && terminalColumns > 40 ? terminalColumns : 120;
   const out: string[] = [];
@@ -94,9 +100,8 @@ export function renderMove(result: MoveResult): string {
   const what = `${result.what} jobs of ${result.from} → ${result.to} on ${result.broker}`;
   if (result.dryRun) return `dry run: ${result.matched} ${what} would move; nothing moved.`;
   const line = `moved ${result.moved} of ${result.matched} ${what}`;
-  return result.moved < result.matched
-    ? `${line} (stopped early)\naudited as run ${result.runId}: taskrecon audit --run ${result.runId}`
-    : `${line}\naudited as run ${result.runId}: taskrecon audit --run ${result.runId}`;
+  const audit = `audited as run ${result.runId}: ${pasteCommand(`audit --run ${result.runId}`)}`;
+  return result.moved < result.matched ? `${line} (stopped early)\n${audit}` : `${line}\n${audit}`;
 }
 
 export function renderRecover(result: RecoverResult): string {
@@ -105,7 +110,7 @@ export function renderRecover(result: RecoverResult): string {
   const audit =
     result.dryRun || result.moved === 0
       ? ''
-      : `\naudited as run ${result.runId}: taskrecon audit --run ${result.runId}`;
+      : `\naudited as run ${result.runId}: ${pasteCommand(`audit --run ${result.runId}`)}`;
   return `${renderTable(['queue', 'from', 'due', 'moved'], rows)}\n${head}${audit}`;
 }
 

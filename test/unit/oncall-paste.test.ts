@@ -27,4 +27,29 @@ describe('commands printed to paste carry the connection the user ran with', () 
     expect(withPasteConnection('Run `taskrecon scan`.')).toBe('Run `taskrecon scan`.');
     expect(pasteCommand('scan')).toBe('taskrecon scan');
   });
+
+  it('gives queues commands the broker the run named, URL passwords masked, and other commands none of it', () => {
+    setPasteConnection({
+      config: 'ops.yaml',
+      redis: 'redis://:s3cret@cache.internal:6379/2',
+      framework: 'laravel',
+      prefix: 'shop_database_',
+      queue: 'sms',
+    });
+    expect(pasteCommand('queues recover --queue sms')).toBe(
+      'taskrecon queues recover --queue sms --config ops.yaml --redis redis://:***@cache.internal:6379/2 --framework laravel --prefix shop_database_',
+    );
+    expect(pasteCommand('audit --run 1234abcd')).toBe('taskrecon audit --run 1234abcd --config ops.yaml');
+    setPasteConnection({
+      rabbitmq: 'amqp://ops:pw@mq.internal:5672/shop',
+      api: 'http://ops:pw@mq.internal:15672',
+    });
+    expect(withPasteConnection('Look first (`taskrecon queues --peek 10`), then `taskrecon scan`.')).toBe(
+      'Look first (`taskrecon queues --peek 10 --rabbitmq amqp://ops:***@mq.internal:5672/shop --api http://ops:***@mq.internal:15672`), then `taskrecon scan`.',
+    );
+    setPasteConnection({ broker: 'redis-main' });
+    expect(pasteCommand('queues move --from a --to b --broker other')).toBe(
+      'taskrecon queues move --from a --to b --broker other',
+    );
+  });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileRules } from '../../src/core/sweep-rules.js';
 import { markdownText } from '../../src/notify/alert.js';
 import { buildSecondFailureAlert, type SecondFailure } from '../../src/verbs/sweep/alert.js';
+import { setPasteConnection, withPasteConnection } from '../../src/render/paste.js';
 
 const [rule] = compileRules([{ name: 'sms', action: 'retry', maxSweeps: 1 }], 'UTC');
 
@@ -52,5 +53,25 @@ describe('the second-failure alert', () => {
     const text = markdownText(alert);
     expect(text).toContain('SendPaidSmsJob');
     expect(text).toContain('q0Wm1Zr8');
+  });
+
+  it("completes the compensate command it tells a person to run with the run's connection", () => {
+    setPasteConnection({ config: 'ops.yaml', source: 'failed' });
+    try {
+      const alert = buildSecondFailureAlert([failure(7, 'app\\job\\SendPaidSmsJob', 'q0Wm1Zr8')], {
+        targets: [],
+        nowIso: '2026-12-01T10:00:00Z',
+        sinceSeconds: 3600,
+        runId: 'r1',
+        operator: 'o',
+        host: 'h',
+        paste: withPasteConnection,
+      });
+      expect(alert.notes).toContainEqual(
+        expect.stringContaining('`taskrecon compensate --action retry --config ops.yaml --source failed`'),
+      );
+    } finally {
+      setPasteConnection({});
+    }
   });
 });

@@ -182,6 +182,6 @@ export function exhaustedFinding(
     queue,
     exhausted,
     `${exhausted} of ${sample.length} peeked message(s) in '${queue}' were dead-lettered ${maxRetries} time(s) or more (maxRetries ${maxRetries})`,
-    `Look at why they keep failing (taskrecon queues --peek), then park them or move them back with queues move --reset-death.`,
+    `Look at why they keep failing (\`taskrecon queues --peek 10\`), then park them or move them back with queues move --reset-death.`,
   );
 }

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import type { QueuesResult } from '../../brokers/types.js';
-import { renderQueues } from '../../render/queues.js';
+import { renderQueues, withPasteHints } from '../../render/queues.js';
 import { brokersFor, exitFor, inspectQueues, snapshotStore } from '../../verbs/queues/index.js';
 import { brokerFlags, peekFlag } from '../../verbs/queues/flags.js';
 
@@ -36,12 +36,9 @@ export default class Queues extends BaseCommand<typeof Queues> {
   async run(): Promise<QueuesResult> {
     const brokers = brokersFor(this.context, this.flags);
     const store = await snapshotStore(this.context, this.flags.state, (m) => this.note(m));
-    const result = await inspectQueues({
-      brokers,
-      peek: this.flags.peek,
-      store,
-      nowEpoch: Date.now() / 1000,
-    });
+    const result = withPasteHints(
+      await inspectQueues({ brokers, peek: this.flags.peek, store, nowEpoch: Date.now() / 1000 }),
+    );
     if (!this.jsonEnabled()) this.log(renderQueues(result, process.stdout.columns));
     this.setExit(exitFor(result.findings));
     return result;

@@ -11,12 +11,15 @@ export const DEMO_BUSINESS_DDL = [
   `CREATE TABLE user_coupon (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL, user_id INTEGER NOT NULL,
      coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
   'CREATE INDEX idx_user_coupon_order ON user_coupon (order_id)',
+  'CREATE INDEX idx_user_coupon_event ON user_coupon (event_id)',
   `CREATE TABLE user_points (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL, user_id INTEGER NOT NULL,
      points INTEGER NOT NULL, event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
   'CREATE INDEX idx_user_points_order ON user_points (order_id)',
+  'CREATE INDEX idx_user_points_event ON user_points (event_id)',
   `CREATE TABLE sms_log (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL, phone VARCHAR(20) NOT NULL,
      event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
   'CREATE INDEX idx_sms_log_order ON sms_log (order_id)',
+  'CREATE INDEX idx_sms_log_event ON sms_log (event_id)',
   `CREATE TABLE ${MARKER_TABLE} (built_at DATETIME NOT NULL DEFAULT (datetime('now')), tasks INTEGER NOT NULL)`,
 ];
 
@@ -64,34 +67,73 @@ export async function markSandbox(tx: Pick<Queryable, 'execute'>, count: number)
   await tx.execute(`INSERT INTO ${MARKER_TABLE} (tasks) VALUES (?)`, [count]);
 }
 
+export type DemoBizType = 'coupon' | 'points' | 'sms';
+
+/** Each biz type's business table, its columns and their values from a delivery (order id first, event id last). */
+const EFFECT_ROWS: Record<
+  DemoBizType,
+  { table: string; columns: string[]; values(orderId: string, payload: Record<string, unknown>): unknown[] }
+> = {
+  coupon: {
+    table: 'user_coupon',
+    columns: ['order_id', 'user_id', 'coupon_template_id'],
+    values: (orderId, payload) => [orderId, payload.user_id, 'TPL-NEWUSER-20'],
+  },
+  points: {
+    table: 'user_points',
+    columns: ['order_id', 'user_id', 'points'],
+    values: (orderId, payload) => [orderId, payload.user_id, payload.points],
+  },
+  sms: {
+    table: 'sms_log',
+    columns: ['order_id', 'phone'],
+    values: (orderId, payload) => [orderId, payload.phone],
+  },
+};
+
 /** Inserts one business row (the effect a task had) into its biz type's table; returns 1. */
 export async function insertDemoEffect(
   tx: Pick<Queryable, 'execute'>,
-  bizType: 'coupon' | 'points' | 'sms',
+  bizType: DemoBizType,
   orderId: string,
   eventId: string | null,
   payload: Record<string, unknown>,
 ): Promise<number> {
-  if (bizType === 'coupon') {
-    await tx.execute(
-      'INSERT INTO user_coupon (order_id, user_id, coupon_template_id, event_id) VALUES (?, ?, ?, ?)',
-      [orderId, payload.user_id, 'TPL-NEWUSER-20', eventId],
-    );
-  } else if (bizType === 'points') {
-    await tx.execute('INSERT INTO user_points (order_id, user_id, points, event_id) VALUES (?, ?, ?, ?)', [
-      orderId,
-      payload.user_id,
-      payload.points,
-      eventId,
-    ]);
-  } else {
-    await tx.execute('INSERT INTO sms_log (order_id, phone, event_id) VALUES (?, ?, ?)', [
-      orderId,
-      payload.phone,
-      eventId,
-    ]);
-  }
+  const row = EFFECT_ROWS[bizType];
+  const columns = [...row.columns, 'event_id'];
+  await tx.execute(
+    `INSERT INTO ${row.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+    [...row.values(orderId, payload), eventId],
+  );
   return 1;
+}
+
+/**
+ * The sandbox handler's write: the business row of one delivery, unless a row of the same event id
+ * is already there (a duplicate delivery adds nothing). One statement, so the check and the insert
+ * are atomic under SQLite's write lock.
+ * Out: 'applied', or 'duplicate' when the event had its row already.
+ */
+export async function applyDemoEffectOnce(
+  tx: Pick<Queryable, 'execute'>,
+  bizType: DemoBizType,
+  orderId: string,
+  eventId: string,
+  payload: Record<string, unknown>,
+): Promise<'applied' | 'duplicate'> {
+  const row = EFFECT_ROWS[bizType];
+  const columns = [...row.columns, 'event_id'];
+  const result = await tx.execute(
+    `INSERT INTO ${row.table} (${columns.join(', ')}) SELECT ${columns.map(() => '?').join(', ')}
+      WHERE NOT EXISTS (SELECT 1 FROM ${row.table} WHERE event_id = ?)`,
+    [...row.values(orderId, payload), eventId, eventId],
+  );
+  return result.affectedRows === 1 ? 'applied' : 'duplicate';
+}
+
+/** True for the biz types the sandbox has a business table for. */
+export function isDemoBizType(value: string): value is DemoBizType {
+  return Object.hasOwn(EFFECT_ROWS, value);
 }
 
 /** Ids worth looking at in the tour: the first failed, stuck (untouched 10 minutes) and due task. */

@@ -1,5 +1,6 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { TaskreconError } from '../../errors.js';
 import { auditDdl, asyncTaskDdl } from '../../db/ddl.js';
 import { openSqlite } from '../../db/sqlite.js';
@@ -94,21 +95,39 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
       return rows;
     });
     const configFile = join(dirname(file), `${basename(file).replace(/\.sqlite$/, '')}.config.yaml`);
-    writeFileSync(configFile, sandboxConfig(basename(file)));
+    writeFileSync(configFile, sandboxConfig(basename(file), effectHandlerArgv(file)));
     return { file, configFile, tasks: count, businessRows, samples: await demoSamples(db) };
   } finally {
     await db.close();
   }
 }
 
-/** The sandbox's config: one source, handlers that only mark, and a diff rule per business table. */
-export function sandboxConfig(sqliteFile: string): string {
-  return `# taskrecon sandbox config, written by \`taskrecon demo\`. Paths are relative to this file.
+/** The sandbox's handler script, beside this module wherever the package is installed. */
+const EFFECT_HANDLER = fileURLToPath(new URL('./effect-handler.js', import.meta.url));
+
+/**
+ * The argv of the sandbox's `command` handler: this Node running the handler script on the sandbox
+ * file, all absolute, so the config works from any directory and wherever the package lives.
+ */
+export function effectHandlerArgv(sqliteFile: string): string[] {
+  return [process.execPath, EFFECT_HANDLER, resolve(sqliteFile), '{bizType}', '{bizId}', '{eventId}'];
+}
+
+/**
+ * The sandbox's config: one source, a handler per biz type that writes the task's business row
+ * (once per event id), and a diff rule per business table.
+ */
+export function sandboxConfig(sqliteFile: string, handlerArgv: string[]): string {
+  const handler = `{ type: command, argv: [${handlerArgv.map((a) => JSON.stringify(a)).join(', ')}], timeout: 30s }`;
+  return `# taskrecon sandbox config, written by \`taskrecon demo\`. The db path is relative to this file;
+# the handler runs the sandbox's own script, which writes each task's business row once per event id.
 db: sqlite:${sqliteFile}
 sources:
   tasks: { profile: async-task, table: async_task, default: true }
 ${SWEEP_DEMO_SOURCE}handlers:
-  default: { type: mark-only }
+${Object.keys(BUSINESS_TABLES)
+  .map((bizType) => `  ${bizType}: ${handler}`)
+  .join('\n')}
 retry:
   default: { policy: schedule, schedule: [1s, 4s, 16s, 64s, 5m, 30m, 2h] }
 rules:

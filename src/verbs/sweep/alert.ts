@@ -28,6 +28,8 @@ export interface AlertContext {
   runId: string;
   operator: string;
   host: string;
+  /** Completes the commands the alert tells a person to run with the connection of this run. */
+  paste?: (text: string) => string;
 }
 
 /** How many jobs one message names per job class. */
@@ -94,7 +96,9 @@ export function buildSecondFailureAlert(failures: SecondFailure[], ctx: AlertCon
       .join(' · '),
     failing,
     notes: [
-      `run ${ctx.runId}: retry by hand with \`taskrecon compensate --action retry\`, or fix and \`--action forget\``,
+      (ctx.paste ?? String)(
+        `run ${ctx.runId}: retry by hand with \`taskrecon compensate --action retry\`, or fix and \`--action forget\``,
+      ),
     ],
   };
 }

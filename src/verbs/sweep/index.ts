@@ -43,6 +43,8 @@ export interface SweepRequest {
   runId: string;
   operator: string;
   host: string;
+  /** Completes the commands an alert prints with the connection of this run. */
+  paste?: (text: string) => string;
 }
 
 export async function runSweep(request: SweepRequest): Promise<SweepResult> {
@@ -145,6 +147,7 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
       runId: request.runId,
       operator: request.operator,
       host: request.host,
+      paste: request.paste,
     });
     result.notifications = sent.notifications;
     if (sent.delivered) {
