@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { runCli, runJson } from '../support/cli.js';
+import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { freePort, openTestRedis } from '../support/redis.js';
+import { assertMatchesSchema } from '../support/schemas.js';
+
+// think-queue's failed_jobs and its v3 database queue table; a table that is not a queue table.
+const DDL = `
+CREATE TABLE failed_jobs (
+  id bigint unsigned NOT NULL AUTO_INCREMENT,
+  connection varchar(255) NOT NULL,
+  queue varchar(255) NOT NULL,
+  payload longtext NOT NULL,
+  exception longtext NOT NULL,
+  fail_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY (id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TABLE jobs (
+  id bigint unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  queue varchar(255) NOT NULL,
+  payload longtext NOT NULL,
+  attempts tinyint unsigned NOT NULL,
+  reserve_time int unsigned NULL,
+  available_time int unsigned NOT NULL,
+  create_time int unsigned NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TABLE not_a_queue (id int PRIMARY KEY, queue varchar(50)) ENGINE=InnoDB;`;
+
+const PAYLOAD =
+  '{"job":"app\\\\job\\\\IssueCouponJob","maxTries":null,"timeout":null,"data":{"order_sn":"SN1"},"attempts":3}';
+const PUSHED = PAYLOAD.replace('"attempts":3', '"attempts":0');
+
+/** A scratch DB index of the machine's Redis; every key written is under a random queue name. */
+const REDIS_DB = 11;
+const REDIS_URL = `redis://127.0.0.1:6379/${REDIS_DB}`;
+const queue = `parity_${randomBytes(4).toString('hex')}`;
+
+let schema: TestSchema;
+let redis: Redis;
+let closedPort: number;
+
+interface CompensateJson {
+  matched: number;
+  applied: number;
+  skipped: number;
+  refused: number;
+  wouldFail?: number;
+  results: Array<{ id: number; outcome: string; reason?: string }>;
+}
+
+async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+  const [result] = await schema.sql.query(sql, params);
+  return result as T[];
+}
+
+/** A working directory whose config has the source `failed` with these queue connections. */
+function workDir(connections: string[]): string {
+  const cwd = mkdtempSync(join(tmpdir(), 'taskrecon-parity-write-'));
+  writeFileSync(
+    join(cwd, 'taskrecon.config.yaml'),
+    [
+      `db: ${schema.dsn}`,
+      'sources:',
+      '  failed:',
+      '    profile: thinkphp-failed-jobs',
+      '    queue:',
+      '      connections:',
+      ...connections.map((c) => `        ${c}`),
+      '',
+    ].join('\n'),
+  );
+  return cwd;
+}
+
+/** Failed rows with these ids, on `connection` and queue `q`. */
+async function insertFailed(ids: number[], connection = 'database', q = queue): Promise<void> {
+  for (const id of ids)
+    await schema.sql.query(
+      'INSERT INTO failed_jobs (id, connection, queue, payload, exception) VALUES (?, ?, ?, ?, ?)',
+      [id, connection, q, PAYLOAD, 'RuntimeException: coupon service timeout'],
+    );
+}
+
+const failedIds = async () =>
+  (await rows<{ id: number }>('SELECT id FROM failed_jobs ORDER BY id')).map((r) => r.id);
+
+beforeAll(async () => {
+  schema = await createTestSchema('parity_write');
+  await schema.sql.query(DDL);
+  const init = await runCli(['init', '--audit-only', '--profile', 'thinkphp-failed-jobs'], {
+    cwd: workDir(['database: { driver: database, table: jobs }']),
+  });
+  expect(init.code, init.stderr).toBe(0);
+  redis = await openTestRedis(REDIS_DB);
+  closedPort = await freePort();
+});
+
+beforeEach(async () => {
+  await schema.sql.query('DELETE FROM failed_jobs');
+  await schema.sql.query('DELETE FROM jobs');
+  await schema.sql.query('DELETE FROM taskrecon_audit');
+  await redis.del(`queues:${queue}`, `{queues:${queue}}`);
+});
+
+afterAll(async () => {
+  await redis?.del(`queues:${queue}`, `{queues:${queue}}`);
+  redis?.disconnect();
+  await schema?.drop();
+});
+
+describe('compensate id ranges, as queue:retry --range', () => {
+  const db = ['database: { driver: database, table: jobs }'];
+
+  it('retries the ids of inclusive ranges mixed with single ids, and no other row', async () => {
+    await insertFailed([10, 11, 12, 13, 14, 15, 16]);
+    const { code, json, stderr } = await runJson<CompensateJson>(
+      ['compensate', '11-13', '15', '--action', 'retry', '--yes'],
+      { cwd: workDir(db) },
+    );
+    expect(code, stderr).toBe(0);
+    assertMatchesSchema('compensate', json);
+    expect(json.results.map((r) => [r.id, r.outcome])).toEqual([
+      [11, 'applied'],
+      [12, 'applied'],
+      [13, 'applied'],
+      [15, 'applied'],
+    ]);
+    expect(await failedIds()).toEqual([10, 14, 16]);
+    expect(await rows('SELECT queue, payload FROM jobs')).toHaveLength(4);
+  });
+
+  it('narrows a range with --queue, as a filter narrows the selection', async () => {
+    await insertFailed([20, 22, 24]);
+    await insertFailed([21, 23], 'database', 'other');
+    const { code, json } = await runJson<CompensateJson>(
+      ['compensate', '20-23', '--queue', queue, '--action', 'retry', '--yes'],
+      { cwd: workDir(db) },
+    );
+    expect(code).toBe(0);
+    expect(json.results.map((r) => r.id)).toEqual([20, 22]);
+    expect(await failedIds()).toEqual([21, 23, 24]);
+  });
+
+  it('selects a huge range by BETWEEN in pages, keeping --limit', async () => {
+    await insertFailed([5, 6, 7, 90_000_000_000]);
+    const started = Date.now();
+    const { code, json } = await runJson<CompensateJson>(
+      ['compensate', '6-99999999999', '--action', 'retry', '--limit', '2', '--dry-run'],
+      { cwd: workDir(db) },
+    );
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(json.matched).toBe(2);
+    expect(json.results.map((r) => [r.id, r.outcome])).toEqual([
+      [6, 'would-apply'],
+      [7, 'would-apply'],
+    ]);
+    const all = await runJson<CompensateJson>(
+      ['compensate', '6-99999999999', '--action', 'retry', '--dry-run'],
+      {
+        cwd: workDir(db),
+      },
+    );
+    expect(all.json.matched).toBe(3);
+  });
+
+  it.each([
+    ['13-11', /'13-11' is a reversed id range: write it LO-HI/],
+    ['11-', /'11-' is not an id range: write it LO-HI/],
+    ['a-3', /'a-3' is not an id range: write it LO-HI/],
+    ['11-13-15', /'11-13-15' is not an id range: write it LO-HI/],
+  ])('refuses the id range %s (exit 3), naming it and the form LO-HI', async (bad, message) => {
+    await insertFailed([11, 12, 13]);
+    const { code, stderr } = await runCli(['compensate', '12', bad, '--action', 'retry', '--yes'], {
+      cwd: workDir(db),
+    });
+    expect(code).toBe(3);
+    expect(stderr).toMatch(message);
+    expect(await failedIds()).toEqual([11, 12, 13]);
+  });
+
+  it('refuses an unknown single id given with a range (exit 3), changing nothing', async () => {
+    await insertFailed([11, 12]);
+    const { code, stderr } = await runCli(['compensate', '11-12', '77', '--action', 'retry', '--yes'], {
+      cwd: workDir(db),
+    });
+    expect(code).toBe(3);
+    expect(stderr).toMatch(/unknown task id 77/);
+    expect(await failedIds()).toEqual([11, 12]);
+  });
+});
