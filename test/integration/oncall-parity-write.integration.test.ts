@@ -194,3 +194,52 @@ describe('compensate id ranges, as queue:retry --range', () => {
     expect(await failedIds()).toEqual([11, 12]);
   });
 });
+
+describe('think-queue Redis key layout of a queue connection', () => {
+  it('re-pushes onto queues:NAME (no braces) with layout: thinkphp-legacy', async () => {
+    await insertFailed([31], 'redis');
+    const { code, stderr } = await runJson(['compensate', '31', '--action', 'retry', '--yes'], {
+      cwd: workDir([`redis: { driver: redis, url: "${REDIS_URL}", layout: thinkphp-legacy }`]),
+    });
+    expect(code, stderr).toBe(0);
+    expect(await redis.lrange(`queues:${queue}`, 0, -1)).toEqual([PUSHED]);
+    expect(await redis.exists(`{queues:${queue}}`)).toBe(0);
+    const [audit] = await rows<{ after_json: string }>('SELECT after_json FROM taskrecon_audit');
+    expect(JSON.parse(audit?.after_json ?? '{}')).toMatchObject({ requeued: { key: `queues:${queue}` } });
+    expect(await failedIds()).toEqual([]);
+  });
+
+  it('re-pushes onto {queues:NAME} by default and with layout: thinkphp', async () => {
+    await insertFailed([32], 'redis');
+    const { code } = await runJson(['compensate', '32', '--action', 'retry', '--yes'], {
+      cwd: workDir([`redis: { driver: redis, url: "${REDIS_URL}", layout: thinkphp }`]),
+    });
+    expect(code).toBe(0);
+    expect(await redis.lrange(`{queues:${queue}}`, 0, -1)).toEqual([PUSHED]);
+    expect(await redis.exists(`queues:${queue}`)).toBe(0);
+  });
+
+  it('refuses an unknown layout (exit 3) naming the allowed values, writing nothing', async () => {
+    await insertFailed([33], 'redis');
+    const { code, stderr } = await runCli(['compensate', '33', '--action', 'retry', '--yes'], {
+      cwd: workDir([`redis: { driver: redis, url: "${REDIS_URL}", layout: sideways }`]),
+    });
+    expect(code).toBe(3);
+    expect(stderr).toMatch(/queue\.connections\.redis\.layout/);
+    expect(stderr).toMatch(/"thinkphp"\|"thinkphp-legacy"|thinkphp, thinkphp-legacy/);
+    expect(await failedIds()).toEqual([33]);
+  });
+
+  it('refuses a layout on a database connection (exit 3), writing nothing', async () => {
+    await insertFailed([34], 'database');
+    const { code, stderr } = await runCli(['compensate', '34', '--action', 'retry', '--yes'], {
+      cwd: workDir(['database: { driver: database, table: jobs, layout: thinkphp-legacy }']),
+    });
+    expect(code).toBe(3);
+    expect(stderr).toMatch(
+      /sources\.failed\.queue\.connections\.database\.layout: a layout is for redis connections/,
+    );
+    expect(await failedIds()).toEqual([34]);
+    expect(await rows('SELECT id FROM jobs')).toEqual([]);
+  });
+});
