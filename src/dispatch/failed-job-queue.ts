@@ -69,6 +69,7 @@ export class FailedJobRequeuer {
   private readonly redis = new Map<string, RedisLists>();
   private readonly otherDbs = new Map<string, Db>();
   private readonly columns = new Map<string, QueueJobInsert['columns']>();
+  private readonly checked = new Map<string, Promise<string | undefined>>();
 
   /** Throws a usage error (exit 3, nothing written) for a `layout:` this framework or driver cannot take. */
   constructor(
@@ -192,6 +193,31 @@ export class FailedJobRequeuer {
     // Redis last: it cannot be rolled back, so it goes only when every database write has succeeded.
     for (const [client, ops] of redisBatches) await client.pushAll(ops);
     return out;
+  }
+
+  /**
+   * Why a push to `target` would fail, or undefined when it would not (for dry runs): the database
+   * queue table exists with the framework's columns; the Redis server answers PING. Checked once
+   * per target; writes nothing.
+   */
+  wouldFail(target: Target): Promise<string | undefined> {
+    const key = JSON.stringify(target);
+    let check = this.checked.get(key);
+    if (!check) {
+      check = this.check(target).then((why) => why && `connection ${target.connection}: ${why}`);
+      this.checked.set(key, check);
+    }
+    return check;
+  }
+
+  private async check(target: Target): Promise<string | undefined> {
+    if (target.driver === 'redis') return (await this.redisClient(target.url)).whyUnreachable();
+    try {
+      await this.jobColumns(target.dsn ? await this.otherDb(target.dsn) : this.db, target.table);
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
   }
 
   private async redisClient(url: string): Promise<RedisLists> {

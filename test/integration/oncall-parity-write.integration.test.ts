@@ -195,6 +195,83 @@ describe('compensate id ranges, as queue:retry --range', () => {
   });
 });
 
+describe('compensate --dry-run of a failed-job retry checks each target queue', () => {
+  it('says per row which target would fail (would-fail, exit 1) and writes nothing', async () => {
+    await insertFailed([1], 'database');
+    await insertFailed([2], 'redis');
+    await insertFailed([3], 'redisdown');
+    await insertFailed([4], 'missing');
+    await insertFailed([5], 'notqueue');
+    await insertFailed([6], 'sqs');
+    await insertFailed([7], 'redisdown');
+    const cwd = workDir([
+      'database: { driver: database, table: jobs }',
+      `redis: { driver: redis, url: "${REDIS_URL}" }`,
+      `redisdown: { driver: redis, url: "redis://127.0.0.1:${closedPort}/0" }`,
+      'missing: { driver: database, table: no_such_jobs }',
+      'notqueue: { driver: database, table: not_a_queue }',
+    ]);
+    const { code, json, stderr } = await runJson<CompensateJson>(
+      ['compensate', '--action', 'retry', '--dry-run'],
+      { cwd },
+    );
+    expect(code, stderr).toBe(1);
+    assertMatchesSchema('compensate', json);
+    expect(json.wouldFail).toBe(4);
+    const byId = new Map(json.results.map((r) => [r.id, r]));
+    expect(byId.get(1)?.outcome).toBe('would-apply');
+    expect(byId.get(2)?.outcome).toBe('would-apply');
+    for (const id of [3, 7])
+      expect(byId.get(id)).toMatchObject({
+        outcome: 'would-fail',
+        reason: `connection redisdown: Redis at redis://127.0.0.1:${closedPort}/0 refused the connection`,
+      });
+    expect(byId.get(4)).toMatchObject({
+      outcome: 'would-fail',
+      reason: expect.stringMatching(/^connection missing: the queue table 'no_such_jobs' does not exist/),
+    });
+    expect(byId.get(5)).toMatchObject({
+      outcome: 'would-fail',
+      reason: expect.stringMatching(
+        /^connection notqueue: the queue table 'not_a_queue' lacks the think-queue column/,
+      ),
+    });
+    expect(byId.get(6)).toMatchObject({
+      outcome: 'refused',
+      reason: expect.stringMatching(/no queue target for connection 'sqs'/),
+    });
+    expect(stderr).toMatch(/4 of the jobs would fail/);
+    expect(await failedIds()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await rows('SELECT id FROM jobs')).toEqual([]);
+    expect(await rows('SELECT id FROM taskrecon_audit')).toEqual([]);
+    expect(await redis.exists(`{queues:${queue}}`)).toBe(0);
+
+    const human = await runCli(['compensate', '--action', 'retry', '--dry-run'], { cwd });
+    expect(human.code).toBe(1);
+    expect(human.stdout).toMatch(/would fail 4/);
+    expect(human.stdout).toMatch(
+      /would-fail\s+connection redisdown: Redis at redis:\/\/127\.0\.0\.1:\d+\/0 refused/,
+    );
+  });
+
+  it('exits 0 when every target would take its rows', async () => {
+    await insertFailed([1], 'database');
+    await insertFailed([2], 'redis');
+    const { code, json } = await runJson<CompensateJson>(
+      ['compensate', '1-2', '--action', 'retry', '--dry-run'],
+      {
+        cwd: workDir([
+          'database: { driver: database, table: jobs }',
+          `redis: { driver: redis, url: "${REDIS_URL}" }`,
+        ]),
+      },
+    );
+    expect(code).toBe(0);
+    expect(json.wouldFail).toBe(0);
+    expect(json.results.map((r) => r.outcome)).toEqual(['would-apply', 'would-apply']);
+  });
+});
+
 describe('think-queue Redis key layout of a queue connection', () => {
   it('re-pushes onto queues:NAME (no braces) with layout: thinkphp-legacy', async () => {
     await insertFailed([31], 'redis');

@@ -141,6 +141,11 @@ export function compensateOutcome(
       exit: ExitCode.couldNotRun,
       message: `nothing was changed: ${result.refused} of the named tasks cannot take ${request.action} (see the reasons above)`,
     };
+  if (result.wouldFail)
+    return {
+      exit: ExitCode.findings,
+      message: `${result.wouldFail} of the jobs would fail: their queue target cannot take them now (see the reasons above)`,
+    };
   if (result.refused > 0 || result.interrupted) return { exit: ExitCode.findings };
   return { exit: ExitCode.ok };
 }
