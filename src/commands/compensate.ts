@@ -1,10 +1,10 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import type { TaskId } from '../core/task.js';
 import { ExitCode } from '../errors.js';
 import { untilStopped } from '../stop-signals.js';
 import {
   COMPENSATE_FLAGS,
+  COMPENSATE_IDS_ARG,
   compensate,
   compensateOutcome,
   compensateRequest,
@@ -36,13 +36,13 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
     '<%= config.bin %> compensate 1042 1043 --action mark-compensated --reason "coupon issued by hand" --yes',
     '<%= config.bin %> compensate --action retry --status failed --biz-type sms --error-like timeout --dry-run',
     '<%= config.bin %> compensate 2001 2002 --action retry --now --reason "partner API is back" --yes',
-    '<%= config.bin %> compensate --source failed --action retry --queue high --rate 200/s --yes',
+    '<%= config.bin %> compensate --source failed 11-13 15 --action retry --queue high --rate 200/s --yes',
     '<%= config.bin %> compensate --profile laravel-failed-jobs --action forget --job-class "App\\Jobs\\SendSms" --yes',
   ];
 
   static override strict = false;
   static override args = {
-    ids: Args.string({ description: 'Task ids (space or comma separated); without ids the filters select.' }),
+    ids: COMPENSATE_IDS_ARG,
   };
 
   static override flags = COMPENSATE_FLAGS;

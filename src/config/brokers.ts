@@ -9,6 +9,8 @@ const duration = z.union([z.string(), z.number()]);
 
 export const REDIS_FRAMEWORKS = ['laravel', 'thinkphp', 'thinkphp-legacy', 'list'] as const;
 export type RedisFramework = (typeof REDIS_FRAMEWORKS)[number];
+/** The Redis key layouts of think-queue: braced `{queues:Q}` (3.0.5 on) and plain `queues:Q` (before). */
+export const THINKPHP_LAYOUTS = ['thinkphp', 'thinkphp-legacy'] as const satisfies readonly RedisFramework[];
 
 export const redisBrokerSchema = z.strictObject({
   kind: z.literal('redis'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { brokersSchema } from './brokers.js';
+import { brokersSchema, THINKPHP_LAYOUTS } from './brokers.js';
 import { createMissingSchema, sweepsSchema } from '../core/sweep-config.js';
 import { LOGICAL_FIELDS, LOGICAL_STATUSES, TIME_FIELDS, TIME_TYPES } from '../core/task.js';
 
@@ -32,6 +32,8 @@ export const sourceSchema = z.strictObject({
           url: z.string().optional(),
           prefix: z.string().optional(),
           queue: z.string().optional(),
+          /** think-queue over Redis: `thinkphp` ({queues:Q}, the default) or `thinkphp-legacy` (queues:Q). */
+          layout: z.enum(THINKPHP_LAYOUTS).optional(),
         }),
       ),
     })

@@ -1,9 +1,10 @@
+import type { RedisFramework } from '../config/brokers.js';
 import type { SourceConfig } from '../config/schema.js';
 import type { TaskId } from '../core/task.js';
 import { connect } from '../db/connect.js';
 import { insertQueueJob, type QueueJobInsert } from '../db/sql/compensate.js';
 import type { ColumnInfo, Db, Queryable, Row } from '../db/types.js';
-import { TaskreconError } from '../errors.js';
+import { TaskreconError, usageError } from '../errors.js';
 import { PhpJsonError } from './php-json.js';
 import type { RedisLists, RedisListOp } from './redis-list.js';
 
@@ -15,10 +16,12 @@ import type { RedisLists, RedisListOp } from './redis-list.js';
  */
 export interface QueueFlavor {
   framework: 'laravel' | 'thinkphp';
-  /** The Redis writes of `pushRaw` for one payload; `prefix` is the client's key prefix. */
-  redisOps(prefix: string, queue: string, payload: string): RedisListOp[];
+  /** The Redis key layouts a connection may name (`layout:`); the first is the default. */
+  redisLayouts: readonly RedisFramework[];
+  /** The Redis writes of `pushRaw` for one payload, under the target's prefix and layout. */
+  redisOps(target: RedisTarget, queue: string, payload: string): RedisListOp[];
   /** The list key `pushRaw` writes to (for the audit), with the prefix. */
-  redisKey(prefix: string, queue: string): string;
+  redisKey(target: RedisTarget, queue: string): string;
   /** The columns `pushRaw` writes in a database queue table, found in the live table, or why not. */
   jobColumns(columns: ColumnInfo[]): QueueJobInsert['columns'] | string;
   /** The payload `queue:retry` pushes for a stored one, or throws PhpJsonError / returns a refusal. */
@@ -29,8 +32,16 @@ export type QueueConnectionConfig = NonNullable<SourceConfig['queue']>['connecti
 
 /** Where one connection's jobs go. */
 type Target =
-  | { driver: 'database'; connection: string; table: string; defaultQueue: string; dsn?: string }
-  | { driver: 'redis'; connection: string; url: string; prefix: string; defaultQueue: string };
+  { driver: 'database'; connection: string; table: string; defaultQueue: string; dsn?: string } | RedisTarget;
+
+export interface RedisTarget {
+  driver: 'redis';
+  connection: string;
+  url: string;
+  prefix: string;
+  layout: RedisFramework;
+  defaultQueue: string;
+}
 
 /** What a retried row became, for the audit's after-image. */
 export type Requeued =
@@ -58,13 +69,27 @@ export class FailedJobRequeuer {
   private readonly redis = new Map<string, RedisLists>();
   private readonly otherDbs = new Map<string, Db>();
   private readonly columns = new Map<string, QueueJobInsert['columns']>();
+  private readonly checked = new Map<string, Promise<string | undefined>>();
 
+  /** Throws a usage error (exit 3, nothing written) for a `layout:` this framework or driver cannot take. */
   constructor(
     private readonly flavor: QueueFlavor,
     private readonly sourceName: string,
     private readonly db: Db,
     private readonly connections: Record<string, QueueConnectionConfig>,
-  ) {}
+  ) {
+    for (const [name, config] of Object.entries(connections)) {
+      if (config.layout === undefined) continue;
+      const where = `sources.${sourceName}.queue.connections.${name}.layout`;
+      if (config.driver !== 'redis')
+        throw usageError(`${where}: a layout is for redis connections, this one is ${config.driver}`);
+      if (!flavor.redisLayouts.includes(config.layout))
+        throw usageError(
+          `${where}: '${config.layout}' is not a ${flavor.framework} key layout`,
+          `Allowed: ${flavor.redisLayouts.join(', ')}.`,
+        );
+    }
+  }
 
   private target(connection: string): Target | string {
     const config =
@@ -76,7 +101,15 @@ export class FailedJobRequeuer {
     const defaultQueue = config.queue ?? 'default';
     if (config.driver === 'redis') {
       if (!config.url) return `${where} is a redis connection without url`;
-      return { driver: 'redis', connection, url: config.url, prefix: config.prefix ?? '', defaultQueue };
+      const layout = config.layout ?? (this.flavor.redisLayouts[0] as RedisFramework);
+      return {
+        driver: 'redis',
+        connection,
+        url: config.url,
+        prefix: config.prefix ?? '',
+        layout,
+        defaultQueue,
+      };
     }
     return { driver: 'database', connection, table: config.table ?? 'jobs', defaultQueue, dsn: config.db };
   }
@@ -148,11 +181,11 @@ export class FailedJobRequeuer {
           out.set(plan.id, {
             driver: 'redis',
             connection: target.connection,
-            key: this.flavor.redisKey(target.prefix, plan.queue),
+            key: this.flavor.redisKey(target, plan.queue),
             queue: plan.queue,
             payload: plan.payload,
           });
-          return this.flavor.redisOps(target.prefix, plan.queue, plan.payload);
+          return this.flavor.redisOps(target, plan.queue, plan.payload);
         });
         redisBatches.push([client, ops]);
       }
@@ -160,6 +193,31 @@ export class FailedJobRequeuer {
     // Redis last: it cannot be rolled back, so it goes only when every database write has succeeded.
     for (const [client, ops] of redisBatches) await client.pushAll(ops);
     return out;
+  }
+
+  /**
+   * Why a push to `target` would fail, or undefined when it would not (for dry runs): the database
+   * queue table exists with the framework's columns; the Redis server answers PING. Checked once
+   * per target; writes nothing.
+   */
+  wouldFail(target: Target): Promise<string | undefined> {
+    const key = JSON.stringify(target);
+    let check = this.checked.get(key);
+    if (!check) {
+      check = this.check(target).then((why) => why && `connection ${target.connection}: ${why}`);
+      this.checked.set(key, check);
+    }
+    return check;
+  }
+
+  private async check(target: Target): Promise<string | undefined> {
+    if (target.driver === 'redis') return (await this.redisClient(target.url)).whyUnreachable();
+    try {
+      await this.jobColumns(target.dsn ? await this.otherDb(target.dsn) : this.db, target.table);
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
   }
 
   private async redisClient(url: string): Promise<RedisLists> {

@@ -1,3 +1,4 @@
+import { queueKeys } from '../brokers/redis/layout.js';
 import { phpGet, phpJsonDecode, resetAttempts } from './php-json.js';
 import { pickColumn, type QueueFlavor } from './failed-job-queue.js';
 
@@ -23,15 +24,19 @@ redis.call('rpush', KEYS[2], 1)`;
 
 export const laravelQueue: QueueFlavor = {
   framework: 'laravel',
-  redisKey: (prefix, queue) => `${prefix}queues:${queue}`,
-  redisOps: (prefix, queue, payload) => [
-    {
-      kind: 'eval',
-      script: LARAVEL_PUSH_SCRIPT,
-      keys: [`${prefix}queues:${queue}`, `${prefix}queues:${queue}:notify`],
-      args: [payload],
-    },
-  ],
+  redisLayouts: ['laravel'],
+  redisKey: ({ prefix }, queue) => queueKeys({ framework: 'laravel', prefix }, queue).ready,
+  redisOps({ prefix }, queue, payload) {
+    const keys = queueKeys({ framework: 'laravel', prefix }, queue);
+    return [
+      {
+        kind: 'eval',
+        script: LARAVEL_PUSH_SCRIPT,
+        keys: [keys.ready, `${keys.ready}:notify`],
+        args: [payload],
+      },
+    ];
+  },
   jobColumns(columns) {
     const names = ['queue', 'payload', 'attempts', 'reserved_at', 'available_at', 'created_at'];
     const missing = names.filter((n) => !pickColumn(columns, [n]));

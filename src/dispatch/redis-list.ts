@@ -16,6 +16,8 @@ const CONNECT_TIMEOUT_MS = 5000;
 export class RedisLists {
   private readonly client: Redis;
   readonly display: string;
+  /** The last connection error ioredis reported (its rejections only say "Connection is closed."). */
+  private lastError: Error | undefined;
 
   constructor(url: string) {
     this.display = maskDsnText(url);
@@ -27,7 +29,9 @@ export class RedisLists {
       retryStrategy: () => null,
     });
     // Errors surface through the commands; without a listener ioredis would print them itself.
-    this.client.on('error', () => undefined);
+    this.client.on('error', (error: Error) => {
+      this.lastError = error;
+    });
   }
 
   private async ready(): Promise<void> {
@@ -45,6 +49,20 @@ export class RedisLists {
       hint: 'Check `url:` of the queue connection in the source config; nothing was pushed and no row was changed.',
       cause: error,
     });
+  }
+
+  /** Why this server cannot take pushes (it does not answer PING), or undefined when it answers. */
+  async whyUnreachable(): Promise<string | undefined> {
+    try {
+      await this.ready();
+      await this.client.ping();
+      return undefined;
+    } catch (error) {
+      const cause = this.lastError ?? (error as Error);
+      if ((cause as NodeJS.ErrnoException).code === 'ECONNREFUSED')
+        return `Redis at ${this.display} refused the connection`;
+      return `Redis at ${this.display} did not answer PING: ${cause.message}`;
+    }
   }
 
   /** Runs every op in one MULTI/EXEC; throws (so the caller rolls its transaction back) when any fails. */

@@ -1,5 +1,7 @@
+import { queueKeys } from '../brokers/redis/layout.js';
+import { THINKPHP_LAYOUTS } from '../config/brokers.js';
 import { resetAttempts } from './php-json.js';
-import { pickColumn, type QueueFlavor } from './failed-job-queue.js';
+import { pickColumn, type QueueFlavor, type RedisTarget } from './failed-job-queue.js';
 
 /**
  * think-queue's `php think queue:retry` (think\queue\command\Retry, v3 for ThinkPHP 6+), for the
@@ -9,14 +11,20 @@ import { pickColumn, type QueueFlavor } from './failed-job-queue.js';
  *   now, create_time: now, payload} (older releases name them reserved_at/available_at/created_at
  *   and add a `reserved` flag: the live table decides);
  * - connector\Redis::pushRaw RPUSHes the payload onto `{queues:NAME}` (braces: a Redis Cluster
- *   hash tag), under the client's prefix if one is configured — no notify list.
+ *   hash tag; releases before 3.0.5 write `queues:NAME`, the connection's `layout: thinkphp-legacy`),
+ *   under the client's prefix if one is configured — no notify list.
  */
+
+/** The ready list of a queue in the connection's layout, under its prefix. */
+function readyKey({ prefix, layout }: RedisTarget, queue: string): string {
+  return `${prefix}${queueKeys({ framework: layout, prefix: '' }, queue).ready}`;
+}
+
 export const thinkphpQueue: QueueFlavor = {
   framework: 'thinkphp',
-  redisKey: (prefix, queue) => `${prefix}{queues:${queue}}`,
-  redisOps: (prefix, queue, payload) => [
-    { kind: 'rpush', key: `${prefix}{queues:${queue}}`, value: payload },
-  ],
+  redisLayouts: THINKPHP_LAYOUTS,
+  redisKey: readyKey,
+  redisOps: (target, queue, payload) => [{ kind: 'rpush', key: readyKey(target, queue), value: payload }],
   jobColumns(columns) {
     const found = {
       queue: pickColumn(columns, ['queue']),

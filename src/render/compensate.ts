@@ -10,6 +10,7 @@ const SHOWN_ROWS = 50;
 const OUTCOME_COLOR: Record<string, (s: string) => string> = {
   applied: chalk.green,
   'would-apply': chalk.cyan,
+  'would-fail': chalk.red,
   already: chalk.dim,
   'lost-race': chalk.yellow,
   refused: chalk.red,
@@ -27,6 +28,7 @@ export function renderCompensate(result: CompensateResult): string {
     `${chalk.bold(result.action)} on ${result.source.name} (${result.source.table}): ${result.matched.toLocaleString('en-US')} matched, ` +
       `${verb} ${changed.toLocaleString('en-US')}, skipped ${result.skipped.toLocaleString('en-US')}` +
       `${result.refused ? `, refused ${chalk.red(result.refused.toLocaleString('en-US'))}` : ''}` +
+      `${result.wouldFail ? `, would fail ${chalk.red(result.wouldFail.toLocaleString('en-US'))}` : ''}` +
       `${result.dryRun ? chalk.cyan(' (dry run: nothing written)') : ''}`,
   );
   if (result.results.length > 0) {

@@ -188,6 +188,30 @@ export interface ManualFilter {
   /** A LIKE pattern on last_error; without `%` it matches anywhere in the text. */
   errorLike?: string;
   queues?: string[];
+  /** Id arguments with ranges among them: the rows whose id is in a range or is one of `ids`. */
+  idRanges?: { ranges: IdRange[]; ids: TaskId[] };
+}
+
+/** An inclusive id range `LO-HI`. */
+export interface IdRange {
+  lo: TaskId;
+  hi: TaskId;
+}
+
+/** The filter's id ranges as `BETWEEN` (never expanded into ids), or-ed with its single ids (pure). */
+export function idRangeWhere(sql: TaskSql, filter: ManualFilter): Fragment {
+  const selection = filter.idRanges;
+  if (!selection) return and([]);
+  const id = sql.expr('id') as string;
+  const parts: Fragment[] = selection.ranges.map((r) => ({
+    sql: `${id} BETWEEN ? AND ?`,
+    params: [r.lo, r.hi],
+  }));
+  if (selection.ids.length) parts.push(idIn(sql, selection.ids));
+  return {
+    sql: `(${parts.map((p) => p.sql).join(' OR ')})`,
+    params: parts.flatMap((p) => p.params),
+  };
 }
 
 /** The filter's predicates on last_error and queue (pure). */

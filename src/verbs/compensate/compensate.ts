@@ -4,6 +4,7 @@ import { selectRemovals } from '../../db/sql/audit.js';
 import {
   countCandidates,
   errorAndQueueWhere,
+  idRangeWhere,
   selectCandidatePage,
   selectCandidateTasks,
   selectWholeRows,
@@ -63,17 +64,21 @@ export async function compensate(source: BoundSource, request: CompensateRequest
   const run = new Run(source, request, await source.db.nowEpoch());
   try {
     if (request.ids) await runIds(run, source, request);
-    else await runFilter(run, source, request);
+    else {
+      if (request.filter.idRanges) await requireKnown(source, request.filter.idRanges.ids);
+      await runFilter(run, source, request);
+    }
     return run.finish();
   } finally {
     await run.close();
   }
 }
 
-async function runIds(run: Run, source: BoundSource, request: CompensateRequest): Promise<void> {
-  const ids = [...new Map((request.ids ?? []).map((id) => [String(id), id])).values()];
-  const rule = ACTION_RULES[request.action];
-  // Read everything first: one bad id and nothing is written.
+/**
+ * Reads the named ids' rows; throws (exit 3) naming the ids no row has and no audit row removed.
+ * Out: the rows, and the ids gone with the audit row that removed each.
+ */
+async function requireKnown(source: BoundSource, ids: TaskId[]) {
   const rows: Row[] = [];
   for (let i = 0; i < ids.length; i += 1000)
     rows.push(...(await selectWholeRows(source.db, source, ids.slice(i, i + 1000), false)));
@@ -87,6 +92,14 @@ async function runIds(run: Run, source: BoundSource, request: CompensateRequest)
       'Check the ids with `taskrecon scan` or `taskrecon show ID`.',
     );
   }
+  return { rows, missing, gone };
+}
+
+async function runIds(run: Run, source: BoundSource, request: CompensateRequest): Promise<void> {
+  const ids = [...new Map((request.ids ?? []).map((id) => [String(id), id])).values()];
+  const rule = ACTION_RULES[request.action];
+  // Read everything first: one bad id and nothing is written.
+  const { rows, missing, gone } = await requireKnown(source, ids);
   run.result.matched = ids.length;
   const decided = run.decideRows(rows);
   const refused = decided.filter((d) => d.item?.outcome === 'refused');
@@ -144,10 +157,15 @@ export function selectionWhere(
       `--status ${request.statuses?.join(',')} selects no task that ${request.action} can move (it moves ${ACTION_RULES[request.action].from.join(' or ')} tasks)`,
     );
   }
+  return and([source.sql.statusIn(statuses), manualWhere(source, request.filter)]);
+}
+
+/** The filter's predicates besides status: the scan filter, error text, queue and id ranges. */
+function manualWhere(source: BoundSource, filter: CompensateRequest['filter']): Fragment {
   return and([
-    source.sql.statusIn(statuses),
-    filterWhere(source.sql, request.filter),
-    errorAndQueueWhere(source.sql, request.filter),
+    filterWhere(source.sql, filter),
+    errorAndQueueWhere(source.sql, filter),
+    idRangeWhere(source.sql, filter),
   ]);
 }
 
@@ -180,10 +198,7 @@ async function runFilter(run: Run, source: BoundSource, request: CompensateReque
   run.result.matched = total;
   const size = batchSize(request);
   // One walk per status along the status index (no sort per page); one walk by id where there is no status column.
-  const filters = and([
-    filterWhere(source.sql, request.filter),
-    errorAndQueueWhere(source.sql, request.filter),
-  ]);
+  const filters = manualWhere(source, request.filter);
   const walks =
     source.profile.status.kind === 'column'
       ? selectableStatuses(request.action, request.statuses).map((s) =>

@@ -1,6 +1,12 @@
-import { Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import { countFlag, statusFlag, timeFlag } from '../../flags.js';
 import { COMPENSATE_ACTIONS } from './plan.js';
+
+/** The positional arguments of `compensate` (parsed by parseIdArgs). */
+export const COMPENSATE_IDS_ARG = Args.string({
+  description:
+    'Task ids and inclusive id ranges LO-HI (space or comma separated), e.g. 11-13 15; without ids the filters select (with a range they narrow it).',
+});
 
 /** The flags of `compensate`; their combinations are checked by compensateRequest(). */
 export const COMPENSATE_FLAGS = {

@@ -4,4 +4,4 @@ export { checkDispatchable, dispatchNow } from './now.js';
 export { ACTION_RULES, COMPENSATE_ACTIONS, parseRate, type CompensateAction } from './plan.js';
 export { rowEventId, rowId, rowJson, rowStatus } from './rows.js';
 export { compensateOutcome, compensateRequest, type CompensateFlags } from './request.js';
-export { COMPENSATE_FLAGS } from './flags.js';
+export { COMPENSATE_FLAGS, COMPENSATE_IDS_ARG } from './flags.js';

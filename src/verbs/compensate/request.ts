@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { TaskreconConfig } from '../../config/schema.js';
-import type { LogicalStatus, TaskId } from '../../core/task.js';
+import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { ExitCode, usageError, type ExitCodeValue } from '../../errors.js';
 import { resolveTime } from '../../flags.js';
 import { defaultOperator } from '../audit/index.js';
-import { parseTaskId } from '../show/index.js';
+import { parseIdArgs } from './id-args.js';
 import { checkDispatchable } from './now.js';
 import { COMPENSATE_ACTIONS, parseRate, type CompensateAction } from './plan.js';
 import type { CompensateRequest, CompensateResult } from './types.js';
@@ -36,7 +36,7 @@ const FILTER_FLAGS = ['status', 'biz-type', 'since', 'until', 'error-like', 'que
 
 export interface CompensateInput {
   flags: CompensateFlags;
-  /** The positional arguments: ids, space or comma separated. */
+  /** The positional arguments: ids and id ranges LO-HI, space or comma separated. */
   argv: string[];
   config: TaskreconConfig;
   /** The source's `queue.connections` (failed-job tables re-push onto them). */
@@ -64,15 +64,12 @@ export async function compensateRequest(
   input: CompensateInput,
 ): Promise<CompensatePlan> {
   const { flags } = input;
-  const ids = input.argv
-    .flatMap((a) => a.split(','))
-    .filter((a) => a.trim() !== '')
-    .map((a): TaskId => parseTaskId(source, a));
+  const { ids, ranges } = parseIdArgs(source, input.argv);
   const filtersGiven = FILTER_FLAGS.filter((f) => flags[f] !== undefined);
-  if (ids.length && filtersGiven.length) {
+  if (ids.length && !ranges.length && filtersGiven.length) {
     throw usageError(
       `give task ids or filters, not both (got ids and --${filtersGiven.join(', --')})`,
-      'Filters select tasks when no ids are given.',
+      'Filters select tasks when no ids are given, and narrow id ranges (LO-HI).',
     );
   }
   const rate = flags.rate === undefined ? undefined : parseRate(flags.rate);
@@ -112,7 +109,8 @@ export async function compensateRequest(
     reason: flags.reason?.trim() || null,
     dryRun: Boolean(flags['dry-run']),
     runId: randomUUID(),
-    ids: ids.length ? ids : undefined,
+    // With a range the arguments select like a filter (in the action's movable statuses, --limit applies).
+    ids: ids.length && !ranges.length ? ids : undefined,
     statuses: flags.status as LogicalStatus[] | undefined,
     filter: {
       bizTypes: flags['biz-type'],
@@ -120,6 +118,7 @@ export async function compensateRequest(
       untilEpoch: resolveTime(flags.until, nowEpoch),
       errorLike: flags['error-like'],
       queues: flags.queue,
+      ...(ranges.length ? { idRanges: { ranges, ids } } : {}),
     },
     limit: flags.limit,
     rate,
@@ -141,6 +140,11 @@ export function compensateOutcome(
     return {
       exit: ExitCode.couldNotRun,
       message: `nothing was changed: ${result.refused} of the named tasks cannot take ${request.action} (see the reasons above)`,
+    };
+  if (result.wouldFail)
+    return {
+      exit: ExitCode.findings,
+      message: `${result.wouldFail} of the jobs would fail: their queue target cannot take them now (see the reasons above)`,
     };
   if (result.refused > 0 || result.interrupted) return { exit: ExitCode.findings };
   return { exit: ExitCode.ok };

@@ -55,6 +55,7 @@ export class Run {
       applied: 0,
       skipped: 0,
       refused: 0,
+      ...(request.dryRun ? { wouldFail: 0 } : {}),
       runId: request.runId,
       source: sourceInfo(source),
       interrupted: false,
@@ -76,6 +77,7 @@ export class Run {
     if (item.outcome === 'applied') this.result.applied++;
     else if (item.outcome !== 'would-apply') this.result.skipped++;
     if (item.outcome === 'refused') this.result.refused++;
+    if (item.outcome === 'would-fail') this.result.wouldFail = (this.result.wouldFail ?? 0) + 1;
     if (this.result.results.length < MAX_KEPT_RESULTS) this.result.results.push(item);
     else this.result.resultsOmitted++;
   }
@@ -129,8 +131,16 @@ export class Run {
     const rule = ACTION_RULES[request.action];
     if (request.dryRun) {
       const rows = await selectWholeRows(source.db, source, ids, false);
-      for (const d of this.decideRows(rows))
-        this.record(d.item ?? { id: d.id, from: d.from, to: rule.to, outcome: 'would-apply' });
+      for (const d of this.decideRows(rows)) {
+        // A failed job's target is checked as the push would use it: a dry run promises no push it cannot make.
+        const why = d.push && (await this.requeuer?.wouldFail(d.push.target));
+        this.record(
+          d.item ??
+            (why
+              ? { id: d.id, from: d.from, to: rule.to, outcome: 'would-fail', reason: why }
+              : { id: d.id, from: d.from, to: rule.to, outcome: 'would-apply' }),
+        );
+      }
       this.processed += ids.length;
       return;
     }

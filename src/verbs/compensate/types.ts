@@ -7,8 +7,12 @@ import type { SourceInfo } from '../scan/index.js';
 
 /** The request and result of a compensation run (the JSON contract of `compensate`). */
 
-/** `skipped`: held back, unchanged, because other tasks named in the same run were refused. */
-export type CompensateOutcome = 'applied' | 'would-apply' | 'already' | 'refused' | 'lost-race' | 'skipped';
+/**
+ * `skipped`: held back, unchanged, because other tasks named in the same run were refused.
+ * `would-fail` (dry runs of a failed-job retry): the row's queue target cannot take it now.
+ */
+export type CompensateOutcome =
+  'applied' | 'would-apply' | 'would-fail' | 'already' | 'refused' | 'lost-race' | 'skipped';
 
 export interface CompensateItem {
   id: TaskId;
@@ -28,6 +32,8 @@ export interface CompensateResult {
   applied: number;
   skipped: number;
   refused: number;
+  /** Dry runs: rows whose queue target would not take them (also counted in `skipped`). */
+  wouldFail?: number;
   runId: string;
   source: SourceInfo;
   interrupted: boolean;

@@ -28,19 +28,29 @@ export interface TaskKey {
   value: TaskId;
 }
 
+/** Whether the table's id column holds whole numbers (ids compare as integers, ranges make sense). */
+export function hasNumericId(source: BoundSource): boolean {
+  return idColumn(source) !== undefined;
+}
+
+function idColumn(source: BoundSource) {
+  const ref = source.profile.fields.id;
+  const column =
+    ref && 'column' in ref
+      ? source.columns.find((c) => c.name.toLowerCase() === ref.column.toLowerCase())
+      : undefined;
+  return column && NUMERIC_ID.has(column.dataType) ? column : undefined;
+}
+
 /**
  * The id as the table compares it: an integer for an integer id column. Text that cannot be an
  * integer id is taken as an event id (Laravel's uuid, async_task's event_id) when the profile has
  * one; otherwise it is refused.
  */
 export function parseTaskKey(source: BoundSource, input: string): TaskKey {
-  const ref = source.profile.fields.id;
-  const column =
-    ref && 'column' in ref
-      ? source.columns.find((c) => c.name.toLowerCase() === ref.column.toLowerCase())
-      : undefined;
+  const column = idColumn(source);
   const text = input.trim();
-  if (!column || !NUMERIC_ID.has(column.dataType)) return { key: 'id', value: text };
+  if (!column) return { key: 'id', value: text };
   if (/^\d+$/.test(text))
     return { key: 'id', value: Number.isSafeInteger(Number(text)) ? Number(text) : text };
   if (source.sql.has('eventId')) return { key: 'eventId', value: text };

@@ -129,7 +129,7 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
             ? 'retried'
             : o.outcome === 'would-apply'
               ? 'would-retry'
-              : o.outcome === 'refused'
+              : o.outcome === 'refused' || o.outcome === 'would-fail'
                 ? 'refused'
                 : 'lost-race';
         items.push(
