@@ -3,7 +3,6 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { selectRemovals } from '../../db/sql/audit.js';
 import {
   countCandidates,
-  errorAndQueueWhere,
   selectCandidatePage,
   selectCandidateTasks,
   selectWholeRows,
@@ -144,11 +143,7 @@ export function selectionWhere(
       `--status ${request.statuses?.join(',')} selects no task that ${request.action} can move (it moves ${ACTION_RULES[request.action].from.join(' or ')} tasks)`,
     );
   }
-  return and([
-    source.sql.statusIn(statuses),
-    filterWhere(source.sql, request.filter),
-    errorAndQueueWhere(source.sql, request.filter),
-  ]);
+  return and([source.sql.statusIn(statuses), filterWhere(source.sql, request.filter)]);
 }
 
 /** The first `limit` tasks a request would act on, for the interactive picker. */
@@ -180,10 +175,7 @@ async function runFilter(run: Run, source: BoundSource, request: CompensateReque
   run.result.matched = total;
   const size = batchSize(request);
   // One walk per status along the status index (no sort per page); one walk by id where there is no status column.
-  const filters = and([
-    filterWhere(source.sql, request.filter),
-    errorAndQueueWhere(source.sql, request.filter),
-  ]);
+  const filters = filterWhere(source.sql, request.filter);
   const walks =
     source.profile.status.kind === 'column'
       ? selectableStatuses(request.action, request.statuses).map((s) =>
