@@ -26,6 +26,8 @@ const n = (value: number | null): string => (value === null ? 'n/a' : value.toLo
 export function renderTaskList(title: string, tasks: Task[]): string {
   if (tasks.length === 0) return `${heading(title)}\n  none`;
   const jobs = tasks.some((t) => (t.queue ?? null) !== null || (t.connection ?? null) !== null);
+  // Failed jobs are never retried on a schedule: their empty next-retry column makes room for the queue.
+  const nextRetry = !jobs || tasks.some((t) => t.nextRetryAt !== null);
   const rows = tasks.map((t) => [
     String(t.id),
     t.bizType ?? '',
@@ -33,7 +35,7 @@ export function renderTaskList(title: string, tasks: Task[]): string {
     colorStatus(t.status),
     t.attempts,
     ...(jobs ? [t.queue ?? '', t.connection ?? ''] : []),
-    t.nextRetryAt ?? '',
+    ...(nextRetry ? [t.nextRetryAt ?? ''] : []),
     t.updatedAt ?? '',
     oneLine(t.lastError, 60),
   ]);
@@ -44,8 +46,8 @@ export function renderTaskList(title: string, tasks: Task[]): string {
     'status',
     'attempts',
     ...(jobs ? ['queue', 'connection'] : []),
-    'next retry',
-    'updated',
+    ...(nextRetry ? ['next retry'] : []),
+    jobs && !nextRetry ? 'failed' : 'updated',
     'last error',
   ];
   return `${heading(title)}\n${renderTable(head, rows)}`;
