@@ -107,5 +107,13 @@ export const statusFlag = Flags.string({
   multiple: true,
 });
 
+/** `--error-like` of scan and compensate: the last error (a failed job's exception) contains this text. */
+export const errorLikeFlag = Flags.string({
+  summary: 'Only tasks whose last error contains this text (or matches this LIKE pattern with %).',
+});
+
+/** `--queue` of scan and compensate, on tables with a queue column (failed jobs, Laravel's jobs). */
+export const queueFlag = Flags.string({ summary: 'Only jobs of these queues.', multiple: true });
+
 export const FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
 export type Format = (typeof FORMATS)[number];

@@ -1,6 +1,14 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { countFlag, durationFlag, FORMATS, statusFlag, timeFlag } from '../flags.js';
+import {
+  countFlag,
+  durationFlag,
+  errorLikeFlag,
+  FORMATS,
+  queueFlag,
+  statusFlag,
+  timeFlag,
+} from '../flags.js';
 import { scan, scanRequest, type ScanResult } from '../verbs/scan/index.js';
 import { unknownBizTypeWarnings } from '../verbs/scan/biz-type-check.js';
 import { startProgress } from '../render/progress.js';
@@ -18,6 +26,7 @@ export default class Scan extends BaseCommand<typeof Scan> {
     '<%= config.bin %> scan --db mysql://app@127.0.0.1:3306/shop --profile async-task',
     '<%= config.bin %> scan --biz-type coupon --stuck-after 5m --limit 50',
     '<%= config.bin %> scan --status failed --limit 0 --format ndjson > failed.ndjson',
+    '<%= config.bin %> scan --profile laravel-failed-jobs --queue emails --error-like TimeoutException',
   ];
 
   static override flags = {
@@ -27,6 +36,8 @@ export default class Scan extends BaseCommand<typeof Scan> {
       summary: 'Only tasks created at or after this time (ISO date-time, or a duration ago like 2h).',
     }),
     until: timeFlag({ summary: 'Only tasks created before this time.' }),
+    queue: queueFlag,
+    'error-like': errorLikeFlag,
     'stuck-after': durationFlag({
       summary: "A processing task untouched this long is stuck (default: the profile's lease, 10m).",
     }),

@@ -15,7 +15,13 @@ export const sourceSchema = z.strictObject({
   table: z.string().optional(),
   default: z.boolean().optional(),
   db: z.string().optional(),
-  columns: z.partialRecord(z.enum([...LOGICAL_FIELDS]), z.string().nullable()).optional(),
+  /** A column name, null (the table has none), or `{ json, path }`: a key inside a JSON column (bizId, eventId). */
+  columns: z
+    .partialRecord(
+      z.enum([...LOGICAL_FIELDS]),
+      z.union([z.string(), z.null(), z.strictObject({ json: z.string().min(1), path: z.string() })]),
+    )
+    .optional(),
   statuses: z
     .partialRecord(z.enum([...LOGICAL_STATUSES]), z.union([statusValue, z.array(statusValue)]))
     .optional(),

@@ -17,6 +17,7 @@ export const LOGICAL_FIELDS = [
   'createdAt',
   'updatedAt',
   'queue',
+  'connection',
 ] as const;
 export type LogicalField = (typeof LOGICAL_FIELDS)[number];
 
@@ -42,7 +43,9 @@ export interface Task {
   updatedAt: string | null;
   /** The raw status value as the table stores it. */
   rawStatus?: string | number | null;
+  /** The queue and the connection a failed or queued job ran on (null when the table has none). */
   queue?: string | null;
+  connection?: string | null;
   maxAttempts?: number | null;
 }
 

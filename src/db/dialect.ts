@@ -1,3 +1,4 @@
+import { isSimpleJsonPath } from '../core/json-path.js';
 import type { TimeType } from '../core/task.js';
 
 /**
@@ -16,7 +17,10 @@ export interface Dialect {
   nowOf(type: TimeType): string;
   /** "now" as epoch seconds, as a SELECT expression. */
   nowEpoch: string;
-  /** A JSON key of a JSON/text column, as text. `path` is a fixed `$.key` from a built-in profile. */
+  /**
+   * The value at a JSON path of a JSON/text column, as text; NULL when the text is not JSON, the
+   * path is missing or holds JSON null. `path` is a simple path (`$.a.b`, `$.a[0]`), checked.
+   */
   jsonText(columnSql: string, path: string): string;
   /** At most `length` characters of a text column. */
   prefix(columnSql: string, length: number): string;
@@ -34,10 +38,8 @@ export interface Dialect {
   lockConflictCodes: readonly string[];
 }
 
-const SAFE_JSON_PATH = /^\$\.[A-Za-z_][A-Za-z0-9_]*$/;
-
 function checkedPath(path: string): string {
-  if (!SAFE_JSON_PATH.test(path)) throw new Error(`unsafe JSON path ${path}`);
+  if (!isSimpleJsonPath(path)) throw new Error(`unsafe JSON path ${path}`);
   return path;
 }
 
@@ -50,8 +52,11 @@ export const mysqlDialect: Dialect = {
   nowEpoch: 'UNIX_TIMESTAMP()',
   // MySQL 8 raises an error on JSON_EXTRACT of text that is not JSON (MariaDB returns NULL), and
   // failed-job payloads are LONGTEXT that may hold anything: such a row reads as NULL, never an error.
-  jsonText: (col, path) =>
-    `CASE WHEN JSON_VALID(${col}) THEN JSON_UNQUOTE(JSON_EXTRACT(${col}, '${checkedPath(path)}')) END`,
+  // JSON_UNQUOTE turns a JSON null into the text 'null': JSON_TYPE keeps it NULL, as SQLite reads it.
+  jsonText: (col, path) => {
+    const value = `JSON_EXTRACT(${col}, '${checkedPath(path)}')`;
+    return `CASE WHEN JSON_VALID(${col}) AND JSON_TYPE(${value}) <> 'NULL' THEN JSON_UNQUOTE(${value}) END`;
+  },
   prefix: (col, length) => `LEFT(${col}, ${Math.trunc(length)})`,
   explain: 'EXPLAIN',
   forUpdate: ' FOR UPDATE',

@@ -21,11 +21,17 @@ export function and(parts: Fragment[]): Fragment {
   return { sql: kept.map((p) => `(${p.sql})`).join(' AND '), params: kept.flatMap((p) => p.params) };
 }
 
-/** Which rows a scan looks at: biz types and a created-at window (epoch seconds). */
+/**
+ * Which rows a scan (or a compensate selection) looks at: biz types, a created-at window (epoch
+ * seconds), text in the last error and queues.
+ */
 export interface ScanFilter {
   bizTypes?: string[];
   sinceEpoch?: number;
   untilEpoch?: number;
+  /** Text the last error contains; with a `%` in it, a LIKE pattern of the last error. */
+  errorLike?: string;
+  queues?: string[];
 }
 
 /** The time field --since/--until apply to: createdAt, or updatedAt (failed_at) for tables without one. */
@@ -45,7 +51,27 @@ export function filterWhere(sql: TaskSql, filter: ScanFilter): Fragment {
   const field = windowField(sql);
   if (field && filter.sinceEpoch !== undefined) parts.push(sql.timeCompare(field, '>=', filter.sinceEpoch));
   if (field && filter.untilEpoch !== undefined) parts.push(sql.timeCompare(field, '<', filter.untilEpoch));
+  const lastError = sql.expr('lastError');
+  if (filter.errorLike !== undefined && lastError) parts.push(errorLike(lastError, filter.errorLike));
+  const queue = sql.expr('queue');
+  if (filter.queues?.length && queue) parts.push(inList(queue, filter.queues));
   return and(parts);
+}
+
+/**
+ * `--error-like`: text without `%` matches where it appears literally (its `_` and `!` escaped, so
+ * `order_sn` never matches `orderXsn`); text with a `%` is the user's LIKE pattern as written.
+ */
+export function errorLike(columnSql: string, text: string): Fragment {
+  if (text.includes('%')) return { sql: `${columnSql} LIKE ?`, params: [text] };
+  return containsText(columnSql, text);
+}
+
+/** Text search on a column, as a LIKE of the literal text anywhere in it (no wildcards of the user's). */
+export function containsText(columnSql: string | undefined, text: string | undefined): Fragment {
+  if (!columnSql || text === undefined || text === '') return { sql: '1=1', params: [] };
+  const literal = text.replace(/[!%_]/g, (ch) => `!${ch}`);
+  return { sql: `${columnSql} LIKE ? ESCAPE '!'`, params: [`%${literal}%`] };
 }
 
 /** `column IN (?, …)` over these values. */

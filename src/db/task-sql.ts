@@ -131,6 +131,7 @@ export class TaskSql {
       this.epoch('updatedAt') ?? nul,
       this.expr('queue') ?? nul,
       this.expr('maxAttempts') ?? nul,
+      this.expr('connection') ?? nul,
     ].join(', ');
   }
 
@@ -149,7 +150,8 @@ export class TaskSql {
       updatedAt: toIso(row[9]),
       rawStatus: row[4] === null || row[4] === undefined ? null : (row[4] as string | number),
     };
-    if (this.has('queue')) task.queue = toText(row[10]);
+    task.queue = toText(row[10]);
+    task.connection = toText(row[12]);
     if (this.has('maxAttempts')) task.maxAttempts = toInt(row[11]);
     return task;
   }

@@ -1,3 +1,4 @@
+// Over 300 lines: one hot-path encoder writing every column byte by byte; split, each row would cost calls across modules.
 import type { TaskSql } from '../db/task-sql.js';
 import type { RowEncoder } from '../db/types.js';
 import { isoWriter, jsonId, jsonInt, jsonText } from './task-rows.js';
@@ -60,7 +61,7 @@ export class NdjsonWireEncoder implements RowEncoder {
   encode(buf: Buffer, starts: Int32Array, ends: Int32Array): void {
     // Worst case: every byte escaped as \u00XX (6 bytes), plus the keys and punctuation.
     let need = 400;
-    for (let i = 0; i < 10; i++)
+    for (let i = 0; i < 13; i++)
       if ((starts[i] as number) >= 0) need += 6 * ((ends[i] as number) - (starts[i] as number));
     if (this.at + need > this.out.length) this.grow(need);
     this.rows++;
@@ -89,6 +90,10 @@ export class NdjsonWireEncoder implements RowEncoder {
     this.iso(1, buf, starts[8] as number, ends[8] as number);
     this.bytes(KEY.updatedAt);
     this.iso(2, buf, starts[9] as number, ends[9] as number);
+    this.bytes(KEY.queue);
+    this.text(buf, starts[10] as number, ends[10] as number);
+    this.bytes(KEY.connection);
+    this.text(buf, starts[12] as number, ends[12] as number);
     this.out[this.at++] = 0x7d; // }
     this.out[this.at++] = 0x0a; // \n
   }
@@ -255,6 +260,8 @@ const KEY = {
   lastError: key('lastError'),
   createdAt: key('createdAt'),
   updatedAt: key('updatedAt'),
+  queue: key('queue'),
+  connection: key('connection'),
 };
 
 /** The escape JSON.stringify writes for each ASCII byte that needs one. */

@@ -19,19 +19,38 @@ export function colorStatus(status: string): string {
 
 const n = (value: number | null): string => (value === null ? 'n/a' : value.toLocaleString('en-US'));
 
+/**
+ * A list of tasks. Jobs of a queue framework (a failed-jobs table: any task with a queue or a
+ * connection) get a queue and a connection column; the table fits the terminal like every other.
+ */
 export function renderTaskList(title: string, tasks: Task[]): string {
   if (tasks.length === 0) return `${heading(title)}\n  none`;
+  const jobs = tasks.some((t) => (t.queue ?? null) !== null || (t.connection ?? null) !== null);
+  // Failed jobs are never retried on a schedule: their empty next-retry column makes room for the queue.
+  const nextRetry = !jobs || tasks.some((t) => t.nextRetryAt !== null);
   const rows = tasks.map((t) => [
     String(t.id),
     t.bizType ?? '',
     t.bizId ?? t.eventId ?? '',
     colorStatus(t.status),
     t.attempts,
-    t.nextRetryAt ?? '',
+    ...(jobs ? [t.queue ?? '', t.connection ?? ''] : []),
+    ...(nextRetry ? [t.nextRetryAt ?? ''] : []),
     t.updatedAt ?? '',
     oneLine(t.lastError, 60),
   ]);
-  return `${heading(title)}\n${renderTable(['id', 'biz type', 'biz id', 'status', 'attempts', 'next retry', 'updated', 'last error'], rows)}`;
+  const head = [
+    'id',
+    'biz type',
+    'biz id',
+    'status',
+    'attempts',
+    ...(jobs ? ['queue', 'connection'] : []),
+    ...(nextRetry ? ['next retry'] : []),
+    jobs && !nextRetry ? 'failed' : 'updated',
+    'last error',
+  ];
+  return `${heading(title)}\n${renderTable(head, rows)}`;
 }
 
 /** The human view of a scan: summary, per biz type, then the three lists. */

@@ -47,8 +47,11 @@ export function renderShow(result: ShowResult, options: { full: boolean }): stri
     ['created', task.createdAt],
     ['updated', task.updatedAt],
   ];
-  if (task.queue !== undefined)
-    fields.push(['queue', task.queue === null ? null : printable(task.queue, 200)]);
+  // Jobs of a queue framework: which queue and connection they ran on (a task table has neither).
+  if ((task.queue ?? null) !== null || (task.connection ?? null) !== null) {
+    fields.push(['queue', task.queue == null ? null : printable(task.queue, 200)]);
+    fields.push(['connection', task.connection == null ? null : printable(task.connection, 200)]);
+  }
   out.push(renderFields(fields));
   out.push('');
   const payloadTitle = task.payloadFormat === 'text' ? 'Payload (not JSON: shown as text)' : 'Payload';

@@ -16,7 +16,7 @@ export interface RowSerializer {
 }
 
 export const CSV_HEADER =
-  'list,id,bizType,bizId,eventId,status,attempts,nextRetryAt,lastError,createdAt,updatedAt\n';
+  'list,id,bizType,bizId,eventId,status,attempts,nextRetryAt,lastError,createdAt,updatedAt,queue,connection\n';
 
 const SECONDS_PER_DAY = 86_400;
 /** '00' … '59', for hours, minutes and seconds. */
@@ -123,9 +123,9 @@ export function rowSerializer(sql: TaskSql): RowSerializer {
     return p;
   };
   const line = (head: string, r: readonly unknown[]): string =>
-    `${head}${jsonId(r[0])},"bizType":${jsonText(r[1])},"bizId":${jsonText(r[2])},"eventId":${jsonText(r[3])},"status":${status(r[4])},"attempts":${jsonInt(r[5])},"nextRetryAt":${nextRetryAt(r[6])},"lastError":${jsonText(r[7])},"createdAt":${createdAt(r[8])},"updatedAt":${updatedAt(r[9])}}\n`;
+    `${head}${jsonId(r[0])},"bizType":${jsonText(r[1])},"bizId":${jsonText(r[2])},"eventId":${jsonText(r[3])},"status":${status(r[4])},"attempts":${jsonInt(r[5])},"nextRetryAt":${nextRetryAt(r[6])},"lastError":${jsonText(r[7])},"createdAt":${createdAt(r[8])},"updatedAt":${updatedAt(r[9])},"queue":${jsonText(r[10])},"connection":${jsonText(r[12])}}\n`;
   const csvLine = (list: string, r: readonly unknown[]): string =>
-    `${list},${[jsonId(r[0]), jsonText(r[1]), jsonText(r[2]), jsonText(r[3]), status(r[4]), jsonInt(r[5]), nextRetryAt(r[6]), jsonText(r[7]), createdAt(r[8]), updatedAt(r[9])].map(csvCell).join(',')}\n`;
+    `${list},${[jsonId(r[0]), jsonText(r[1]), jsonText(r[2]), jsonText(r[3]), status(r[4]), jsonInt(r[5]), nextRetryAt(r[6]), jsonText(r[7]), createdAt(r[8]), updatedAt(r[9]), jsonText(r[10]), jsonText(r[12])].map(csvCell).join(',')}\n`;
   return {
     ndjson: (list, row) => line(prefix(list), row),
     csv: csvLine,

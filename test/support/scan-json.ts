@@ -11,6 +11,7 @@ export interface ScanTaskJson {
   createdAt: string | null;
   updatedAt: string | null;
   queue?: string | null;
+  connection?: string | null;
   maxAttempts?: number | null;
 }
 

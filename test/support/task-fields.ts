@@ -10,4 +10,6 @@ export const TASK_FIELDS = [
   'lastError',
   'createdAt',
   'updatedAt',
+  'queue',
+  'connection',
 ] as const;

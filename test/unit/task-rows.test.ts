@@ -33,6 +33,7 @@ function row(overrides: Record<number, unknown> = {}): unknown[] {
     1764403199,
     null,
     null,
+    null,
   ];
   for (const [i, v] of Object.entries(overrides)) r[Number(i)] = v;
   return r;
@@ -175,8 +176,9 @@ describe('the CSV row serializer', () => {
     expect(CSV_HEADER.trim().split(',')).toEqual(['list', ...FIELDS]);
     const line = s.csv('failed', row({ 7: 'say "hi", then\nleave', 6: null }));
     expect(line).toBe(
-      'failed,42,"coupon","ORD1","evt-1","pending",3,,"say ""hi"", then\nleave","2025-11-29T07:00:00Z","2025-11-29T07:59:59Z"\n',
+      'failed,42,"coupon","ORD1","evt-1","pending",3,,"say ""hi"", then\nleave","2025-11-29T07:00:00Z","2025-11-29T07:59:59Z",,\n',
     );
+    expect(s.csv('failed', row({ 10: 'sms', 12: 'redis' }))).toMatch(/,"sms","redis"\n$/);
   });
 });
 
@@ -230,11 +232,15 @@ describe('the wire NDJSON encoder', () => {
     '1764403199',
     null,
     null,
+    null,
   ];
   const variants: Array<Record<number, string | Buffer | null>> = [
     {},
     ...NASTY.map((t) => ({ 1: t, 2: t, 3: t, 7: t })),
     { 1: null, 2: null, 3: null, 5: null, 6: null, 7: null, 8: null, 9: null },
+    // A failed job's queue and connection (columns 10 and 12; 11 is maxAttempts, not written).
+    { 10: 'sms', 11: '3', 12: 'redis' },
+    { 10: 'say "hi"\n', 12: '积分 🎉' },
     { 7: Buffer.from([0x48, 0x69, 0xff, 0xfe, 0x00, 0x22, 0xe4, 0xb8]) },
     { 1: Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).join(''), 7: '\u2028\u2029' },
     // Well-formed and broken UTF-8: 2-, 3- and 4-byte sequences, then each kind of ill-formed one.

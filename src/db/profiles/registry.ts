@@ -1,3 +1,4 @@
+import { isSimpleJsonPath } from '../../core/json-path.js';
 import { isLogicalStatus, LOGICAL_FIELDS, type LogicalField, type LogicalStatus } from '../../core/task.js';
 import { configError, usageError } from '../../errors.js';
 import type { CustomProfileConfig } from '../../config/schema.js';
@@ -17,6 +18,26 @@ export function builtinProfile(name: string): Profile {
   return profile;
 }
 
+/** Fields a source may read from a key inside a JSON column (text the commands only read and show). */
+const JSON_PATH_FIELDS: readonly string[] = ['bizId', 'eventId'];
+
+/** A `{ json, path }` column mapping, checked: a field that may be read so, and a simple JSON path. */
+function jsonField(field: string, ref: { json: string; path: string }, where: string): FieldRef {
+  if (!JSON_PATH_FIELDS.includes(field)) {
+    throw configError(
+      `${where}.columns.${field}: only ${JSON_PATH_FIELDS.join(' and ')} can be read from a JSON path`,
+      `Map ${field} to a column name (or null).`,
+    );
+  }
+  if (!isSimpleJsonPath(ref.path)) {
+    throw configError(
+      `${where}.columns.${field}.path: '${ref.path}' is not a simple JSON path`,
+      "Write it as $ followed by keys and array indexes, e.g. path: '$.data.order_sn' or '$.items[0].sku' (keys of letters, digits and _).",
+    );
+  }
+  return { json: ref.json, path: ref.path };
+}
+
 /**
  * Builds the profile of a source: a built-in one, with the config's overrides of table, columns,
  * statuses and time types laid over it. A source with no `profile` starts from `async-task`.
@@ -34,10 +55,14 @@ export function profileFor(source: CustomProfileConfig, where: string): Profile 
     }
     if (field === 'status') continue;
     if (column === null) delete fields[field as LogicalField];
-    else fields[field as LogicalField] = { column };
+    else if (typeof column === 'string') fields[field as LogicalField] = { column };
+    else fields[field as LogicalField] = jsonField(field, column, where);
   }
   let status = base.status;
-  const statusColumn = source.columns?.status;
+  const statusRef = source.columns?.status;
+  if (statusRef !== undefined && statusRef !== null && typeof statusRef !== 'string')
+    jsonField('status', statusRef, where);
+  const statusColumn = typeof statusRef === 'string' ? statusRef : undefined;
   if (source.statuses || statusColumn) {
     const values: Partial<Record<LogicalStatus, Array<string | number>>> = {};
     if (source.statuses) {

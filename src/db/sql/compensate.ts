@@ -3,7 +3,7 @@ import type { BoundSource } from '../bind-source.js';
 import type { Dialect } from '../dialect.js';
 import { placeholders, type Fragment, type TaskSql } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
-import { and } from './scan.js';
+import { and, type ScanFilter } from './scan.js';
 
 /**
  * Statements of manual compensation (`compensate`): selecting candidates a page at a time by id,
@@ -180,14 +180,11 @@ export async function insertQueueJob(
   return result.insertId;
 }
 
-/** What a compensate selection may filter on, besides status (the scan filter plus error text and queue). */
-export interface ManualFilter {
-  bizTypes?: string[];
-  sinceEpoch?: number;
-  untilEpoch?: number;
-  /** A LIKE pattern on last_error; without `%` it matches anywhere in the text. */
-  errorLike?: string;
-  queues?: string[];
+/**
+ * What a compensate selection may filter on, besides status: the scan filter (biz types, window,
+ * error text, queues) and, when id arguments include ranges, those ids and ranges.
+ */
+export interface ManualFilter extends ScanFilter {
   /** Id arguments with ranges among them: the rows whose id is in a range or is one of `ids`. */
   idRanges?: { ranges: IdRange[]; ids: TaskId[] };
 }
@@ -212,21 +209,6 @@ export function idRangeWhere(sql: TaskSql, filter: ManualFilter): Fragment {
     sql: `(${parts.map((p) => p.sql).join(' OR ')})`,
     params: parts.flatMap((p) => p.params),
   };
-}
-
-/** The filter's predicates on last_error and queue (pure). */
-export function errorAndQueueWhere(sql: TaskSql, filter: ManualFilter): Fragment {
-  const parts: Fragment[] = [];
-  const lastError = sql.expr('lastError');
-  if (filter.errorLike !== undefined && lastError) {
-    const pattern = filter.errorLike.includes('%') ? filter.errorLike : `%${filter.errorLike}%`;
-    parts.push({ sql: `${lastError} LIKE ?`, params: [pattern] });
-  }
-  const queue = sql.expr('queue');
-  if (filter.queues?.length && queue) {
-    parts.push({ sql: `${queue} IN (${placeholders(filter.queues)})`, params: filter.queues });
-  }
-  return and(parts);
 }
 
 /**

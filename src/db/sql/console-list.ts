@@ -16,12 +16,7 @@ export interface ListCursor {
   id: TaskId;
 }
 
-/** Text search on a column, as a LIKE of the literal text anywhere in it (no wildcards of the user's). */
-export function containsText(columnSql: string | undefined, text: string | undefined): Fragment {
-  if (!columnSql || text === undefined || text === '') return { sql: '1=1', params: [] };
-  const literal = text.replace(/[!%_]/g, (ch) => `!${ch}`);
-  return { sql: `${columnSql} LIKE ? ESCAPE '!'`, params: [`%${literal}%`] };
-}
+export { containsText } from '../fragment.js';
 
 interface Plan {
   where: Fragment;

@@ -3,7 +3,6 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { selectRemovals } from '../../db/sql/audit.js';
 import {
   countCandidates,
-  errorAndQueueWhere,
   idRangeWhere,
   selectCandidatePage,
   selectCandidateTasks,
@@ -160,13 +159,9 @@ export function selectionWhere(
   return and([source.sql.statusIn(statuses), manualWhere(source, request.filter)]);
 }
 
-/** The filter's predicates besides status: the scan filter, error text, queue and id ranges. */
+/** The filter's predicates besides status: the scan filter (error text and queue among them) and id ranges. */
 function manualWhere(source: BoundSource, filter: CompensateRequest['filter']): Fragment {
-  return and([
-    filterWhere(source.sql, filter),
-    errorAndQueueWhere(source.sql, filter),
-    idRangeWhere(source.sql, filter),
-  ]);
+  return and([filterWhere(source.sql, filter), idRangeWhere(source.sql, filter)]);
 }
 
 /** The first `limit` tasks a request would act on, for the interactive picker. */

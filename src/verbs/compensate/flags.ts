@@ -1,5 +1,5 @@
 import { Args, Flags } from '@oclif/core';
-import { countFlag, statusFlag, timeFlag } from '../../flags.js';
+import { countFlag, errorLikeFlag, queueFlag, statusFlag, timeFlag } from '../../flags.js';
 import { COMPENSATE_ACTIONS } from './plan.js';
 
 /** The positional arguments of `compensate` (parsed by parseIdArgs). */
@@ -22,10 +22,8 @@ export const COMPENSATE_FLAGS = {
   }),
   since: timeFlag({ summary: 'Only tasks created (failed, for failed-job tables) at or after this time.' }),
   until: timeFlag({ summary: 'Only tasks created (failed) before this time.' }),
-  'error-like': Flags.string({
-    summary: 'Only tasks whose last error contains this text (or matches this LIKE pattern with %).',
-  }),
-  queue: Flags.string({ summary: 'Only jobs of these queues.', multiple: true }),
+  'error-like': errorLikeFlag,
+  queue: queueFlag,
   operator: Flags.string({ summary: 'Who is acting, for the audit (default: OS user@host).' }),
   reason: Flags.string({
     summary: 'Why, for the audit (required when config compensate.requireReason is true).',

@@ -6,6 +6,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { ExitCode, usageError, type ExitCodeValue } from '../../errors.js';
 import { resolveTime } from '../../flags.js';
 import { defaultOperator } from '../audit/index.js';
+import { errorAndQueueFilter } from '../scan/index.js';
 import { parseIdArgs } from './id-args.js';
 import { checkDispatchable } from './now.js';
 import { COMPENSATE_ACTIONS, parseRate, type CompensateAction } from './plan.js';
@@ -116,8 +117,7 @@ export async function compensateRequest(
       bizTypes: flags['biz-type'],
       sinceEpoch: resolveTime(flags.since, nowEpoch),
       untilEpoch: resolveTime(flags.until, nowEpoch),
-      errorLike: flags['error-like'],
-      queues: flags.queue,
+      ...errorAndQueueFilter(source, flags),
       ...(ranges.length ? { idRanges: { ranges, ids } } : {}),
     },
     limit: flags.limit,

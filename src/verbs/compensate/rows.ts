@@ -1,3 +1,4 @@
+import { valueAtPath } from '../../core/json-path.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { TaskSql } from '../../db/task-sql.js';
 import { toId } from '../../db/task-sql.js';
@@ -43,11 +44,8 @@ export function rowEventId(sql: TaskSql, row: Row): string | null {
   if ('column' in ref) return text(column(row, ref.column));
   const json = column(row, ref.json);
   try {
-    const parsed =
-      typeof json === 'string'
-        ? (JSON.parse(json) as Record<string, unknown>)
-        : (json as Record<string, unknown> | null);
-    return text(parsed?.[ref.path.slice(2)]);
+    const parsed: unknown = typeof json === 'string' ? JSON.parse(json) : json;
+    return text(valueAtPath(parsed, ref.path) ?? null);
   } catch {
     return null;
   }

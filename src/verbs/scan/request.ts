@@ -4,6 +4,7 @@ import { windowField } from '../../db/fragment.js';
 import type { ListKind } from '../../db/sql/scan.js';
 import { usageError } from '../../errors.js';
 import { resolveTime } from '../../flags.js';
+import { errorAndQueueFilter, type TextAndQueueFlags } from './filters.js';
 import { ALL_LISTS, type ScanOptions } from './scan.js';
 
 /** Which lists a --status asks for: processing is stuck, pending is due, failed is failed. */
@@ -18,7 +19,7 @@ const LISTS_OF_STATUS: Record<LogicalStatus, ListKind[]> = {
 type TimeInput = { ago: number } | { epoch: number };
 
 /** The flags of `scan` that shape what it reads. */
-export interface ScanFlags {
+export interface ScanFlags extends TextAndQueueFlags {
   'biz-type'?: string[];
   status?: string[];
   since?: TimeInput;
@@ -30,7 +31,7 @@ export interface ScanFlags {
 
 /**
  * The scan a command line asks for, checked against the profile: --since/--until need a time
- * column, --biz-type a biz type column. `now` is the database's, read once here.
+ * column, --biz-type a biz type column, --queue a queue column, --error-like a last-error column. `now` is the database's, read once here.
  */
 export async function scanRequest(
   source: BoundSource,
@@ -52,6 +53,7 @@ export async function scanRequest(
     bizTypes: flags['biz-type'],
     sinceEpoch: resolveTime(flags.since, nowEpoch),
     untilEpoch: resolveTime(flags.until, nowEpoch),
+    ...errorAndQueueFilter(source, flags),
     lists: statuses
       ? ALL_LISTS.filter((k) => statuses.some((s) => LISTS_OF_STATUS[s].includes(k)))
       : ALL_LISTS,
