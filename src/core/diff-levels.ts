@@ -156,8 +156,8 @@ export async function bisectDigests(
   let mismatched = first.mismatched;
   while (mismatched.length > 0 && width > 1) {
     // A few rows left are read rather than split again.
-    if (mismatched.reduce((sum, m) => sum + m.rows, 0) <= limits.rowLevelRows) break;
-    const largest = mismatched.reduce((max, m) => Math.max(max, m.rows), 0);
+    if (mismatched.reduce((sum, segment) => sum + segment.rows, 0) <= limits.rowLevelRows) break;
+    const largest = mismatched.reduce((max, segment) => Math.max(max, segment.rows), 0);
     progress(`checksums: level ${levels.length} (${mismatched.length} segments split)`);
     const dense = width >= HASH_SPACE ? await denseOnBothSides(tasks, business) : undefined;
     const next = dense
@@ -168,7 +168,7 @@ export async function bisectDigests(
       const [taskDense, businessDense] = await Promise.all([dense[0].digests(next), dense[1].digests(next)]);
       found = denseMismatches(taskDense, businessDense);
     } else {
-      const level = { width: next, parentWidth: width, parents: mismatched.map((m) => m.id) };
+      const level = { width: next, parentWidth: width, parents: mismatched.map((segment) => segment.id) };
       const [taskLevel, businessLevel] = await Promise.all([
         tasks.digests(level, 'normal'),
         business.digests(level, 'normal'),
