@@ -3,6 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HASH_SPACE } from '../../src/core/diff-keys.js';
+import { MAX_FANOUT } from '../../src/core/diff-levels.js';
 import { runCli } from '../support/cli.js';
 import { diffWithFindings, findingKeys, type DiffJson } from '../support/diff-json.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
@@ -33,9 +35,6 @@ const EXPECTED = [
   ...UNSETTLED.map((s) => `unsettled:${key(s)}`),
   ...ORPHANS.map((k) => `orphan:${k}×1`),
 ].sort();
-
-/** Digest segments of one level at most when the server groups them (diff-cross-server.ts MAX_FANOUT). */
-const GROUPED_FANOUT = 65_536;
 
 let tasksDb: TestSchema;
 let businessDb: TestSchema;
@@ -105,7 +104,7 @@ describe('cross-server diff of tables larger than a row-level batch', () => {
     expect(findingKeys(json, 'levels')).toEqual(EXPECTED);
     const [whole, split] = json.rules[0]?.checksum ?? [];
     expect(whole?.mismatched).toBe(1);
-    expect(split?.width).toBeLessThan(2 ** 32 / GROUPED_FANOUT);
+    expect(split?.width).toBeLessThan(HASH_SPACE / MAX_FANOUT);
     // Only segments holding a finding differ: the upper-case and padded keys hash as their normal form.
     expect(split?.mismatched).toBeLessThanOrEqual(EXPECTED.length);
     expect(json.rules[0]?.tasksChecked).toBe(N);
@@ -115,7 +114,7 @@ describe('cross-server diff of tables larger than a row-level batch', () => {
     const json = await diff(tasksDb.dsn, 'amount > 0');
     expect(findingKeys(json, 'levels')).toEqual(EXPECTED);
     const split = json.rules[0]?.checksum[1];
-    expect(split?.width).toBeGreaterThanOrEqual(2 ** 32 / GROUPED_FANOUT);
+    expect(split?.width).toBeGreaterThanOrEqual(HASH_SPACE / MAX_FANOUT);
   }, 120_000);
 
   it('SQLite tasks against MariaDB: the client counts the split from the task rows', async () => {

@@ -113,6 +113,13 @@ function literals(name: string): string[] {
   return found;
 }
 
+/** The diff strategy a file belongs to (verbs/diff/join/, merge/ or checksum/), if any. */
+const DIFF_STRATEGIES = ['join', 'merge', 'checksum'];
+function strategyOf(name: string): string | undefined {
+  const folder = /^verbs\/diff\/([^/]+)\//.exec(name)?.[1];
+  return folder && DIFF_STRATEGIES.includes(folder) ? folder : undefined;
+}
+
 describe('the layout of src/', () => {
   it('has no import cycle between folders', () => {
     const edges = new Map<string, Set<string>>();
@@ -193,6 +200,17 @@ describe('the layout of src/', () => {
     expect(offenders, offenders.join('\n')).toEqual([]);
   });
 
+  it("keeps diff's strategies (join/, merge/, checksum/) from importing one another", () => {
+    const offenders = FILES.flatMap((f) => {
+      const from = strategyOf(f.name);
+      if (!from) return [];
+      return importsOf(f.name)
+        .filter((target) => strategyOf(target) !== undefined && strategyOf(target) !== from)
+        .map((target) => `src/${f.name} imports src/${target}`);
+    });
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
   it('can fail: each rule flags a planted case', () => {
     expect(SQL_TEXT.test('SELECT id FROM ${…} WHERE x = ?')).toBe(true);
     expect(SQL_TEXT.test('${…} IN (${…})')).toBe(true);
@@ -217,5 +235,7 @@ describe('the layout of src/', () => {
     ).toBeNull();
     expect(unitOf('verbs/diff/plan.ts')).toBe('verbs/diff');
     expect(unitOf('db/sql/scan.ts')).toBe('db');
+    expect(strategyOf('verbs/diff/checksum/row-level.ts')).toBe('checksum');
+    expect(strategyOf('verbs/diff/walk/workers.ts')).toBeUndefined();
   });
 });

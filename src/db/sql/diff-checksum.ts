@@ -1,5 +1,6 @@
 // Over 300 lines: the digest and bisection statements of a cross-server diff, for every key kind, kept together so both sides hash alike.
 import { HASH_SPACE, HASH_SUM_MODULUS, type KeySemantics } from '../../core/diff-keys.js';
+import { restrictingParents, type HashKind, type LevelQuery } from '../../core/diff-levels.js';
 import type { Dialect } from '../dialect.js';
 import { placeholders, type Fragment } from '../task-sql.js';
 import type { Db, Queryable } from '../types.js';
@@ -77,8 +78,6 @@ export function utf8Collation(collation: string | null): boolean {
  * so when these digests agree the (dearer) normal form is never computed. `normal`: CRC32 of the
  * normal form, which decides whenever the exact digests differ.
  */
-export type HashKind = 'exact' | 'normal';
-
 function keyHashSql(column: HashedKey, semantics: KeySemantics, kind: HashKind): string {
   return kind === 'exact' ? `CRC32(${column.key})` : hashSql(column, semantics);
 }
@@ -122,23 +121,12 @@ function businessRowsSql(b: CrossBusinessSide, semantics: KeySemantics): string 
   return `SELECT ${hashOrZero(b, semantics)} AS h, ${b.key} AS k FROM ${b.table} WHERE ${businessWhere(b)}`;
 }
 
-/** Which segments a level asks for: width `width`, restricted to the children of `parents` at `parentWidth`. */
-export interface LevelQuery {
-  width: number;
-  parentWidth?: number;
-  parents?: readonly number[];
-}
-
+/** One segment's digest as a statement returns it: segment, rows, hash sum, tasks not done. */
 export interface DigestRow {
   g: unknown;
   n: unknown;
   s: unknown;
   nd: unknown;
-}
-
-/** The parents a level is restricted to; none when they span the whole hash space (every hash is in one). */
-export function restrictingParents(level: LevelQuery): readonly number[] | undefined {
-  return level.parents && (level.parentWidth ?? HASH_SPACE) < HASH_SPACE ? level.parents : undefined;
 }
 
 function levelSql(inner: Fragment, level: LevelQuery, withRole: boolean): Fragment {
@@ -327,6 +315,12 @@ export async function businessRows(
   return q.query(sql, [segments.width, ...segments.ids]);
 }
 
+/** The task side as nullKeyTasks reads it: the same-server merge walk has it too. */
+export type NullKeyTaskSide = Pick<
+  CrossTaskSide,
+  'table' | 'id' | 'key' | 'eventId' | 'bizType' | 'bizTypeValue' | 'rawStatus' | 'role' | 'inWindow'
+>;
+
 export interface NullKeyTaskRow {
   id: unknown;
   e: unknown;
@@ -339,7 +333,7 @@ export interface NullKeyTaskRow {
  * The rule's tasks whose key is NULL (a done one is missing: no row can match NULL).
  * In: task side. Out: rows (id, event id, raw status, role, in window). Reads the (biz type, key) index.
  */
-export async function nullKeyTasks(q: Queryable, t: CrossTaskSide): Promise<NullKeyTaskRow[]> {
+export async function nullKeyTasks(q: Queryable, t: NullKeyTaskSide): Promise<NullKeyTaskRow[]> {
   return q.query<NullKeyTaskRow>(
     `SELECT ${t.id} AS id, ${t.eventId ?? 'NULL'} AS e, ${t.rawStatus} AS s, ${t.role.sql} AS r, ${t.inWindow.sql} AS w
        FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NULL`,

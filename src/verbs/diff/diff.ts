@@ -10,10 +10,14 @@ import {
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import type { Db } from '../../db/types.js';
-import { runCrossServer, type CrossStats } from './cross-server.js';
+import type { LevelRecord } from '../../core/diff-levels.js';
+import { runChecksum } from './checksum/run-checksum.js';
 import { enqueueMissing, type EnqueueRequest, type EnqueueResult } from './enqueue.js';
-import { prepareRule, type PreparedRule, type WalkChoice } from './prepare.js';
-import { runSameServer } from './same-server.js';
+import { runJoin } from './join/run-join.js';
+import { runMerge } from './merge/run-merge.js';
+import { modeOf, type DiffPlan } from './plan.js';
+import { prepareRule, type WalkChoice } from './prepare.js';
+import type { WalkOptions } from './walk/workers.js';
 
 /** One rule's part of the JSON contract of `diff`. */
 export interface RuleResult {
@@ -31,17 +35,18 @@ export interface RuleResult {
   };
   mode: 'same-server' | 'cross-server';
   /**
-   * How the tables were compared: `merge` (same server: both key indexes read in order and merged),
-   * `join` (same server: chunked LEFT JOIN anti-joins), `checksum` (across servers).
+   * How the tables were compared (the plan's strategy): `merge` (same server: both key indexes
+   * read in order and merged), `join` (same server: chunked LEFT JOIN anti-joins), `checksum`
+   * (across servers).
    */
-  walk: 'merge' | 'join' | 'checksum';
+  walk: DiffPlan['kind'];
   tasksChecked: number;
   findings: FindingCounts;
   samples: Finding[];
   warnings: string[];
   durationMs: number;
   /** Cross-server only: segments compared per level of the checksum bisection. */
-  checksum?: CrossStats['levels'];
+  checksum?: LevelRecord[];
 }
 
 export interface DiffResult {
@@ -75,83 +80,96 @@ export interface DiffOptions {
 export async function prepareRules(
   targets: RuleTarget[],
   options: Pick<DiffOptions, 'sinceEpoch' | 'untilEpoch'> & { walk?: WalkChoice },
-): Promise<PreparedRule[]> {
-  const prepared: PreparedRule[] = [];
-  for (const t of targets) {
-    prepared.push(
-      await prepareRule(t.rule, t.source, t.businessDb, {
+): Promise<DiffPlan[]> {
+  const plans: DiffPlan[] = [];
+  for (const target of targets) {
+    plans.push(
+      await prepareRule(target.rule, target.source, target.businessDb, {
         sinceEpoch: options.sinceEpoch,
         untilEpoch: options.untilEpoch,
-        sourceDsn: t.sourceDsn,
+        sourceDsn: target.sourceDsn,
         walk: options.walk,
       }),
     );
   }
-  return prepared;
+  return plans;
 }
 
-export async function runDiff(prepared: PreparedRule[], options: DiffOptions): Promise<DiffResult> {
+/** Runs a plan's strategy: the rule's tasks checked and, for a checksum plan, its levels. */
+async function runPlan(
+  plan: DiffPlan,
+  walk: WalkOptions,
+): Promise<{ tasksChecked: number; checksum?: LevelRecord[] }> {
+  switch (plan.kind) {
+    case 'join':
+      return runJoin(plan, walk);
+    case 'merge':
+      return runMerge(plan, walk);
+    case 'checksum': {
+      const stats = await runChecksum(plan, walk);
+      return { tasksChecked: stats.tasksChecked, checksum: stats.levels };
+    }
+    default: {
+      const unknown: never = plan;
+      throw new Error(`diff plan of unknown kind: ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+export async function runDiff(plans: DiffPlan[], options: DiffOptions): Promise<DiffResult> {
   const rules: RuleResult[] = [];
   const missing = new Map<BoundSource, TaskId[]>();
-  for (const p of prepared) {
-    for (const w of p.warnings) options.onWarning?.(w);
+  for (const plan of plans) {
+    for (const warning of plan.warnings) options.onWarning?.(warning);
     const tally = new FindingTally(options.samplesPerKind);
     const started = performance.now();
-    const walk = {
+    const walk: WalkOptions = {
       chunkTimeMs: options.chunkTimeMs,
-      progress: (text: string) => options.progress?.(`${p.rule.name}: ${text}`),
+      progress: (text: string) => options.progress?.(`${plan.rule.name}: ${text}`),
       emit: async (finding: Finding) => {
         tally.add(finding);
         if (options.enqueue && finding.kind === 'missing' && finding.taskId !== null) {
-          const list = missing.get(p.source) ?? [];
+          const list = missing.get(plan.source) ?? [];
           list.push(finding.taskId);
-          missing.set(p.source, list);
+          missing.set(plan.source, list);
         }
         await options.onFinding?.(finding);
       },
     };
-    let tasksChecked: number;
-    let checksum: CrossStats['levels'] | undefined;
-    if (p.mode === 'same-server') {
-      ({ tasksChecked } = await runSameServer(p, walk));
-    } else {
-      const stats = await runCrossServer(p, walk);
-      tasksChecked = stats.tasksChecked;
-      checksum = stats.levels;
-    }
+    const { tasksChecked, checksum } = await runPlan(plan, walk);
     rules.push({
-      name: p.rule.name,
-      bizType: p.rule.bizType,
-      source: p.source.name,
-      table: p.source.profile.table,
+      name: plan.rule.name,
+      bizType: plan.rule.bizType,
+      source: plan.source.name,
+      table: plan.source.profile.table,
       business: {
-        table: p.rule.business.table,
-        key: p.rule.business.key,
-        expect: p.rule.business.expect,
-        db: p.businessDb.display,
-        where: p.rule.business.where ?? null,
-        orphans: p.rule.business.orphans,
+        table: plan.rule.business.table,
+        key: plan.rule.business.key,
+        expect: plan.rule.business.expect,
+        db: plan.businessDb.display,
+        where: plan.rule.business.where ?? null,
+        orphans: plan.rule.business.orphans,
       },
-      mode: p.mode,
-      walk: p.mode === 'cross-server' ? 'checksum' : p.merge ? 'merge' : 'join',
+      mode: modeOf(plan),
+      walk: plan.kind,
       tasksChecked,
       findings: { ...tally.counts },
       samples: tally.samples(),
-      warnings: p.warnings,
+      warnings: plan.warnings,
       durationMs: Math.round(performance.now() - started),
       ...(checksum ? { checksum } : {}),
     });
   }
-  const total = rules.reduce((sum, r) => addCounts(sum, r.findings), emptyFindingCounts());
+  const total = rules.reduce((sum, rule) => addCounts(sum, rule.findings), emptyFindingCounts());
   let enqueue: DiffResult['enqueue'] = null;
   if (options.enqueue) {
     const merged: EnqueueResult = { runId: '', applied: 0, skipped: 0, results: [] };
     for (const [source, ids] of missing) {
-      const r = await enqueueMissing(source, [...new Set(ids)], options.enqueue);
-      merged.runId = r.runId;
-      merged.applied += r.applied;
-      merged.skipped += r.skipped;
-      merged.results.push(...r.results);
+      const enqueued = await enqueueMissing(source, [...new Set(ids)], options.enqueue);
+      merged.runId = enqueued.runId;
+      merged.applied += enqueued.applied;
+      merged.skipped += enqueued.skipped;
+      merged.results.push(...enqueued.results);
     }
     enqueue = { ...merged, dryRun: options.enqueue.dryRun };
   }

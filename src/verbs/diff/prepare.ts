@@ -1,6 +1,6 @@
 import { closest } from '../../config/suggest.js';
 import { statusesOfRole, type DiffRule, type TaskKey } from '../../core/diff.js';
-import { BINARY_KEYS, semanticsOfCollation, type KeySemantics } from '../../core/diff-keys.js';
+import { BINARY_KEYS, semanticsOfCollation } from '../../core/diff-keys.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { isIntegerType } from '../../db/sql/diff-keys.js';
 import { bizTypeHasTasks, columnCollation, probeWhere } from '../../db/sql/diff-schema.js';
@@ -15,41 +15,21 @@ import { spaceWeight } from '../../db/sql/diff-merge.js';
 import { mergeableCollation, padsSpaces } from '../../core/diff-weights.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { servingIndex } from './indexes.js';
+import type { DiffPlan, PlanBase } from './plan.js';
 
 /**
- * A rule checked against the live schemas of both tables, with the SQL expressions of each side.
+ * A rule checked against the live schemas of both tables, and the plan of its diff: which
+ * strategy compares them (join, merge or checksum) with the SQL expressions of each side.
  * Everything that can be wrong with a rule is found here, before a chunk is read: a missing table
  * or column, a `where` that does not compile, a profile without the key field (exit 3); a biz
  * type without tasks is a warning.
  */
-export interface PreparedRule {
-  rule: DiffRule;
-  source: BoundSource;
-  businessDb: Db;
-  mode: 'same-server' | 'cross-server';
-  task: TaskSide;
-  crossTask: CrossTaskSide;
-  business: BusinessSide & CrossBusinessSide;
-  /** How keys compare across servers (the business key column's collation). */
-  crossSemantics: KeySemantics;
-  /** How task keys compare among themselves (the task key column's collation). */
-  taskSemantics: KeySemantics;
-  businessKeyIndexed: boolean;
-  /**
-   * Set when the same-server walk can merge the two key indexes (see diff-merge-walk.ts): MariaDB
-   * or MySQL, both keys text columns of one single-level collation, both indexed, no business
-   * `where`. `space` is the weight of a space the collation pads with (null: NO PAD).
-   */
-  merge?: { space: Buffer | null };
-  warnings: string[];
-}
-
 export interface PrepareOptions {
   sinceEpoch?: number;
   untilEpoch?: number;
   /** The DSN the task source was opened with: a business.db equal to it is the same server. */
   sourceDsn: string;
-  /** How a same-server rule is walked: `auto` merges when it can (see PreparedRule.merge). */
+  /** How a same-server rule is walked: `auto` merges when it can (see MergePlan). */
   walk?: WalkChoice;
 }
 
@@ -125,7 +105,7 @@ export async function prepareRule(
   source: BoundSource,
   businessDb: Db,
   options: PrepareOptions,
-): Promise<PreparedRule> {
+): Promise<DiffPlan> {
   const { sql, profile } = source;
   const warnings: string[] = [];
   const keyField: TaskKey = rule.taskKey;
@@ -152,28 +132,28 @@ export async function prepareRule(
       : undefined;
   const taskKeyIsInt = keyColumn ? isIntegerType(keyColumn.dataType) : false;
 
-  const bColumns = await businessDb.columns(rule.business.table);
-  if (!bColumns) {
+  const businessColumns = await businessDb.columns(rule.business.table);
+  if (!businessColumns) {
     throw ruleError(
       rule,
       `business table '${rule.business.table}' does not exist in ${businessDb.display}`,
       'Fix `business.table`, or point `business.db` at the server that holds it.',
     );
   }
-  const bKey = bColumns.find((c) => c.name.toLowerCase() === rule.business.key.toLowerCase());
-  if (!bKey) {
+  const businessKey = businessColumns.find((c) => c.name.toLowerCase() === rule.business.key.toLowerCase());
+  if (!businessKey) {
     const guess = closest(
       rule.business.key,
-      bColumns.map((c) => c.name),
+      businessColumns.map((c) => c.name),
     );
     throw ruleError(
       rule,
       `business table '${rule.business.table}' has no column '${rule.business.key}'`,
-      `${guess ? `Did you mean '${guess}'? ` : ''}Columns: ${bColumns.map((c) => c.name).join(', ')}.`,
+      `${guess ? `Did you mean '${guess}'? ` : ''}Columns: ${businessColumns.map((c) => c.name).join(', ')}.`,
     );
   }
-  const bq = businessDb.dialect.quoteId;
-  const businessTable = bq(rule.business.table);
+  const quoteBusiness = businessDb.dialect.quoteId;
+  const businessTable = quoteBusiness(rule.business.table);
   if (rule.business.where) {
     try {
       await withReadOnly(businessDb, (q) => probeWhere(q, businessTable, rule.business.where as string));
@@ -186,10 +166,10 @@ export async function prepareRule(
       );
     }
   }
-  const businessKeyIsInt = isIntegerType(bKey.dataType);
+  const businessKeyIsInt = isIntegerType(businessKey.dataType);
   const businessCollation = businessKeyIsInt
     ? null
-    : await columnCollation(businessDb, rule.business.table, bKey.name);
+    : await columnCollation(businessDb, rule.business.table, businessKey.name);
   const taskCollation =
     keyColumn && !taskKeyIsInt ? await columnCollation(source.db, profile.table, keyColumn.name) : null;
   const taskSemantics = taskKeyIsInt ? BINARY_KEYS : semanticsOfCollation(taskCollation);
@@ -198,10 +178,12 @@ export async function prepareRule(
 
   const sameServer = !rule.business.db || rule.business.db === options.sourceDsn;
   const indexes = await businessDb.indexes(rule.business.table);
-  const businessKeyIndexed = indexes.some((i) => i.columns[0]?.toLowerCase() === bKey.name.toLowerCase());
+  const businessKeyIndexed = indexes.some(
+    (i) => i.columns[0]?.toLowerCase() === businessKey.name.toLowerCase(),
+  );
   if (!businessKeyIndexed) {
     warnings.push(
-      `business table '${rule.business.table}' has no index starting with '${bKey.name}': every lookup scans it (see doctor)`,
+      `business table '${rule.business.table}' has no index starting with '${businessKey.name}': every lookup scans it (see doctor)`,
     );
   }
   if (!(await withReadOnly(source.db, (q) => bizTypeHasTasks(q, sql.table, bizTypeExpr, rule.bizType)))) {
@@ -230,45 +212,40 @@ export async function prepareRule(
     inWindow: { sql: `CASE WHEN ${window.sql} THEN 1 ELSE 0 END`, params: window.params },
     notDone: notDonePredicate(source, rule),
   };
-  const business = {
-    dialect: businessDb.dialect,
+  const base: PlanBase = { rule, source, businessDb, warnings };
+  if (!sameServer) {
+    const business: CrossBusinessSide = {
+      dialect: businessDb.dialect,
+      table: businessTable,
+      key: quoteBusiness(businessKey.name),
+      keyIsInt: businessKeyIsInt,
+      keyIsUtf8: utf8Collation(businessCollation),
+      ...(rule.business.where ? { where: rule.business.where } : {}),
+    };
+    return { kind: 'checksum', ...base, task: crossTask, business, keySemantics: crossSemantics };
+  }
+  const business: BusinessSide = {
     table: businessTable,
-    key: bq(bKey.name),
+    key: quoteBusiness(businessKey.name),
     keyIsInt: businessKeyIsInt,
-    keyIsUtf8: utf8Collation(businessCollation),
     ...(rule.business.where ? { where: rule.business.where } : {}),
   };
-  const blocker = sameServer
-    ? await mergeBlocker({
-        source,
-        rule,
-        keyField,
-        businessKeyIndexed,
-        taskKeyIsInt,
-        businessKeyIsInt,
-        taskCollation,
-        businessCollation,
-      })
-    : 'the business table is on another server';
-  if (options.walk === 'merge' && sameServer && blocker) {
+  const blocker = await mergeBlocker({
+    source,
+    rule,
+    keyField,
+    businessKeyIndexed,
+    taskKeyIsInt,
+    businessKeyIsInt,
+    taskCollation,
+    businessCollation,
+  });
+  if (options.walk === 'merge' && blocker) {
     throw ruleError(rule, `cannot merge the key indexes: ${blocker}`, 'Run it with --walk join (or auto).');
   }
-  const merge =
-    !blocker && options.walk !== 'join' && taskCollation
-      ? { space: padsSpaces(taskCollation) ? await spaceWeight(businessDb, taskCollation) : null }
-      : undefined;
-  return {
-    rule,
-    source,
-    businessDb,
-    mode: sameServer ? 'same-server' : 'cross-server',
-    ...(merge ? { merge } : {}),
-    task,
-    crossTask,
-    business,
-    crossSemantics,
-    taskSemantics,
-    businessKeyIndexed,
-    warnings,
-  };
+  if (!blocker && options.walk !== 'join' && taskCollation) {
+    const space = padsSpaces(taskCollation) ? await spaceWeight(businessDb, taskCollation) : null;
+    return { kind: 'merge', ...base, task, business, taskSemantics, space, nullKeyTasks: crossTask };
+  }
+  return { kind: 'join', ...base, task, business, taskSemantics, businessKeyIndexed };
 }

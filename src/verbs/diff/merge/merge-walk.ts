@@ -1,34 +1,30 @@
-import { KeyRuns } from '../../core/diff-weights.js';
-import { nullKeyTasks } from '../../db/sql/diff-checksum.js';
+import { KeyRuns } from '../../../core/diff-weights.js';
+import { nullKeyTasks } from '../../../db/sql/diff-checksum.js';
 import {
   duplicateCandidates,
   missingByIds,
   nullKeyBusinessRows,
   orphansByKeys,
   ROLE_DONE,
-} from '../../db/sql/diff.js';
+} from '../../../db/sql/diff.js';
 import {
   businessRangeDigest,
   businessWeights,
   taskRangeDigest,
   taskWeights,
   type RangeDigest,
-} from '../../db/sql/diff-merge.js';
-import { drainEncoded } from '../../db/encoded-stream.js';
-import type { Queryable, RowEncoder } from '../../db/types.js';
-import type { PreparedRule } from './prepare.js';
-import { orphanFinding, taskFinding } from './findings.js';
-import {
-  businessKeyRanges,
-  emitClassified,
-  KEYS_PER_LOOKUP,
-  type KeyRange,
-  type Walk,
-  type WalkOptions,
-} from './walk.js';
+} from '../../../db/sql/diff-merge.js';
+import { drainEncoded } from '../../../db/encoded-stream.js';
+import type { Queryable } from '../../../db/types.js';
+import type { MergePlan } from '../plan.js';
+import { emitClassified, KEYS_PER_LOOKUP } from '../walk/classify.js';
+import { orphanFinding, taskFinding } from '../walk/findings.js';
+import { businessKeyRanges, type KeyRange } from '../walk/key-ranges.js';
+import type { Walk, WalkOptions } from '../walk/workers.js';
+import { BusinessRowsIn, idsIn, TaskRowsIn } from './key-streams.js';
 
 /**
- * The merge walk of a same-server diff, for keys that are text of one collation on both sides
+ * The merge walk of the merge strategy, for keys that are text of one collation on both sides
  * (MariaDB/MySQL): the business key index and the task (biz type, key) index are read in key
  * order, range by range, with each key's collation weight, and merged in the client — a merge
  * join, where a LEFT JOIN would look every row up in the other index. Keys whose weights meet
@@ -46,74 +42,8 @@ export interface MergeTally {
   tasks: number;
 }
 
-/** Business rows into runs of equal weights (columns: weight, key). Nothing comes out. */
-class BusinessRowsIn implements RowEncoder {
-  readonly pending = 0;
-  constructor(private readonly runs: KeyRuns) {}
-  encode(buf: Buffer, starts: Int32Array, ends: Int32Array): void {
-    const [ws, ks] = [starts[0] as number, starts[1] as number];
-    if (ws < 0 || ks < 0) return;
-    this.runs.add(buf, ws, ends[0] as number, ks, ends[1] as number);
-  }
-  take(): Buffer {
-    return Buffer.alloc(0);
-  }
-}
-
-/**
- * Tasks matched against the runs (columns: weight, id); the ids of tasks that match none come
- * out, each as a 4-byte length and its bytes, when `suspects` is set.
- */
-class TaskRowsIn implements RowEncoder {
-  rows = 0;
-  unmatched = 0;
-  private out = Buffer.allocUnsafe(1 << 16);
-  private used = 0;
-  constructor(
-    private readonly runs: KeyRuns,
-    private readonly suspects: boolean,
-  ) {}
-  get pending(): number {
-    return this.used;
-  }
-  encode(buf: Buffer, starts: Int32Array, ends: Int32Array): void {
-    const ws = starts[0] as number;
-    if (ws < 0) return;
-    this.rows++;
-    if (this.runs.match(buf, ws, ends[0] as number)) return;
-    this.unmatched++;
-    if (!this.suspects) return;
-    const [is, ie] = [starts[1] as number, ends[1] as number];
-    if (is < 0) return;
-    const need = this.used + 4 + (ie - is);
-    if (need > this.out.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, this.out.length * 2));
-      this.out.copy(grown, 0, 0, this.used);
-      this.out = grown;
-    }
-    this.out.writeUInt32LE(ie - is, this.used);
-    for (let i = is, j = this.used + 4; i < ie; i++, j++) this.out[j] = buf[i] as number;
-    this.used = need;
-  }
-  take(): Buffer {
-    const taken = Buffer.from(this.out.subarray(0, this.used));
-    this.used = 0;
-    return taken;
-  }
-}
-
-/** The ids in a chunk of TaskRowsIn's output: integers as numbers when exact, else text. */
-function* idsIn(bytes: Buffer): Iterable<number | string> {
-  for (let at = 0; at + 4 <= bytes.length;) {
-    const length = bytes.readUInt32LE(at);
-    const text = bytes.toString('utf8', at + 4, at + 4 + length);
-    at += 4 + length;
-    yield /^-?\d{1,15}$/.test(text) ? Number(text) : text;
-  }
-}
-
-function sameDigest(a: RangeDigest, b: RangeDigest): boolean {
-  return a.n === b.n && a.s === b.s && a.x === b.x;
+function sameDigest(tasks: RangeDigest, business: RangeDigest): boolean {
+  return tasks.n === business.n && tasks.s === business.s && tasks.x === business.x;
 }
 
 /** In batches of KEYS_PER_LOOKUP: what `each` does with them is awaited batch by batch. */
@@ -131,8 +61,7 @@ async function inBatches<T>(items: Iterable<T>, each: (batch: T[]) => Promise<vo
 
 /** The merge walk: business key ranges (see businessKeyRanges) of at most MAX_SPAN rows. */
 export function mergeWalk(
-  p: PreparedRule,
-  space: Buffer | null,
+  plan: MergePlan,
   options: WalkOptions,
   progress: (text: string) => void,
   tally: MergeTally,
@@ -143,14 +72,14 @@ export function mergeWalk(
   // Runs of finished ranges, reused: a range's keys reach megabytes, allocated once per worker.
   const spare: KeyRuns[] = [];
   return businessKeyRanges(
-    p,
+    plan,
     options,
     progress,
     async (q, range) => {
-      const runs = spare.pop() ?? new KeyRuns(space);
+      const runs = spare.pop() ?? new KeyRuns(plan.space);
       runs.reset();
       try {
-        digest = !(await mergeRange(q, p, runs, { ...range, digest }, options, tally));
+        digest = !(await mergeRange(q, plan, runs, { ...range, digest }, options, tally));
       } finally {
         spare.push(runs);
       }
@@ -172,17 +101,17 @@ interface MergeRange extends KeyRange {
  */
 async function mergeRange(
   q: Queryable,
-  p: PreparedRule,
+  plan: MergePlan,
   runs: KeyRuns,
   range: MergeRange,
   options: WalkOptions,
   tally: MergeTally,
 ): Promise<boolean> {
   const differed =
-    range.digest && (await sameKeys(q, p, range, tally))
+    range.digest && (await sameKeys(q, plan, range, tally))
       ? false
-      : await mergeKeys(q, p, runs, range, options, tally);
-  if (range.last) await nullKeys(q, p, options, tally);
+      : await mergeKeys(q, plan, runs, range, options, tally);
+  if (range.last) await nullKeys(q, plan, options, tally);
   return differed;
 }
 
@@ -192,12 +121,12 @@ async function mergeRange(
  */
 async function sameKeys(
   q: Queryable,
-  p: PreparedRule,
+  plan: MergePlan,
   { after, upTo }: KeyRange,
   tally: MergeTally,
 ): Promise<boolean> {
-  const tasksDigest = await taskRangeDigest(q, p.task, after, upTo);
-  if (!sameDigest(tasksDigest, await businessRangeDigest(q, p.business, after, upTo))) return false;
+  const tasksDigest = await taskRangeDigest(q, plan.task, after, upTo);
+  if (!sameDigest(tasksDigest, await businessRangeDigest(q, plan.business, after, upTo))) return false;
   tally.tasks += Number(tasksDigest.n);
   return true;
 }
@@ -205,28 +134,28 @@ async function sameKeys(
 /** The keys of a range read and merged (see mergeRange). Resolves whether any key was left unmatched or repeated. */
 async function mergeKeys(
   q: Queryable,
-  p: PreparedRule,
+  plan: MergePlan,
   runs: KeyRuns,
   { after, upTo }: MergeRange,
   options: WalkOptions,
   tally: MergeTally,
 ): Promise<boolean> {
-  const { expect, orphans } = p.rule.business;
+  const { expect, orphans } = plan.rule.business;
   const wantMissing = expect !== 'at-most-one';
   let unmatchedTasks = 0;
-  const business = businessWeights(p.business, after, upTo);
-  await drainEncoded(p.businessDb, business, new BusinessRowsIn(runs));
+  const business = businessWeights(plan.business, after, upTo);
+  await drainEncoded(plan.businessDb, business, new BusinessRowsIn(runs));
   runs.seal();
   if (wantMissing || orphans) {
-    const tasks = taskWeights(p.task, after, upTo);
+    const tasks = taskWeights(plan.task, after, upTo);
     const matched = new TaskRowsIn(runs, wantMissing);
     const suspects: (number | string)[] = [];
     const check = async (ids: (number | string)[]) => {
-      for (const row of await missingByIds(q, p.task, p.business, ids)) {
-        await options.emit(taskFinding(p, 'missing', row, 0));
+      for (const row of await missingByIds(q, plan.task, plan.business, ids)) {
+        await options.emit(taskFinding(plan, 'missing', row, 0));
       }
     };
-    await drainEncoded(p.source.db, tasks, matched, async (bytes) => {
+    await drainEncoded(plan.source.db, tasks, matched, async (bytes) => {
       for (const id of idsIn(bytes)) {
         suspects.push(id);
         if (suspects.length >= KEYS_PER_LOOKUP) await check(suspects.splice(0));
@@ -238,14 +167,14 @@ async function mergeKeys(
   }
   if (orphans) {
     await inBatches(runs.unmatched(), async (keys) => {
-      for (const row of await orphansByKeys(q, p.task, p.business, keys)) {
-        await options.emit(orphanFinding(p, row.k, Number(row.n)));
+      for (const row of await orphansByKeys(q, plan.task, plan.business, keys)) {
+        await options.emit(orphanFinding(plan, row.k, Number(row.n)));
       }
     });
   }
   if (expect !== 'at-least-one') {
     await inBatches(runs.repeated(), async (keys) =>
-      emitClassified(q, p, 'done', await duplicateCandidates(q, p.task, p.business, keys), options),
+      emitClassified(q, plan, 'done', await duplicateCandidates(q, plan.task, plan.business, keys), options),
     );
   }
   return unmatchedTasks > 0 || !runs.clean();
@@ -254,21 +183,21 @@ async function mergeKeys(
 /** NULL keys match nothing: done tasks with one are missing, business rows with one are orphans. */
 async function nullKeys(
   q: Queryable,
-  p: PreparedRule,
+  plan: MergePlan,
   options: WalkOptions,
   tally: MergeTally,
 ): Promise<void> {
-  const tasks = await nullKeyTasks(q, p.crossTask);
+  const tasks = await nullKeyTasks(q, plan.nullKeyTasks);
   tally.tasks += tasks.length;
-  if (p.rule.business.expect !== 'at-most-one') {
+  if (plan.rule.business.expect !== 'at-most-one') {
     for (const row of tasks) {
       if (Number(row.r) === ROLE_DONE && Number(row.w) === 1) {
-        await options.emit(taskFinding(p, 'missing', { ...row, k: null }, 0));
+        await options.emit(taskFinding(plan, 'missing', { ...row, k: null }, 0));
       }
     }
   }
-  if (p.rule.business.orphans) {
-    const rows = await nullKeyBusinessRows(q, p.business);
-    if (rows > 0) await options.emit(orphanFinding(p, null, rows));
+  if (plan.rule.business.orphans) {
+    const rows = await nullKeyBusinessRows(q, plan.business);
+    if (rows > 0) await options.emit(orphanFinding(plan, null, rows));
   }
 }

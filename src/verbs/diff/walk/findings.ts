@@ -1,12 +1,12 @@
-import type { Finding } from '../../core/diff.js';
-import { toId, toText } from '../../db/task-sql.js';
-import type { PreparedRule } from './prepare.js';
+import type { Finding } from '../../../core/diff.js';
+import { toId, toText } from '../../../db/task-sql.js';
+import type { PlanBase } from '../plan.js';
 
-/** The findings both walks emit, built one way so that the same-server and cross-server ones read alike. */
+/** The findings every strategy emits, built one way so that they read alike whichever walk found them. */
 
 /** A task's finding from its row: id, key, event id and raw status as the database returned them. */
 export function taskFinding(
-  p: PreparedRule,
+  plan: PlanBase,
   kind: Finding['kind'],
   row: { id: unknown; k: unknown; e: unknown; s: unknown },
   businessRows: number,
@@ -14,21 +14,21 @@ export function taskFinding(
   const key = toText(row.k);
   return {
     kind,
-    rule: p.rule.name,
+    rule: plan.rule.name,
     taskId: toId(row.id),
     key,
-    bizId: p.rule.taskKey === 'bizId' ? key : null,
+    bizId: plan.rule.taskKey === 'bizId' ? key : null,
     eventId: toText(row.e),
-    status: p.source.sql.logicalStatus(row.s),
+    status: plan.source.sql.logicalStatus(row.s),
     businessRows,
   };
 }
 
 /** A business key (null: the rows with a NULL key) with `rows` rows and no task. */
-export function orphanFinding(p: PreparedRule, key: unknown, rows: number): Finding {
+export function orphanFinding(plan: PlanBase, key: unknown, rows: number): Finding {
   return {
     kind: 'orphan',
-    rule: p.rule.name,
+    rule: plan.rule.name,
     taskId: null,
     key: toText(key),
     bizId: null,

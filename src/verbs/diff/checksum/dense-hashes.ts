@@ -1,7 +1,7 @@
-import { DenseDigests } from '../../core/dense-digests.js';
-import { drainEncoded } from '../../db/encoded-stream.js';
-import type { Fragment } from '../../db/task-sql.js';
-import type { Db, RowEncoder } from '../../db/types.js';
+import { DenseDigests } from '../../../core/dense-digests.js';
+import { drainEncoded } from '../../../db/encoded-stream.js';
+import type { Fragment } from '../../../db/task-sql.js';
+import type { Db, RowEncoder } from '../../../db/types.js';
 
 /**
  * Aggregates a stream of key hashes into a dense level: each row's first column, a CRC32 value as
