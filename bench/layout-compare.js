@@ -29,6 +29,8 @@ const { values } = parseArgs({
     'redrive-tasks': { type: 'string', default: '20000' },
     runs: { type: 'string', default: '3' },
     section: { type: 'string', default: 'layout' },
+    title: { type: 'string', default: 'The one-folder-per-verb move' },
+    change: { type: 'string', default: 'the move changed where code lives, not what it does' },
     out: { type: 'string', default: join(ROOT, 'bench', 'RESULTS.md') },
   },
 });
@@ -85,10 +87,17 @@ handlers:
   default: { type: mark-only }
 rules:
   - { name: coupon-applied, bizType: coupon, taskStatus: [success], business: { table: user_coupon, key: order_id, expect: exactly-one } }
+  # The same tables through another spelling of the DSN: diff takes them as two servers (checksum levels).
+  - { name: coupon-cross, bizType: coupon, taskStatus: [success], business: { table: user_coupon, key: order_id, expect: exactly-one, db: "mysql://root:@127.0.0.1:3306/${SCHEMA}" } }
 `;
 
 const CASES = [
-  { name: 'diff (same server, merge walk)', args: ['diff', '--json'] },
+  { name: 'diff (same server, merge walk)', args: ['diff', '--rule', 'coupon-applied', '--json'] },
+  {
+    name: 'diff --walk join (same server, chunked anti-joins)',
+    args: ['diff', '--rule', 'coupon-applied', '--walk', 'join', '--json'],
+  },
+  { name: 'diff (across servers, checksum levels)', args: ['diff', '--rule', 'coupon-cross', '--json'] },
   {
     name: 'scan --format ndjson --limit 0 --status failed',
     args: ['scan', '--format', 'ndjson', '--limit', '0', '--status', 'failed'],
@@ -142,20 +151,20 @@ async function main() {
       });
       console.log(Object.values(rows.at(-1)).join(' | '));
     }
-    const body = `## The one-folder-per-verb move: diff, scan and redrive before and after (${ROWS.toLocaleString('en-US')} rows)
+    const body = `## ${values.title}: diff, scan and redrive before and after (${ROWS.toLocaleString('en-US')} rows)
 
 Both builds in the same run, interleaved, median wall time of ${RUNS} runs (start-up included), on
 ${ROWS.toLocaleString('en-US')} async_task rows and their coupon rows on the local MariaDB (one
 missing effect in 1,000, a failed task in 97). "Before" is ${BUILDS[0].label}, "after" is
-${BUILDS[1].label}; the move changed
-where code lives, not what it does, so the two should agree within noise. Each
+${BUILDS[1].label}; ${values.change},
+so the two should agree within noise. Each
 run's time is listed too: on a shared machine the runs of one build overlap the other's.
 
 ${markdownTable(rows)}
 
 ${facts}
 
-Re-run: \`node bench/layout-compare.js --before <checkout of the old commit, built>\`.`;
+Re-run: \`node bench/layout-compare.js --before <checkout of the old commit, built> --section ${values.section}\`.`;
     updateSection(values.out, values.section, body);
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS ${SCHEMA}`);
