@@ -28,6 +28,11 @@ export interface Dialect {
   explain: string;
   /** Appended to a SELECT inside a transaction to lock the rows it reads ('' where the transaction already holds the database). */
   forUpdate: string;
+  /**
+   * An inner join that reads its left table first, whatever the statistics say: a chunk of a
+   * primary-key range then drives the lookups into the other table, never a scan of it per chunk.
+   */
+  drivingJoin: string;
   /** The server computes a key's collation weight (`WEIGHT_STRING`), so two key indexes can be merged in the client. */
   collationWeights: boolean;
   /** The server hashes keys and sums digests in SQL (CRC32, BIT_XOR); otherwise the client hashes the rows it reads. */
@@ -60,6 +65,7 @@ export const mysqlDialect: Dialect = {
   prefix: (col, length) => `LEFT(${col}, ${Math.trunc(length)})`,
   explain: 'EXPLAIN',
   forUpdate: ' FOR UPDATE',
+  drivingJoin: 'STRAIGHT_JOIN',
   collationWeights: true,
   serverHashing: true,
   parallelReads: true,
@@ -79,6 +85,8 @@ export const sqliteDialect: Dialect = {
   explain: 'EXPLAIN QUERY PLAN',
   // BEGIN IMMEDIATE already holds the write lock for the whole transaction.
   forUpdate: '',
+  // SQLite's planner never reorders the tables of a CROSS JOIN.
+  drivingJoin: 'CROSS JOIN',
   collationWeights: false,
   serverHashing: false,
   parallelReads: false,

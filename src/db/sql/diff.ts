@@ -172,7 +172,7 @@ export async function unsettledCandidates(
   const ids = idRangeSql(t, range);
   return q.query<CandidateRow>(
     `SELECT ${t.id} AS id, MIN(${t.key.sql}) AS k, ${t.eventId ? `MIN(${t.eventId})` : 'NULL'} AS e, MIN(${t.rawStatus}) AS s, COUNT(*) AS n` +
-      ` FROM ${t.table} JOIN ${businessDerived(b)} b ON ${match}` +
+      ` FROM ${t.table} ${t.dialect.drivingJoin} ${businessDerived(b)} b ON ${match}` +
       ` WHERE ${t.bizType} = ?${ids.sql} AND (${t.open.sql}) AND (${t.window.sql})` +
       ` GROUP BY ${t.id}`,
     [t.bizTypeValue, ...ids.params, ...t.open.params, ...t.window.params],
