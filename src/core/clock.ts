@@ -8,6 +8,8 @@ export interface LocalClock {
   nowMs(): number;
   /** Resolves after `ms`, or at once when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Calls `tick` every `ms` until the returned stop() (a timer per running task: no promise, no signal). */
+  every(ms: number, tick: () => void): { stop(): void };
 }
 
 export const systemClock: LocalClock = {
@@ -22,6 +24,10 @@ export const systemClock: LocalClock = {
       }
       signal?.addEventListener('abort', done, { once: true });
     }),
+  every: (ms, tick) => {
+    const timer = setInterval(tick, ms);
+    return { stop: () => clearInterval(timer) };
+  },
 };
 
 /** A clock that moves only when told (tests): sleepers wake once advance() passes their deadline. */
@@ -41,6 +47,28 @@ export class ManualClock implements LocalClock {
       this.sleepers.push(sleeper);
       signal?.addEventListener('abort', () => this.wake((s) => s === sleeper), { once: true });
     });
+  }
+
+  /** Ticks once each time advance() passes its next deadline (once per advance, however far it moves). */
+  every(ms: number, tick: () => void): { stop(): void } {
+    let current: { until: number; wake: () => void } | undefined;
+    const schedule = () => {
+      current = {
+        until: this.now + ms,
+        wake: () => {
+          tick();
+          schedule();
+        },
+      };
+      this.sleepers.push(current);
+    };
+    schedule();
+    return {
+      stop: () => {
+        this.sleepers = this.sleepers.filter((s) => s !== current);
+        current = undefined;
+      },
+    };
   }
 
   /** Moves time forward and wakes every sleeper whose time has come. */

@@ -32,36 +32,30 @@ export class Heartbeat {
   /** Runs `work` (the handler) with the task's lease kept alive; the fence is final once it resolves. */
   async around<T>(task: ClaimedTask, work: () => Promise<T>): Promise<T> {
     if (!this.enabled) return work();
-    const finished = new AbortController();
-    const beating = this.beatUntil(task, finished.signal);
+    const state = { lost: false };
+    let beating: Promise<void> = Promise.resolve();
+    const timer = this.clock.every((this.leaseSeconds * 1000) / BEATS_PER_LEASE, () => {
+      beating = beating.then(() => this.beat(task, state));
+    });
     try {
       return await work();
     } finally {
-      finished.abort();
+      timer.stop();
       await beating;
     }
   }
 
-  /** Beats every third of the lease until `finished` aborts or the fence is lost. */
-  private async beatUntil(task: ClaimedTask, finished: AbortSignal): Promise<void> {
-    const everyMs = (this.leaseSeconds * 1000) / BEATS_PER_LEASE;
-    for (;;) {
-      await this.clock.sleep(everyMs, finished);
-      if (finished.aborted) return;
-      if (!(await this.beat(task))) return;
-    }
-  }
-
-  /** One beat: extends the lease when the database's clock has moved past the fence; false when the fence is lost. */
-  private async beat(task: ClaimedTask): Promise<boolean> {
+  /** One beat: extends the lease when the database's clock has moved past the fence; a lost fence ends the beats. */
+  private async beat(task: ClaimedTask, state: { lost: boolean }): Promise<void> {
+    if (state.lost) return;
     try {
       const next = (await this.source.db.nowEpoch()) + this.leaseSeconds;
-      if (next <= task.fence.leaseUntilEpoch) return true;
-      if (!(await extendLease(this.source, task.id, task.fence, next))) return false;
-      task.fence = { ...task.fence, leaseUntilEpoch: next };
+      if (next <= task.fence.leaseUntilEpoch) return;
+      if (await extendLease(this.source, task.id, task.fence, next))
+        task.fence = { ...task.fence, leaseUntilEpoch: next };
+      else state.lost = true;
     } catch {
       // A failed beat is retried at the next one; the lease still has two beats' worth left.
     }
-    return true;
   }
 }
