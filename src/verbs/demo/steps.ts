@@ -59,8 +59,8 @@ export const TOUR_STEPS: TourStep[] = [
   {
     command: 'redrive',
     title: 'Run what is due: redrive',
-    why: "The reconciliation job cron runs every minute (the classic task-table design): it claims stuck processing rows whose lease expired and due pending rows — the enqueued ones among them — in batches, runs each through its biz type's handler and records success, a retry with backoff (1s, 4s, 16s … 2h) or failed. The sandbox's handler writes the task's coupon, points or SMS row, once per event id, so a duplicate delivery adds nothing. Claims are fenced, so many hosts can run it at once; --dry-run only counts.",
-    args: () => ['redrive', '--batch', '100', '--pause', '0ms'],
+    why: "The reconciliation job cron runs every minute (the classic task-table design): it claims stuck processing rows whose lease expired and due pending rows — the enqueued ones among them — in batches, runs each through its biz type's handler and records success, a retry with backoff (1s, 4s, 16s … 2h) or failed. The sandbox's handler writes the task's coupon, points or SMS row, once per event id, so a duplicate delivery adds nothing. Here four handlers run at once (--concurrency 4), each a short process of its own. Claims are fenced, so many hosts can run it at once; --dry-run only counts.",
+    args: () => ['redrive', '--batch', '100', '--pause', '0ms', '--concurrency', '4'],
   },
   {
     command: 'diff',
