@@ -18,7 +18,7 @@ export type Flags<T extends typeof Command> = Interfaces.InferredFlags<
 export type Args<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
 
 /**
- * What every command shares (STYLE §2): --json, the connection flags, one Context that opens and
+ * What every command shares: --json, the connection flags, one Context that opens and
  * closes the database, and errors mapped to the documented exit codes with the password masked.
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {

@@ -3,7 +3,7 @@ import { parseDuration } from './core/duration.js';
 import { LOGICAL_STATUSES } from './core/task.js';
 import { usageError } from './errors.js';
 
-/** Flags every command takes (STYLE §2): where the database is and which task table to read. */
+/** Flags every command takes: where the database is and which task table to read. */
 export const connectionFlags = {
   db: Flags.string({
     summary: 'Database DSN: mysql://user:pass@host:3306/db or sqlite:PATH.',

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { runCli, runJson } from '../support/cli.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
-// The CLI's contract (STYLE §11): a current manifest, help with a summary and examples for every
+// The CLI's contract: a current manifest, help with a summary and examples for every
 // command, and --json output that matches the schemas in schemas/.
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -5,31 +5,10 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { runCli, runJson } from '../support/cli.js';
+import { createFixtureTable } from '../support/fixtures.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { freePort, openTestRedis } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
-
-// think-queue's failed_jobs and its v3 database queue table; a table that is not a queue table.
-const DDL = `
-CREATE TABLE failed_jobs (
-  id bigint unsigned NOT NULL AUTO_INCREMENT,
-  connection varchar(255) NOT NULL,
-  queue varchar(255) NOT NULL,
-  payload longtext NOT NULL,
-  exception longtext NOT NULL,
-  fail_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
-  PRIMARY KEY (id)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE jobs (
-  id bigint unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
-  queue varchar(255) NOT NULL,
-  payload longtext NOT NULL,
-  attempts tinyint unsigned NOT NULL,
-  reserve_time int unsigned NULL,
-  available_time int unsigned NOT NULL,
-  create_time int unsigned NOT NULL
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE not_a_queue (id int PRIMARY KEY, queue varchar(50)) ENGINE=InnoDB;`;
 
 const PAYLOAD =
   '{"job":"app\\\\job\\\\IssueCouponJob","maxTries":null,"timeout":null,"data":{"order_sn":"SN1"},"attempts":3}';
@@ -91,7 +70,9 @@ const failedIds = async () =>
 
 beforeAll(async () => {
   schema = await createTestSchema('parity_write');
-  await schema.sql.query(DDL);
+  await createFixtureTable(schema, 'thinkphp_failed_jobs');
+  await createFixtureTable(schema, 'thinkphp_jobs');
+  await schema.sql.query('CREATE TABLE not_a_queue (id int PRIMARY KEY, queue varchar(50)) ENGINE=InnoDB');
   const init = await runCli(['init', '--audit-only', '--profile', 'thinkphp-failed-jobs'], {
     cwd: workDir(['database: { driver: database, table: jobs }']),
   });

@@ -151,14 +151,26 @@ const leaseOfTaskOne = async () =>
 /** Lets the heartbeat's pending database work run (real I/O, no clock time). */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
+/** A handler that runs until `finish()`, with task 1's lease kept by a heartbeat on a ManualClock. */
+async function heartbeatAroundTaskOne(enabled = true) {
+  const clock = new ManualClock();
+  const task = await claimTaskOne();
+  const claimedUntil = task.fence.leaseUntilEpoch;
+  let finish!: () => void;
+  const running = new Heartbeat(source, 60, enabled, clock).around(
+    task,
+    () => new Promise<void>((resolve) => (finish = resolve)),
+  );
+  const stop = async () => {
+    finish();
+    await running;
+  };
+  return { clock, task, claimedUntil, stop };
+}
+
 describe('the lease heartbeat on an injected local clock', () => {
   it('extends the lease through the fenced row each third of the lease, with no real waiting', async () => {
-    const clock = new ManualClock();
-    const task = await claimTaskOne();
-    const claimedUntil = task.fence.leaseUntilEpoch;
-    const heartbeat = new Heartbeat(source, 60, true, clock);
-    let finish!: () => void;
-    const running = heartbeat.around(task, () => new Promise<void>((resolve) => (finish = resolve)));
+    const { clock, task, claimedUntil, stop } = await heartbeatAroundTaskOne();
     await settle();
     expect(await leaseOfTaskOne()).toBe(claimedUntil); // no beat before a third of the lease
     clock.advance(20_000);
@@ -166,17 +178,11 @@ describe('the lease heartbeat on an injected local clock', () => {
     const extended = await leaseOfTaskOne();
     expect(extended).toBeGreaterThanOrEqual(claimedUntil + 58); // the database's now + 60 s
     expect(task.fence.leaseUntilEpoch).toBe(extended); // the outcome will name the new fence
-    finish();
-    await running;
+    await stop();
   });
 
   it('stops beating once the fence is lost, and writes nothing more', async () => {
-    const clock = new ManualClock();
-    const task = await claimTaskOne();
-    const claimedUntil = task.fence.leaseUntilEpoch;
-    const heartbeat = new Heartbeat(source, 60, true, clock);
-    let finish!: () => void;
-    const running = heartbeat.around(task, () => new Promise<void>((resolve) => (finish = resolve)));
+    const { clock, task, claimedUntil, stop } = await heartbeatAroundTaskOne();
     // Another worker took the task over: its claim wrote another lease expiry.
     await db.execute(`UPDATE async_task SET next_retry_time = datetime('now', '+7 minutes') WHERE id = 1`);
     clock.advance(20_000);
@@ -189,21 +195,14 @@ describe('the lease heartbeat on an injected local clock', () => {
     clock.advance(20_000);
     await settle();
     expect(await leaseOfTaskOne()).toBe(claimedUntil);
-    finish();
-    await running;
+    await stop();
   });
 
   it('beats on nothing when switched off (--no-heartbeat)', async () => {
-    const clock = new ManualClock();
-    const task = await claimTaskOne();
-    const claimedUntil = task.fence.leaseUntilEpoch;
-    const heartbeat = new Heartbeat(source, 60, false, clock);
-    let finish!: () => void;
-    const running = heartbeat.around(task, () => new Promise<void>((resolve) => (finish = resolve)));
+    const { clock, claimedUntil, stop } = await heartbeatAroundTaskOne(false);
     clock.advance(20_000);
     await settle();
     expect(await leaseOfTaskOne()).toBe(claimedUntil);
-    finish();
-    await running;
+    await stop();
   });
 });

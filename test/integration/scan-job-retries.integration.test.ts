@@ -8,7 +8,7 @@ import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { num, type ScanJson } from '../support/scan-json.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
-// Seed 002's job_retries: ENUM status, a DATETIME next_retry_at written by an app at +08:00.
+// The job-retries design's job_retries: ENUM status, a DATETIME next_retry_at written by an app at +08:00.
 const APP_ZONE = '+08:00';
 let schema: TestSchema;
 let cwd: string;

@@ -5,31 +5,9 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { runCli, runJson } from '../support/cli.js';
+import { createFixtureTable } from '../support/fixtures.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
-
-// Seed 004's failed_jobs, and think-queue v3's database queue table (connector\Database::pushToDatabase).
-const DDL = `
-CREATE TABLE failed_jobs (
-  id bigint unsigned NOT NULL AUTO_INCREMENT,
-  connection varchar(255) NOT NULL,
-  queue varchar(255) NOT NULL,
-  payload longtext NOT NULL,
-  exception longtext NOT NULL,
-  fail_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
-  PRIMARY KEY (id),
-  KEY idx_fail_time (fail_time)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE jobs (
-  id bigint unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
-  queue varchar(255) NOT NULL,
-  payload longtext NOT NULL,
-  attempts tinyint unsigned NOT NULL,
-  reserve_time int unsigned NULL,
-  available_time int unsigned NOT NULL,
-  create_time int unsigned NOT NULL,
-  KEY queue (queue)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;`;
 
 // think-queue payloads: {job, maxTries, timeout, data} (+ id, attempts on Redis), written by json_encode.
 const REDIS_PAYLOAD =
@@ -54,7 +32,8 @@ async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
 
 beforeAll(async () => {
   schema = await createTestSchema('thinkphp_retry');
-  await schema.sql.query(DDL);
+  await createFixtureTable(schema, 'thinkphp_failed_jobs');
+  await createFixtureTable(schema, 'thinkphp_jobs');
   cwd = mkdtempSync(join(tmpdir(), 'taskrecon-thinkphp-'));
   writeFileSync(
     join(cwd, 'taskrecon.config.yaml'),

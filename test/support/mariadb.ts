@@ -15,7 +15,7 @@ export interface TestSchema {
 }
 
 /**
- * One throw-away schema per test file (STYLE §9). `timeZone` pins the seeding session's zone, so a
+ * One throw-away schema per test file. `timeZone` pins the seeding session's zone, so a
  * test can write DATETIMEs as an app in Asia/Shanghai would.
  */
 export async function createTestSchema(

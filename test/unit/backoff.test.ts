@@ -13,7 +13,7 @@ import { decide } from '../../src/core/retry-decision.js';
 const noJitter = () => 0;
 const maxJitter = () => 0.999999;
 
-describe('the default retry policy (the classic task-table design §3.2)', () => {
+describe('the default retry policy (the classic task-table design)', () => {
   it('waits exactly 1s, 4s, 16s, 64s, 5m, 30m, 2h before jitter and allows 8 attempts', () => {
     expect([1, 2, 3, 4, 5, 6, 7].map((n) => retryDelayMs(DEFAULT_POLICY, n, undefined, noJitter))).toEqual([
       1_000, 4_000, 16_000, 64_000, 300_000, 1_800_000, 7_200_000,
