@@ -32,7 +32,7 @@ export const laravelQueue: QueueFlavor = {
       {
         kind: 'eval',
         script: LARAVEL_PUSH_SCRIPT,
-        keys: [keys.ready, `${keys.ready}:notify`],
+        keys: [keys.ready, keys.notify as string],
         args: [payload],
       },
     ];

@@ -1,5 +1,5 @@
 import type { CompensateResult } from '../verbs/compensate/index.js';
-import { pasteCommand } from './paste.js';
+import { auditRunCommand } from './paste.js';
 import { colorStatus } from './scan.js';
 import { renderTable } from './table.js';
 import { chalk, isStderrTty, oneLine } from './terminal.js';
@@ -46,7 +46,7 @@ export function renderCompensate(result: CompensateResult): string {
     if (more > 0)
       out.push(
         chalk.dim(
-          `… ${more.toLocaleString('en-US')} more (--json lists up to 1,000; \`${pasteCommand(`audit --run ${result.runId}`)}\` every change)`,
+          `… ${more.toLocaleString('en-US')} more (--json lists up to 1,000; \`${auditRunCommand(result.runId)}\` every change)`,
         ),
       );
   }
@@ -59,9 +59,7 @@ export function renderCompensate(result: CompensateResult): string {
   }
   if (!result.dryRun && result.applied > 0)
     out.push(
-      chalk.dim(
-        `audited as run ${result.runId} by ${result.operator}: ${pasteCommand(`audit --run ${result.runId}`)}`,
-      ),
+      chalk.dim(`audited as run ${result.runId} by ${result.operator}: ${auditRunCommand(result.runId)}`),
     );
   if (result.interrupted)
     out.push(

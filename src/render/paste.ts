@@ -49,6 +49,11 @@ export function pasteCommand(args: string): string {
   return `taskrecon ${[args, ...extra].filter(Boolean).join(' ')}`;
 }
 
+/** The command that lists one run's audit rows, with this run's connection. */
+export function auditRunCommand(runId: string): string {
+  return pasteCommand(`audit --run ${runId}`);
+}
+
 /** Every `taskrecon …` command quoted in backticks in a message or hint, completed by `pasteCommand`. */
 export function withPasteConnection(text: string): string {
   if (connection.length === 0 && broker.length === 0) return text;

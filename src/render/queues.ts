@@ -1,7 +1,7 @@
 import type { MoveResult, QueueFinding, QueuesResult, QueueStats } from '../brokers/types.js';
 import type { RecoverResult } from '../verbs/queues/move.js';
 import type { QueueGauge, QueueReportSection } from '../verbs/queues/report.js';
-import { pasteCommand, withPasteConnection } from './paste.js';
+import { auditRunCommand, withPasteConnection } from './paste.js';
 import { renderFamily, type Family } from './prometheus.js';
 import { heading, renderTable } from './table.js';
 import { chalk, printable } from './terminal.js';
@@ -100,7 +100,7 @@ export function renderMove(result: MoveResult): string {
   const what = `${result.what} jobs of ${result.from} → ${result.to} on ${result.broker}`;
   if (result.dryRun) return `dry run: ${result.matched} ${what} would move; nothing moved.`;
   const line = `moved ${result.moved} of ${result.matched} ${what}`;
-  const audit = `audited as run ${result.runId}: ${pasteCommand(`audit --run ${result.runId}`)}`;
+  const audit = `audited as run ${result.runId}: ${auditRunCommand(result.runId)}`;
   return result.moved < result.matched ? `${line} (stopped early)\n${audit}` : `${line}\n${audit}`;
 }
 
@@ -110,7 +110,7 @@ export function renderRecover(result: RecoverResult): string {
   const audit =
     result.dryRun || result.moved === 0
       ? ''
-      : `\naudited as run ${result.runId}: ${pasteCommand(`audit --run ${result.runId}`)}`;
+      : `\naudited as run ${result.runId}: ${auditRunCommand(result.runId)}`;
   return `${renderTable(['queue', 'from', 'due', 'moved'], rows)}\n${head}${audit}`;
 }
 

@@ -1,7 +1,7 @@
 import type { CreateMissingResult } from '../verbs/sweep/create-missing.js';
 import type { SecondFailureRow } from '../verbs/sweep/figures.js';
 import type { SweepResult } from '../verbs/sweep/types.js';
-import { pasteCommand } from './paste.js';
+import { auditRunCommand } from './paste.js';
 import { heading, renderTable } from './table.js';
 import { chalk } from './terminal.js';
 
@@ -58,7 +58,7 @@ export function renderSweep(result: SweepResult): string {
       `${n.outcome === 'sent' ? chalk.green('sent') : chalk.red('failed')} ${n.kind} ${n.target}${n.error ? `: ${n.error}` : ''}`,
     );
   if (!result.dryRun && result.retried + result.alerted > 0)
-    lines.push(chalk.dim(`run ${result.runId}: ${pasteCommand(`audit --run ${result.runId}`)}`));
+    lines.push(chalk.dim(`run ${result.runId}: ${auditRunCommand(result.runId)}`));
   return lines.join('\n');
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { runCli, runJson } from '../support/cli.js';
-import { createFixtureTable } from '../support/fixtures.js';
+import { createFixtureTable, failedJobsConfig } from '../support/fixtures.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { freePort, openTestRedis } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
@@ -42,16 +42,7 @@ function workDir(connections: string[]): string {
   const cwd = mkdtempSync(join(tmpdir(), 'taskrecon-parity-write-'));
   writeFileSync(
     join(cwd, 'taskrecon.config.yaml'),
-    [
-      `db: ${schema.dsn}`,
-      'sources:',
-      '  failed:',
-      '    profile: thinkphp-failed-jobs',
-      '    queue:',
-      '      connections:',
-      ...connections.map((c) => `        ${c}`),
-      '',
-    ].join('\n'),
+    failedJobsConfig(schema.dsn, 'thinkphp-failed-jobs', connections),
   );
   return cwd;
 }

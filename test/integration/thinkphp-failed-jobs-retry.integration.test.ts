@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { runCli, runJson } from '../support/cli.js';
-import { createFixtureTable } from '../support/fixtures.js';
+import { createFixtureTable, failedJobsConfig } from '../support/fixtures.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
@@ -37,17 +37,10 @@ beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'taskrecon-thinkphp-'));
   writeFileSync(
     join(cwd, 'taskrecon.config.yaml'),
-    [
-      `db: ${schema.dsn}`,
-      'sources:',
-      '  failed:',
-      '    profile: thinkphp-failed-jobs',
-      '    queue:',
-      '      connections:',
-      '        database: { driver: database, table: jobs }',
-      '        redis: { driver: redis, url: "redis://127.0.0.1:6379/0" }',
-      '',
-    ].join('\n'),
+    failedJobsConfig(schema.dsn, 'thinkphp-failed-jobs', [
+      'database: { driver: database, table: jobs }',
+      'redis: { driver: redis, url: "redis://127.0.0.1:6379/0" }',
+    ]),
   );
   expect((await runCli(['init', '--audit-only', '--profile', 'thinkphp-failed-jobs'], { cwd })).code).toBe(0);
   redis = new Redis('redis://127.0.0.1:6379/0');

@@ -11,3 +11,17 @@ export function schemaFixture(name: string): string {
 export async function createFixtureTable(schema: TestSchema, name: string): Promise<void> {
   await schema.sql.query(schemaFixture(name));
 }
+
+/** A config whose source `failed` (a failed-jobs profile) re-pushes onto these queue connections (one YAML line each). */
+export function failedJobsConfig(dsn: string, profile: string, connections: string[]): string {
+  return [
+    `db: ${dsn}`,
+    'sources:',
+    '  failed:',
+    `    profile: ${profile}`,
+    '    queue:',
+    '      connections:',
+    ...connections.map((c) => `        ${c}`),
+    '',
+  ].join('\n');
+}

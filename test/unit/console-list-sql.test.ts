@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { containsText } from '../../src/db/sql/console-list.js';
+import { containsText } from '../../src/db/fragment.js';
 
 describe('console text search', () => {
   it('matches the typed text literally anywhere: % _ and the escape character are not wildcards', () => {

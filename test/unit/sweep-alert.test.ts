@@ -25,18 +25,21 @@ function failure(id: number, bizType: string, identity: string): SecondFailure {
   };
 }
 
+/** The run an alert is built for. */
+const CONTEXT = {
+  targets: [],
+  nowIso: '2026-12-01T10:00:00Z',
+  sinceSeconds: 3600,
+  runId: 'r1',
+  operator: 'o',
+  host: 'h',
+};
+
 describe('the second-failure alert', () => {
   it('names the job class, a row, the job identity and the error', () => {
     const alert = buildSecondFailureAlert(
       [failure(7, 'app\\job\\SendPaidSmsJob', 'q0Wm1Zr8'), failure(9, 'app\\job\\SendPaidSmsJob', 'x1')],
-      {
-        targets: [],
-        nowIso: '2026-12-01T10:00:00Z',
-        sinceSeconds: 3600,
-        runId: 'r1',
-        operator: 'o',
-        host: 'h',
-      },
+      CONTEXT,
     );
     expect(alert.title).toMatch(/2 second failures/);
     expect(alert.failing).toEqual([
@@ -59,12 +62,7 @@ describe('the second-failure alert', () => {
     setPasteConnection({ config: 'ops.yaml', source: 'failed' });
     try {
       const alert = buildSecondFailureAlert([failure(7, 'app\\job\\SendPaidSmsJob', 'q0Wm1Zr8')], {
-        targets: [],
-        nowIso: '2026-12-01T10:00:00Z',
-        sinceSeconds: 3600,
-        runId: 'r1',
-        operator: 'o',
-        host: 'h',
+        ...CONTEXT,
         paste: withPasteConnection,
       });
       expect(alert.notes).toContainEqual(

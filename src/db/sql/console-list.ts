@@ -16,8 +16,6 @@ export interface ListCursor {
   id: TaskId;
 }
 
-export { containsText } from '../fragment.js';
-
 interface Plan {
   where: Fragment;
   order: string;

@@ -1,3 +1,4 @@
+import { placeholders } from '../fragment.js';
 import type { Db, Queryable } from '../types.js';
 
 /**
@@ -91,6 +92,21 @@ const EFFECT_ROWS: Record<
   },
 };
 
+/** The business row of one delivery: its table, its column list (event id last) and their values. */
+function effectRow(
+  bizType: DemoBizType,
+  orderId: string,
+  eventId: string | null,
+  payload: Record<string, unknown>,
+): { table: string; columns: string; values: unknown[] } {
+  const row = EFFECT_ROWS[bizType];
+  return {
+    table: row.table,
+    columns: [...row.columns, 'event_id'].join(', '),
+    values: [...row.values(orderId, payload), eventId],
+  };
+}
+
 /** Inserts one business row (the effect a task had) into its biz type's table; returns 1. */
 export async function insertDemoEffect(
   tx: Pick<Queryable, 'execute'>,
@@ -99,11 +115,10 @@ export async function insertDemoEffect(
   eventId: string | null,
   payload: Record<string, unknown>,
 ): Promise<number> {
-  const row = EFFECT_ROWS[bizType];
-  const columns = [...row.columns, 'event_id'];
+  const row = effectRow(bizType, orderId, eventId, payload);
   await tx.execute(
-    `INSERT INTO ${row.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-    [...row.values(orderId, payload), eventId],
+    `INSERT INTO ${row.table} (${row.columns}) VALUES (${placeholders(row.values)})`,
+    row.values,
   );
   return 1;
 }
@@ -121,12 +136,11 @@ export async function applyDemoEffectOnce(
   eventId: string,
   payload: Record<string, unknown>,
 ): Promise<'applied' | 'duplicate'> {
-  const row = EFFECT_ROWS[bizType];
-  const columns = [...row.columns, 'event_id'];
+  const row = effectRow(bizType, orderId, eventId, payload);
   const result = await tx.execute(
-    `INSERT INTO ${row.table} (${columns.join(', ')}) SELECT ${columns.map(() => '?').join(', ')}
+    `INSERT INTO ${row.table} (${row.columns}) SELECT ${placeholders(row.values)}
       WHERE NOT EXISTS (SELECT 1 FROM ${row.table} WHERE event_id = ?)`,
-    [...row.values(orderId, payload), eventId, eventId],
+    [...row.values, eventId],
   );
   return result.affectedRows === 1 ? 'applied' : 'duplicate';
 }
