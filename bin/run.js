@@ -8,6 +8,9 @@ const require = createRequire(import.meta.url);
 const { run } = require('@oclif/core/run');
 const { flush } = require('@oclif/core/flush');
 const { handle } = require('@oclif/core/handle');
+// Always the compiled commands in dist/: with NODE_ENV=development or test, oclif on Node 22+ would
+// otherwise look for TypeScript sources to run and warn on stderr when it finds none.
+require('@oclif/core/settings').settings.enableAutoTranspile = false;
 
 // oclif exits 2 on usage errors; taskrecon reserves 2 for report CRITICAL, so usage errors exit 3.
 const remapUsageExit = (error) => {
