@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { usageError } from '../errors.js';
+import { engineFor, engineOfScheme } from './engines/registry.js';
+import type { EngineName } from './engines/types.js';
 
-export type DsnKind = 'mysql' | 'sqlite';
-
-export interface MysqlDsn {
-  kind: 'mysql';
+/** A DSN of a server engine: `<scheme>://user:pass@host:port/db?params`. */
+export interface ServerDsn {
+  kind: EngineName;
   user: string;
   password: string | undefined;
   host: string;
@@ -13,22 +14,31 @@ export interface MysqlDsn {
   params: URLSearchParams;
 }
 
-export interface SqliteDsn {
-  kind: 'sqlite';
+/** A DSN of an embedded engine: `<scheme>:PATH`. */
+export interface FileDsn {
+  kind: EngineName;
   file: string;
 }
 
-export type Dsn = MysqlDsn | SqliteDsn;
+/** The MySQL/MariaDB DSN is a server DSN. */
+export type MysqlDsn = ServerDsn;
+/** The SQLite DSN is a file DSN. */
+export type SqliteDsn = FileDsn;
+
+export type Dsn = ServerDsn | FileDsn;
 
 const DSN_HINT =
   'Give a DSN as mysql://user:pass@host:3306/db or sqlite:PATH, with --db, TASKRECON_DB or `db:` in taskrecon.config.yaml.';
 
 /** Parses a DSN; `passwordFile` (from --password-file) replaces any password in it. */
 export function parseDsn(text: string, passwordFile?: string): Dsn {
-  if (text.startsWith('sqlite:')) {
-    const file = text.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    if (!file) throw usageError(`the DSN 'sqlite:' names no file`, DSN_HINT);
-    return { kind: 'sqlite', file };
+  // An embedded engine's DSN is its scheme and a path (no URL: a relative path is allowed).
+  const scheme = /^([a-z][a-z0-9+.-]*):/.exec(text)?.[1];
+  const fileEngine = scheme === undefined ? undefined : engineOfScheme(scheme);
+  if (scheme !== undefined && fileEngine !== undefined && engineFor(fileEngine).embedded) {
+    const file = text.slice(scheme.length + 1).replace(/^\/\/(?=\/)/, '');
+    if (!file) throw usageError(`the DSN '${scheme}:' names no file`, DSN_HINT);
+    return { kind: fileEngine, file };
   }
   let url: URL;
   try {
@@ -36,8 +46,10 @@ export function parseDsn(text: string, passwordFile?: string): Dsn {
   } catch {
     throw usageError(`'${maskDsnText(text)}' is not a DSN`, DSN_HINT);
   }
-  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
-    throw usageError(`unsupported DSN scheme '${url.protocol.replace(/:$/, '')}'`, DSN_HINT);
+  const urlScheme = url.protocol.replace(/:$/, '');
+  const engine = engineOfScheme(urlScheme);
+  if (engine === undefined || engineFor(engine).embedded) {
+    throw usageError(`unsupported DSN scheme '${urlScheme}'`, DSN_HINT);
   }
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
   if (!database) throw usageError(`the DSN ${maskDsnText(text)} names no database`, DSN_HINT);
@@ -52,7 +64,7 @@ export function parseDsn(text: string, passwordFile?: string): Dsn {
     }
   }
   return {
-    kind: 'mysql',
+    kind: engine,
     user: decodeURIComponent(url.username || 'root'),
     password,
     host: url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
@@ -64,8 +76,8 @@ export function parseDsn(text: string, passwordFile?: string): Dsn {
 
 /** The DSN as it may be shown anywhere: `user:***@host:port/db`. */
 export function displayDsn(dsn: Dsn): string {
-  if (dsn.kind === 'sqlite') return `sqlite:${dsn.file}`;
-  return `mysql://${dsn.user}${dsn.password ? ':***' : ''}@${dsn.host}:${dsn.port}/${dsn.database}`;
+  if ('file' in dsn) return `${dsn.kind}:${dsn.file}`;
+  return `${dsn.kind}://${dsn.user}${dsn.password ? ':***' : ''}@${dsn.host}:${dsn.port}/${dsn.database}`;
 }
 
 /** Masks the password of any mysql-like URL inside free text (error messages included). */

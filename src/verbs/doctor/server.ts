@@ -1,4 +1,5 @@
 import type { BoundSource } from '../../db/bind-source.js';
+import { engineFor } from '../../db/engines/registry.js';
 import { probeSkipLocked, type ServerClock } from '../../db/sql/doctor.js';
 import { offsetMinutes, offsetOfZone } from '../../db/zone.js';
 import type { TimeField, TimeType } from '../../core/task.js';
@@ -36,7 +37,8 @@ export function supportsSkipLocked(version: string): boolean {
 }
 
 export function versionCheck(clock: ServerClock): DoctorCheck {
-  if (clock.engine === 'sqlite') return check('server version', 'ok', `SQLite ${clock.version} (embedded)`);
+  if (engineFor(clock.engine).embedded)
+    return check('server version', 'ok', `SQLite ${clock.version} (embedded)`);
   const v = parseServerVersion(clock.version);
   if (!v)
     return check(
@@ -62,7 +64,7 @@ export async function skipLockedCheck(
   clock: ServerClock,
 ): Promise<DoctorCheck> {
   const name = 'skip locked';
-  if (clock.engine === 'sqlite') {
+  if (engineFor(clock.engine).embedded) {
     return check(
       name,
       'ok',
@@ -121,7 +123,7 @@ export function zoneCheck(input: ZoneInput): DoctorCheck[] {
   const { clock, appTimeZone, datetimeColumns } = input;
   const checks: DoctorCheck[] = [];
   const name = 'time zones';
-  if (clock.engine === 'sqlite') {
+  if (engineFor(clock.engine).embedded) {
     const appOffset = appTimeZone ? offsetOfZone(appTimeZone) : undefined;
     if (appOffset && appOffset !== '+00:00') {
       checks.push(
@@ -248,10 +250,9 @@ function formatHours(seconds: number): string {
 export function clockCheck(clock: ServerClock, clientEpoch: number): DoctorCheck & { skewSeconds: number } {
   const skew = clock.nowEpoch - clientEpoch;
   const skewText = `client ${clientEpoch} (skew ${skew >= 0 ? '+' : ''}${skew}s)`;
-  const text =
-    clock.engine === 'sqlite'
-      ? `database clock ${clock.nowEpoch} (${clock.utcNow} UTC), ${skewText}`
-      : `server UNIX_TIMESTAMP() ${clock.nowEpoch}, ${skewText}; NOW() ${clock.now}, UTC_TIMESTAMP() ${clock.utcNow}`;
+  const text = engineFor(clock.engine).embedded
+    ? `database clock ${clock.nowEpoch} (${clock.utcNow} UTC), ${skewText}`
+    : `server UNIX_TIMESTAMP() ${clock.nowEpoch}, ${skewText}; NOW() ${clock.now}, UTC_TIMESTAMP() ${clock.utcNow}`;
   if (Math.abs(skew) > CLOCK_SKEW_WARN_SECONDS) {
     return {
       ...check(
