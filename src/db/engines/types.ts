@@ -55,6 +55,13 @@ export interface ReplicaLag {
   reason: string | null;
 }
 
+/** A verdict on the server for doctor: its status, what it found, and what to do (or null). */
+export interface ServerVerdict {
+  status: 'ok' | 'warn' | 'fail';
+  message: string;
+  hint: string | null;
+}
+
 /** The indexes a plan reads through, and whether it reads the whole table. */
 export interface ReadPlan {
   indexes: string[];
@@ -80,6 +87,13 @@ export interface Engine {
   open(dsn: Dsn, options: ConnectOptions): Promise<Db>;
   /** Runs `fn` so that no statement in it can write (operator-authored SQL in diff's rules). */
   withReadOnly<T>(db: Db, fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /** Whether this server version is one taskrecon supports (doctor's `server version`). */
+  versionVerdict(version: string): ServerVerdict;
+  /**
+   * What the version says about FOR UPDATE SKIP LOCKED (doctor's `skip locked`): a final verdict,
+   * or null when the version supports it and a statement on the table should prove it.
+   */
+  skipLockedVerdict(version: string): ServerVerdict | null;
   /** The server's version, zones and clocks. */
   serverClock(db: Db): Promise<ServerClock>;
   /** How far behind its primary the server is, when it is a replica. */

@@ -11,6 +11,7 @@ import {
   mysqlWaitTimeout,
   mysqlWithReadOnly,
 } from './server.js';
+import { mysqlSkipLockedVerdict, mysqlVersionVerdict } from './version.js';
 
 /**
  * MySQL and MariaDB (one engine: they differ only in the statement time limit's syntax, chosen by
@@ -27,6 +28,8 @@ export const mysqlEngine: Engine = {
     return openMysql(dsn as MysqlDsn, options);
   },
   withReadOnly: mysqlWithReadOnly,
+  versionVerdict: mysqlVersionVerdict,
+  skipLockedVerdict: mysqlSkipLockedVerdict,
   serverClock: mysqlServerClock,
   replicaLag: mysqlReplicaLag,
   readPlan: mysqlReadPlan,

@@ -26,6 +26,12 @@ export const sqliteEngine: Engine = {
     return openSqlite(dsn as SqliteDsn, { create: options.create });
   },
   withReadOnly: sqliteWithReadOnly,
+  versionVerdict: (version) => ({ status: 'ok', message: `SQLite ${version} (embedded)`, hint: null }),
+  skipLockedVerdict: () => ({
+    status: 'ok',
+    message: 'not needed: SQLite has one writer at a time, so claims take BEGIN IMMEDIATE instead',
+    hint: null,
+  }),
   serverClock: sqliteServerClock,
   replicaLag: sqliteReplicaLag,
   readPlan: sqliteReadPlan,
