@@ -68,7 +68,7 @@ export function parseDsn(text: string, passwordFile?: string): Dsn {
     user: decodeURIComponent(url.username || 'root'),
     password,
     host: url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
-    port: url.port ? Number(url.port) : 3306,
+    port: url.port ? Number(url.port) : (engineFor(engine).defaultPort ?? 0),
     database,
     params: url.searchParams,
   };

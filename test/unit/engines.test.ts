@@ -9,6 +9,7 @@ const ENGINE_MEMBERS: Record<keyof Engine, true> = {
   name: true,
   dialect: true,
   embedded: true,
+  defaultPort: true,
   open: true,
   withReadOnly: true,
   versionVerdict: true,

@@ -83,6 +83,8 @@ export interface Engine {
    * no SKIP LOCKED). Doctor's server checks read this.
    */
   readonly embedded: boolean;
+  /** The port a server DSN without one connects to; null for an embedded engine (a file DSN). */
+  readonly defaultPort: number | null;
   /** Opens a connection to a DSN of this engine; the driver is imported only here, when first needed. */
   open(dsn: Dsn, options: ConnectOptions): Promise<Db>;
   /** Runs `fn` so that no statement in it can write (operator-authored SQL in diff's rules). */

@@ -21,6 +21,7 @@ export const mysqlEngine: Engine = {
   name: 'mysql',
   dialect: mysqlDialect,
   embedded: false,
+  defaultPort: 3306,
   mayProbeSkipLocked: true,
   async open(dsn, options) {
     // mysql2 is imported when first needed, so a SQLite run never loads it.

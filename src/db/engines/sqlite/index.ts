@@ -18,6 +18,7 @@ export const sqliteEngine: Engine = {
   name: 'sqlite',
   dialect: sqliteDialect,
   embedded: true,
+  defaultPort: null,
   // One writer holds the whole database: claims never need SKIP LOCKED.
   mayProbeSkipLocked: false,
   async open(dsn, options) {
