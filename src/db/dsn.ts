@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { usageError } from '../errors.js';
 import { engineFor, engineOfScheme } from './engines/registry.js';
 import type { EngineName } from './engines/types.js';
@@ -30,15 +31,24 @@ export type Dsn = ServerDsn | FileDsn;
 const DSN_HINT =
   'Give a DSN as mysql://user:pass@host:3306/db or sqlite:PATH, with --db, TASKRECON_DB or `db:` in taskrecon.config.yaml.';
 
+/**
+ * The scheme and engine of an embedded engine's DSN (`<scheme>:PATH`, no URL: a relative path is
+ * allowed), or undefined for any other text.
+ */
+function fileSchemeOf(text: string): { scheme: string; engine: EngineName } | undefined {
+  const scheme = /^([a-z][a-z0-9+.-]*):/.exec(text)?.[1];
+  const engine = scheme === undefined ? undefined : engineOfScheme(scheme);
+  if (scheme === undefined || engine === undefined || !engineFor(engine).embedded) return undefined;
+  return { scheme, engine };
+}
+
 /** Parses a DSN; `passwordFile` (from --password-file) replaces any password in it. */
 export function parseDsn(text: string, passwordFile?: string): Dsn {
-  // An embedded engine's DSN is its scheme and a path (no URL: a relative path is allowed).
-  const scheme = /^([a-z][a-z0-9+.-]*):/.exec(text)?.[1];
-  const fileEngine = scheme === undefined ? undefined : engineOfScheme(scheme);
-  if (scheme !== undefined && fileEngine !== undefined && engineFor(fileEngine).embedded) {
-    const file = text.slice(scheme.length + 1).replace(/^\/\/(?=\/)/, '');
-    if (!file) throw usageError(`the DSN '${scheme}:' names no file`, DSN_HINT);
-    return { kind: fileEngine, file };
+  const fileDsn = fileSchemeOf(text);
+  if (fileDsn) {
+    const file = text.slice(fileDsn.scheme.length + 1).replace(/^\/\/(?=\/)/, '');
+    if (!file) throw usageError(`the DSN '${fileDsn.scheme}:' names no file`, DSN_HINT);
+    return { kind: fileDsn.engine, file };
   }
   let url: URL;
   try {
@@ -72,6 +82,18 @@ export function parseDsn(text: string, passwordFile?: string): Dsn {
     database,
     params: url.searchParams,
   };
+}
+
+/**
+ * An embedded engine's DSN with a relative path resolved against `dir` (the folder of the config
+ * file that names it); an absolute path, `:memory:` or a server DSN as it is.
+ */
+export function resolveFileDsn(text: string, dir: string): string {
+  const fileDsn = fileSchemeOf(text);
+  if (!fileDsn) return text;
+  const file = text.slice(fileDsn.scheme.length + 1);
+  if (isAbsolute(file) || file === ':memory:') return text;
+  return `${fileDsn.scheme}:${resolve(dir, file)}`;
 }
 
 /** The DSN as it may be shown anywhere: `user:***@host:port/db`. */
