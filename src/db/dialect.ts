@@ -2,11 +2,6 @@ import { isSimpleJsonPath } from '../core/json-path.js';
 import type { TimeType } from '../core/task.js';
 
 /**
- * The SQL text that differs between engines (each engine's object is in `db/engines/<engine>/`). Every time value is read as
- * epoch seconds and every cutoff is bound as epoch seconds converted on the server side, so that a
- * JS Date is never bound as a DATETIME and the client's time zone never matters.
- */
-/**
  * The DDL of the tables taskrecon can create, in the engine's own syntax; each returns the
  * statements in order. `t` is the table name already quoted; `table` the bare name (for index names).
  */
@@ -20,6 +15,12 @@ export interface DialectDdl {
   referenceEffect(effect: string, processed: string): string[];
 }
 
+/**
+ * The SQL text that differs between engines (each engine's object is in `db/engines/<engine>/`).
+ * Every time value is read as epoch seconds and every cutoff is bound as epoch seconds converted
+ * on the server side, so that a JS Date is never bound as a DATETIME and the client's time zone
+ * never matters.
+ */
 export interface Dialect {
   quoteId(identifier: string): string;
   /** An expression giving the column as epoch seconds (NULL stays NULL). */

@@ -70,9 +70,9 @@ export interface ReadPlan {
 
 /**
  * Everything that differs between database engines, in one object per engine (under
- * `db/engines/<engine>/`): how a connection is opened, the SQL text that differs (`dialect`,
- * its DDL included), and the operations whose statements differ as a whole. Code above `db/engines/` asks
- * the connection's engine (`db.engine`) instead of comparing engine names.
+ * `db/engines/<engine>/`): how a connection is opened, the SQL text that differs (`dialect`, its
+ * DDL included), and the operations whose statements differ as a whole. Code above `db/engines/`
+ * asks the connection's engine (`db.engine`) instead of comparing engine names.
  */
 export interface Engine {
   readonly name: EngineName;
@@ -85,7 +85,11 @@ export interface Engine {
   readonly embedded: boolean;
   /** The port a server DSN without one connects to; null for an embedded engine (a file DSN). */
   readonly defaultPort: number | null;
-  /** Opens a connection to a DSN of this engine; the driver is imported only here, when first needed. */
+  /**
+   * Opens a connection to a DSN of this engine; the driver is imported only here, when first
+   * needed. The connection applies `options` as the engine can: the session zone, the statement
+   * time limit on every read (in the server's own syntax), the connect timeout, the pool size.
+   */
   open(dsn: Dsn, options: ConnectOptions): Promise<Db>;
   /** Runs `fn` so that no statement in it can write (operator-authored SQL in diff's rules). */
   withReadOnly<T>(db: Db, fn: (q: Queryable) => Promise<T>): Promise<T>;
@@ -117,5 +121,5 @@ export interface Engine {
    * Whether claims may take FOR UPDATE SKIP LOCKED here (still proven by a statement); false
    * where one writer holds the whole database anyway.
    */
-  mayProbeSkipLocked: boolean;
+  readonly mayProbeSkipLocked: boolean;
 }

@@ -14,8 +14,9 @@ import {
 import { mysqlSkipLockedVerdict, mysqlVersionVerdict } from './version.js';
 
 /**
- * MySQL and MariaDB (one engine: they differ only in the statement time limit's syntax, chosen by
- * VERSION() when connecting). A pool of sessions pinned to one zone and READ COMMITTED.
+ * MySQL and MariaDB, one engine: they differ in the statement time limit's syntax (chosen by
+ * VERSION() when connecting) and in the versions supported. A pool of sessions pinned to one zone
+ * and READ COMMITTED.
  */
 export const mysqlEngine: Engine = {
   name: 'mysql',
