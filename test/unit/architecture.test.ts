@@ -77,6 +77,23 @@ function engineBranches(source: string): string[] {
 /** Where engine-specific code lives: one folder per engine and the registry that maps names to them. */
 const ENGINE_HOME = 'db/engines/';
 
+/** Each database driver, and the one engine folder that may load it. */
+const DRIVER_HOMES: Record<string, string> = {
+  mysql2: 'db/engines/mysql/',
+  'better-sqlite3': 'db/engines/sqlite/',
+};
+
+/** The database drivers a source text imports (statically or lazily) outside their engine's folder. */
+function strayDrivers(name: string, source: string): string[] {
+  const found: string[] = [];
+  for (const match of stripComments(source).matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+    const driver = match[1]!.split('/')[0]!;
+    const home = DRIVER_HOMES[driver];
+    if (home !== undefined && !name.startsWith(home)) found.push(match[1]!);
+  }
+  return found;
+}
+
 /** The one file that constructs Redis clients. */
 const REDIS_FACTORY = 'brokers/redis/connection.ts';
 const REDIS_CONSTRUCTION = /\bnew\s+(Redis|IORedis)\s*\(/;
@@ -228,6 +245,13 @@ describe('the layout of src/', () => {
     expect(offenders, offenders.join('\n')).toEqual([]);
   });
 
+  it('loads each database driver only in its engine folder', () => {
+    const offenders = FILES.flatMap((f) =>
+      strayDrivers(f.name, text.get(f.name) ?? '').map((driver) => `src/${f.name} imports ${driver}`),
+    );
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
   it(`constructs Redis clients only in src/${REDIS_FACTORY}`, () => {
     const offenders = FILES.filter((f) => f.name !== REDIS_FACTORY)
       .filter((f) => constructsRedis(text.get(f.name) ?? ''))
@@ -293,6 +317,13 @@ describe('the layout of src/', () => {
     expect(engineBranches("if ('mysql' === flavour) hint();")).toHaveLength(1);
     expect(engineBranches("// on MySQL, dialect.name === 'mysql' was the old way\nconst x = 1;")).toEqual([]);
     expect(engineBranches("if (db.engine.embedded) return 'SQLite';")).toEqual([]);
+    expect(
+      strayDrivers('db/connect.ts', "const { default: Database } = await import('better-sqlite3');"),
+    ).toEqual(['better-sqlite3']);
+    expect(strayDrivers('db/engines/sqlite/db.ts', "import mysql from 'mysql2/promise';")).toEqual([
+      'mysql2/promise',
+    ]);
+    expect(strayDrivers('db/engines/mysql/db.ts', "import mysql from 'mysql2/promise';")).toEqual([]);
     expect(constructsRedis('const client = new Redis(url, { lazyConnect: true });')).toBe(true);
     expect(constructsRedis('const c = new IORedis(url);')).toBe(true);
     expect(
