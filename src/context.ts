@@ -1,10 +1,11 @@
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import { loadConfig, type LoadedConfig } from './config/load.js';
 import type { SourceConfig, TaskreconConfig } from './config/schema.js';
 import { closest } from './config/suggest.js';
 import { parseDuration } from './core/duration.js';
 import { configError, usageError } from './errors.js';
 import { connect } from './db/connect.js';
+import { resolveFileDsn } from './db/dsn.js';
 import { profileFor } from './db/profiles/registry.js';
 import type { Profile } from './db/profiles/types.js';
 import type { Db } from './db/types.js';
@@ -115,17 +116,9 @@ export class Context {
     if (fromInput) return fromInput;
     const fromConfig = source?.config.db || this.config.db;
     if (!fromConfig) throw usageError('no database given', NO_DSN_HINT);
-    // A relative SQLite path in a config file is relative to that file, wherever the command runs.
+    // A relative file path in a config file is relative to that file, wherever the command runs.
     const path = this.configPath;
-    if (
-      path &&
-      fromConfig.startsWith('sqlite:') &&
-      !isAbsolute(fromConfig.slice(7)) &&
-      fromConfig !== 'sqlite::memory:'
-    ) {
-      return `sqlite:${resolve(dirname(path), fromConfig.slice(7))}`;
-    }
-    return fromConfig;
+    return path ? resolveFileDsn(fromConfig, dirname(path)) : fromConfig;
   }
 
   /** The read replica's DSN: --read-db, else TASKRECON_READ_DB, else config `readDb`; undefined when none. */

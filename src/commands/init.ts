@@ -1,8 +1,9 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { auditDdl, notifyDdl, queueSnapshotDdl, taskTableDdl, type DdlProfile } from '../db/ddl.js';
-import { mysqlDialect, sqliteDialect } from '../db/dialect.js';
+import { ENGINE_NAMES, engineFor } from '../db/engines/registry.js';
 import { parseDsn } from '../db/dsn.js';
+import type { EngineName } from '../db/engines/types.js';
 import { renderInit } from '../render/init.js';
 import { pasteCommand } from '../render/paste.js';
 
@@ -29,7 +30,7 @@ export default class Init extends BaseCommand<typeof Init> {
     print: Flags.boolean({ summary: 'Print the DDL for a DBA instead of running it.' }),
     dialect: Flags.string({
       summary: 'With --print and no --db: the SQL dialect.',
-      options: ['mysql', 'sqlite'],
+      options: [...ENGINE_NAMES],
       default: 'mysql',
     }),
     'audit-only': Flags.boolean({ summary: "Only create taskrecon's own tables." }),
@@ -50,14 +51,11 @@ export default class Init extends BaseCommand<typeof Init> {
         !this.context.config.sources &&
         !!this.context.config.brokers);
     const dsnText = this.flags.db || process.env.TASKRECON_DB || choice.config.db || this.context.config.db;
-    const dialect =
+    const engine =
       this.flags.print && !dsnText
-        ? this.flags.dialect === 'sqlite'
-          ? sqliteDialect
-          : mysqlDialect
-        : undefined;
-    const targetDialect =
-      dialect ?? (parseDsn(this.context.dsn(choice)).kind === 'sqlite' ? sqliteDialect : mysqlDialect);
+        ? engineFor(this.flags.dialect as EngineName)
+        : engineFor(parseDsn(this.context.dsn(choice)).kind);
+    const targetDialect = engine.dialect;
     const statements = [
       ...(ownOnly ? [] : taskTableDdl(targetDialect, profile as DdlProfile, choice.profile.table)),
       ...auditDdl(targetDialect),

@@ -2,12 +2,26 @@ import { isSimpleJsonPath } from '../core/json-path.js';
 import type { TimeType } from '../core/task.js';
 
 /**
- * The SQL that differs between MySQL/MariaDB and SQLite, in one place. Every time value is read as
- * epoch seconds and every cutoff is bound as epoch seconds converted on the server side, so that a
- * JS Date is never bound as a DATETIME and the client's time zone never matters.
+ * The DDL of the tables taskrecon can create, in the engine's own syntax; each returns the
+ * statements in order. `t` is the table name already quoted; `table` the bare name (for index names).
+ */
+export interface DialectDdl {
+  asyncTask(t: string, table: string): string[];
+  jobRetries(t: string, table: string): string[];
+  audit(t: string): string[];
+  notify(t: string): string[];
+  queueSnapshot(t: string): string[];
+  /** The drills' effect table and processed-event table (names fixed by the caller). */
+  referenceEffect(effect: string, processed: string): string[];
+}
+
+/**
+ * The SQL text that differs between engines (each engine's object is in `db/engines/<engine>/`).
+ * Every time value is read as epoch seconds and every cutoff is bound as epoch seconds converted
+ * on the server side, so that a JS Date is never bound as a DATETIME and the client's time zone
+ * never matters.
  */
 export interface Dialect {
-  name: 'mysql' | 'sqlite';
   quoteId(identifier: string): string;
   /** An expression giving the column as epoch seconds (NULL stays NULL). */
   epochOf(columnSql: string, type: TimeType): string;
@@ -41,55 +55,29 @@ export interface Dialect {
   parallelReads: boolean;
   /** Error codes of a lock conflict (deadlock, lock-wait timeout) after which a short transaction is retried. */
   lockConflictCodes: readonly string[];
+  /** A key as text (to compare a text key with an integer key). */
+  castText(sql: string): string;
+  /** A key as a signed integer. */
+  castInt(sql: string): string;
+  /** The INSERT verb that skips a row whose key exists (`INSERT IGNORE`, `INSERT OR IGNORE`). */
+  insertIgnore: string;
+  /** An INSERT that does nothing on a key conflict: its verb and the clause after VALUES (…). */
+  insertUnlessConflict: { verb: string; suffix: string };
+  /** The audit log's `created_at` (millisecond precision) as epoch seconds with milliseconds. */
+  auditEpoch(columnSql: string): string;
+  /** A placeholder comparable with the audit log's bare `created_at`, bound with epoch seconds. */
+  auditEpochParam: string;
+  /**
+   * `ALTER TABLE … MODIFY` a column to a new definition, terminated; null where the engine cannot
+   * change a column in place (a table rebuild is needed).
+   */
+  modifyColumn(table: string, column: string, definition: string): string | null;
+  /** The DDL of the tables taskrecon can create. */
+  ddl: DialectDdl;
 }
 
-function checkedPath(path: string): string {
+/** A simple JSON path (`$.a.b`, `$.a[0]`), checked, for a dialect's `jsonText`. */
+export function checkedPath(path: string): string {
   if (!isSimpleJsonPath(path)) throw new Error(`unsafe JSON path ${path}`);
   return path;
 }
-
-export const mysqlDialect: Dialect = {
-  name: 'mysql',
-  quoteId: (identifier) => '`' + identifier.replace(/`/g, '``') + '`',
-  epochOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),
-  epochParam: (type) => (type === 'unix' ? '?' : 'FROM_UNIXTIME(?)'),
-  nowOf: (type) => (type === 'unix' ? 'UNIX_TIMESTAMP()' : 'NOW()'),
-  nowEpoch: 'UNIX_TIMESTAMP()',
-  // MySQL 8 raises an error on JSON_EXTRACT of text that is not JSON (MariaDB returns NULL), and
-  // failed-job payloads are LONGTEXT that may hold anything: such a row reads as NULL, never an error.
-  // JSON_UNQUOTE turns a JSON null into the text 'null': JSON_TYPE keeps it NULL, as SQLite reads it.
-  jsonText: (col, path) => {
-    const value = `JSON_EXTRACT(${col}, '${checkedPath(path)}')`;
-    return `CASE WHEN JSON_VALID(${col}) AND JSON_TYPE(${value}) <> 'NULL' THEN JSON_UNQUOTE(${value}) END`;
-  },
-  prefix: (col, length) => `LEFT(${col}, ${Math.trunc(length)})`,
-  explain: 'EXPLAIN',
-  forUpdate: ' FOR UPDATE',
-  drivingJoin: 'STRAIGHT_JOIN',
-  collationWeights: true,
-  serverHashing: true,
-  parallelReads: true,
-  lockConflictCodes: ['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT'],
-};
-
-export const sqliteDialect: Dialect = {
-  name: 'sqlite',
-  quoteId: (identifier) => '"' + identifier.replace(/"/g, '""') + '"',
-  epochOf: (col, type) => (type === 'unix' ? col : `CAST(strftime('%s', ${col}) AS INTEGER)`),
-  epochParam: (type) => (type === 'unix' ? '?' : "datetime(?, 'unixepoch')"),
-  nowOf: (type) => (type === 'unix' ? "CAST(strftime('%s', 'now') AS INTEGER)" : "datetime('now')"),
-  nowEpoch: "CAST(strftime('%s', 'now') AS INTEGER)",
-  jsonText: (col, path) =>
-    `CASE WHEN json_valid(${col}) THEN json_extract(${col}, '${checkedPath(path)}') END`,
-  prefix: (col, length) => `substr(${col}, 1, ${Math.trunc(length)})`,
-  explain: 'EXPLAIN QUERY PLAN',
-  // BEGIN IMMEDIATE already holds the write lock for the whole transaction.
-  forUpdate: '',
-  // SQLite's planner never reorders the tables of a CROSS JOIN.
-  drivingJoin: 'CROSS JOIN',
-  collationWeights: false,
-  serverHashing: false,
-  parallelReads: false,
-  // BEGIN IMMEDIATE waits for the write lock (busy timeout) instead of conflicting.
-  lockConflictCodes: [],
-};

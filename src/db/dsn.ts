@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { usageError } from '../errors.js';
+import { engineFor, engineOfScheme } from './engines/registry.js';
+import type { EngineName } from './engines/types.js';
 
-export type DsnKind = 'mysql' | 'sqlite';
-
-export interface MysqlDsn {
-  kind: 'mysql';
+/** A DSN of a server engine: `<scheme>://user:pass@host:port/db?params`. */
+export interface ServerDsn {
+  kind: EngineName;
   user: string;
   password: string | undefined;
   host: string;
@@ -13,22 +15,40 @@ export interface MysqlDsn {
   params: URLSearchParams;
 }
 
-export interface SqliteDsn {
-  kind: 'sqlite';
+/** A DSN of an embedded engine: `<scheme>:PATH`. */
+export interface FileDsn {
+  kind: EngineName;
   file: string;
 }
 
-export type Dsn = MysqlDsn | SqliteDsn;
+/** The MySQL/MariaDB DSN is a server DSN. */
+export type MysqlDsn = ServerDsn;
+/** The SQLite DSN is a file DSN. */
+export type SqliteDsn = FileDsn;
+
+export type Dsn = ServerDsn | FileDsn;
 
 const DSN_HINT =
   'Give a DSN as mysql://user:pass@host:3306/db or sqlite:PATH, with --db, TASKRECON_DB or `db:` in taskrecon.config.yaml.';
 
+/**
+ * The scheme and engine of an embedded engine's DSN (`<scheme>:PATH`, no URL: a relative path is
+ * allowed), or undefined for any other text.
+ */
+function fileSchemeOf(text: string): { scheme: string; engine: EngineName } | undefined {
+  const scheme = /^([a-z][a-z0-9+.-]*):/.exec(text)?.[1];
+  const engine = scheme === undefined ? undefined : engineOfScheme(scheme);
+  if (scheme === undefined || engine === undefined || !engineFor(engine).embedded) return undefined;
+  return { scheme, engine };
+}
+
 /** Parses a DSN; `passwordFile` (from --password-file) replaces any password in it. */
 export function parseDsn(text: string, passwordFile?: string): Dsn {
-  if (text.startsWith('sqlite:')) {
-    const file = text.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    if (!file) throw usageError(`the DSN 'sqlite:' names no file`, DSN_HINT);
-    return { kind: 'sqlite', file };
+  const fileDsn = fileSchemeOf(text);
+  if (fileDsn) {
+    const file = text.slice(fileDsn.scheme.length + 1).replace(/^\/\/(?=\/)/, '');
+    if (!file) throw usageError(`the DSN '${fileDsn.scheme}:' names no file`, DSN_HINT);
+    return { kind: fileDsn.engine, file };
   }
   let url: URL;
   try {
@@ -36,8 +56,10 @@ export function parseDsn(text: string, passwordFile?: string): Dsn {
   } catch {
     throw usageError(`'${maskDsnText(text)}' is not a DSN`, DSN_HINT);
   }
-  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
-    throw usageError(`unsupported DSN scheme '${url.protocol.replace(/:$/, '')}'`, DSN_HINT);
+  const urlScheme = url.protocol.replace(/:$/, '');
+  const engine = engineOfScheme(urlScheme);
+  if (engine === undefined || engineFor(engine).embedded) {
+    throw usageError(`unsupported DSN scheme '${urlScheme}'`, DSN_HINT);
   }
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
   if (!database) throw usageError(`the DSN ${maskDsnText(text)} names no database`, DSN_HINT);
@@ -52,20 +74,32 @@ export function parseDsn(text: string, passwordFile?: string): Dsn {
     }
   }
   return {
-    kind: 'mysql',
+    kind: engine,
     user: decodeURIComponent(url.username || 'root'),
     password,
     host: url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
-    port: url.port ? Number(url.port) : 3306,
+    port: url.port ? Number(url.port) : (engineFor(engine).defaultPort ?? 0),
     database,
     params: url.searchParams,
   };
 }
 
+/**
+ * An embedded engine's DSN with a relative path resolved against `dir` (the folder of the config
+ * file that names it); an absolute path, `:memory:` or a server DSN as it is.
+ */
+export function resolveFileDsn(text: string, dir: string): string {
+  const fileDsn = fileSchemeOf(text);
+  if (!fileDsn) return text;
+  const file = text.slice(fileDsn.scheme.length + 1);
+  if (isAbsolute(file) || file === ':memory:') return text;
+  return `${fileDsn.scheme}:${resolve(dir, file)}`;
+}
+
 /** The DSN as it may be shown anywhere: `user:***@host:port/db`. */
 export function displayDsn(dsn: Dsn): string {
-  if (dsn.kind === 'sqlite') return `sqlite:${dsn.file}`;
-  return `mysql://${dsn.user}${dsn.password ? ':***' : ''}@${dsn.host}:${dsn.port}/${dsn.database}`;
+  if ('file' in dsn) return `${dsn.kind}:${dsn.file}`;
+  return `${dsn.kind}://${dsn.user}${dsn.password ? ':***' : ''}@${dsn.host}:${dsn.port}/${dsn.database}`;
 }
 
 /** Masks the password of any mysql-like URL inside free text (error messages included). */

@@ -2,50 +2,13 @@ import { TaskreconError } from '../errors.js';
 
 /**
  * The time limit every read statement runs under (config `maxStatementTime`, `--max-statement-time`),
- * so that no reconciliation query can hold a production primary for minutes. MariaDB takes it as a
- * statement prefix, MySQL as an optimizer hint; when it fires the run stops with exit 3, naming
+ * so that no reconciliation query can hold a production primary for minutes. Each engine applies it
+ * in its own syntax (`db/engines/<engine>/`); when it fires the run stops with exit 3, naming
  * the statement and the index that would let it finish.
  */
 
 /** 30 s: far above any index-served statement, far below what an operator would wait for cron. */
 export const DEFAULT_MAX_STATEMENT_TIME_MS = 30_000;
-
-/** Which server speaks which time-limit syntax. */
-export type MysqlFlavour = 'mariadb' | 'mysql';
-
-export function flavourOf(version: string): MysqlFlavour {
-  return /mariadb/i.test(version) ? 'mariadb' : 'mysql';
-}
-
-const READ_STATEMENT = /^\s*SELECT\b/i;
-
-/**
- * The statement with its time limit, or the statement itself when it is no plain read (writes are
- * guarded and short; a SHOW or EXPLAIN is not worth limiting) or the limit is off (0).
- */
-export function limitStatement(sql: string, flavour: MysqlFlavour, limitMs: number): string {
-  if (limitMs <= 0 || !READ_STATEMENT.test(sql)) return sql;
-  if (flavour === 'mariadb') {
-    // Seconds, with millisecond precision.
-    return `SET STATEMENT max_statement_time=${(limitMs / 1000).toFixed(3)} FOR ${sql.trimStart()}`;
-  }
-  return sql.replace(
-    READ_STATEMENT,
-    (select) => `${select} /*+ MAX_EXECUTION_TIME(${Math.trunc(limitMs)}) */`,
-  );
-}
-
-/** MariaDB ER_STATEMENT_TIMEOUT, MySQL ER_QUERY_TIMEOUT. */
-const TIMEOUT_ERRNOS = new Set([1969, 3024]);
-
-export function isStatementTimeout(error: unknown): boolean {
-  const e = error as { errno?: number; code?: string } | undefined;
-  return (
-    TIMEOUT_ERRNOS.has(Number(e?.errno)) ||
-    e?.code === 'ER_STATEMENT_TIMEOUT' ||
-    e?.code === 'ER_QUERY_TIMEOUT'
-  );
-}
 
 /** A stack to name a statement by, taken when it starts (the frames format only when read). */
 export function statementSite(): { stack?: string } {
@@ -69,7 +32,7 @@ export function statementLabel(site: { stack?: string }): string {
   };
   const parsed = frames.map(parse).filter((f): f is NonNullable<typeof f> => f !== undefined);
   const sqlFrame = parsed.find((f) => /[/\\]db[/\\]sql[/\\]/.test(f.path));
-  const other = parsed.find((f) => !/[/\\]db[/\\](mysql|statement-limit)\.[jt]s$/.test(f.path));
+  const other = parsed.find((f) => !/[/\\]db[/\\](engines[/\\]|statement-limit\.[jt]s$)/.test(f.path));
   const frame = sqlFrame ?? other;
   return frame ? `${frame.module}.${frame.fn}` : 'a read statement';
 }

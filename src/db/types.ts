@@ -1,4 +1,5 @@
 import type { Dialect } from './dialect.js';
+import type { Engine } from './engines/types.js';
 
 export type Row = Record<string, unknown>;
 
@@ -49,6 +50,9 @@ export interface IndexInfo {
 
 /** One connection to a task database, whichever the engine. */
 export interface Db extends Queryable {
+  /** Everything that differs between engines: ask it instead of comparing engine names. */
+  readonly engine: Engine;
+  /** The engine's SQL text (`engine.dialect`). */
   readonly dialect: Dialect;
   /** The DSN with its password masked. */
   readonly display: string;

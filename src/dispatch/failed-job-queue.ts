@@ -1,7 +1,7 @@
 import type { RedisFramework } from '../config/brokers.js';
 import type { SourceConfig } from '../config/schema.js';
 import type { TaskId } from '../core/task.js';
-import { connect } from '../db/connect.js';
+import { connectBeside } from '../db/connect.js';
 import { insertQueueJob, type QueueJobInsert } from '../db/sql/compensate.js';
 import type { ColumnInfo, Db, Queryable, Row } from '../db/types.js';
 import { TaskreconError, usageError } from '../errors.js';
@@ -234,7 +234,8 @@ export class FailedJobRequeuer {
   private async otherDb(dsn: string): Promise<Db> {
     let db = this.otherDbs.get(dsn);
     if (!db) {
-      db = await connect(dsn);
+      // The source's zone and statement time limit hold for the queue's database too.
+      db = await connectBeside(this.db, dsn);
       this.otherDbs.set(dsn, db);
     }
     return db;

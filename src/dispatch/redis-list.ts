@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedisClient } from '../brokers/redis/connection.js';
 import { TaskreconError } from '../errors.js';
 import { maskDsnText } from '../db/dsn.js';
 
@@ -21,17 +22,14 @@ export class RedisLists {
 
   constructor(url: string) {
     this.display = maskDsnText(url);
-    this.client = new Redis(url, {
-      lazyConnect: true,
-      connectTimeout: CONNECT_TIMEOUT_MS,
-      maxRetriesPerRequest: 0,
-      enableOfflineQueue: true,
-      retryStrategy: () => null,
-    });
-    // Errors surface through the commands; without a listener ioredis would print them itself.
-    this.client.on('error', (error: Error) => {
-      this.lastError = error;
-    });
+    // Errors surface through the commands.
+    this.client = createRedisClient(
+      url,
+      { connectTimeout: CONNECT_TIMEOUT_MS, enableOfflineQueue: true },
+      (error) => {
+        this.lastError = error;
+      },
+    );
   }
 
   private async ready(): Promise<void> {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openSqlite } from '../../src/db/sqlite.js';
+import { openSqlite } from '../../src/db/engines/sqlite/db.js';
 import { BUSINESS_TABLES, TOUR_STEPS, type Sandbox } from '../../src/verbs/demo/index.js';
 import { runCli, runJson } from '../support/cli.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyHash, normalizeKey, semanticsOfCollation, BINARY_KEYS } from '../../src/core/diff-keys.js';
-import { mysqlDialect } from '../../src/db/dialect.js';
+import { mysqlDialect } from '../../src/db/engines/mysql/dialect.js';
 import { hashSql, utf8Collation, type HashedKey } from '../../src/db/sql/diff-checksum.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindSource, type BoundSource } from '../../src/db/bind-source.js';
 import { asyncTaskDdl } from '../../src/db/ddl.js';
-import { mysqlDialect } from '../../src/db/dialect.js';
+import { mysqlDialect } from '../../src/db/engines/mysql/dialect.js';
 import { parseDsn, type MysqlDsn } from '../../src/db/dsn.js';
-import { openMysql } from '../../src/db/mysql.js';
+import { openMysql } from '../../src/db/engines/mysql/db.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
 import type { Db, Row } from '../../src/db/types.js';
 import { buildReport } from '../../src/verbs/report/report.js';

@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { bindSource, type BoundSource } from '../../src/db/bind-source.js';
 import { asyncTaskDdl } from '../../src/db/ddl.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
-import { openSqlite } from '../../src/db/sqlite.js';
+import { openSqlite } from '../../src/db/engines/sqlite/db.js';
 import type { Db } from '../../src/db/types.js';
 import { registryOf } from '../../src/dispatch/registry.js';
 import type { Dispatcher } from '../../src/dispatch/types.js';

@@ -1,7 +1,7 @@
 import type { Channel } from 'amqplib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { asyncTaskDdl } from '../../src/db/ddl.js';
-import { mysqlDialect } from '../../src/db/dialect.js';
+import { mysqlDialect } from '../../src/db/engines/mysql/dialect.js';
 import { runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { depth, scratchVhost, type ScratchVhost } from '../support/rabbitmq.js';

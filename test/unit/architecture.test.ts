@@ -42,8 +42,64 @@ function importsOf(name: string): string[] {
 }
 
 /** The source with comments blanked, so prose about SQL or chalk is not code. */
+function stripComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+}
+
 function code(name: string): string {
-  return (text.get(name) ?? '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+  return stripComments(text.get(name) ?? '');
+}
+
+/**
+ * Branches on the database engine: reading an engine's name (`dialect.name`, `engine.name`),
+ * comparing a DSN's kind, or comparing (or switching on) an engine's name as a string.
+ */
+const ENGINE_BRANCH = new RegExp(
+  [
+    String.raw`\b(dialect|engine)\??\.name\b`,
+    String.raw`\b\w*dsn\??\.kind\s*[!=]==?`,
+    String.raw`[!=]==?\s*\w*dsn\??\.kind\b`,
+    String.raw`[!=]==?\s*['"\x60](mysql|sqlite|mariadb)['"\x60]`,
+    String.raw`['"\x60](mysql|sqlite|mariadb)['"\x60]\s*[!=]==?`,
+    String.raw`\bcase\s+['"\x60](mysql|sqlite|mariadb)['"\x60]\s*:`,
+  ].join('|'),
+  'i',
+);
+
+/** The engine branches of a source text (comments ignored), each as the line it is on. */
+function engineBranches(source: string): string[] {
+  return stripComments(source)
+    .split('\n')
+    .filter((line) => ENGINE_BRANCH.test(line))
+    .map((line) => line.trim());
+}
+
+/** Where engine-specific code lives: one folder per engine and the registry that maps names to them. */
+const ENGINE_HOME = 'db/engines/';
+
+/** Each database driver, and the one engine folder that may load it. */
+const DRIVER_HOMES: Record<string, string> = {
+  mysql2: 'db/engines/mysql/',
+  'better-sqlite3': 'db/engines/sqlite/',
+};
+
+/** The database drivers a source text imports (statically or lazily) outside their engine's folder. */
+function strayDrivers(name: string, source: string): string[] {
+  const found: string[] = [];
+  for (const match of stripComments(source).matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+    const driver = match[1]!.split('/')[0]!;
+    const home = DRIVER_HOMES[driver];
+    if (home !== undefined && !name.startsWith(home)) found.push(match[1]!);
+  }
+  return found;
+}
+
+/** The one file that constructs Redis clients. */
+const REDIS_FACTORY = 'brokers/redis/connection.ts';
+const REDIS_CONSTRUCTION = /\bnew\s+(Redis|IORedis)\s*\(/;
+
+function constructsRedis(source: string): boolean {
+  return REDIS_CONSTRUCTION.test(stripComments(source));
 }
 
 /** One cycle through `start`, if the graph has one (depth first). */
@@ -182,11 +238,26 @@ describe('the layout of src/', () => {
     expect(offenders, offenders.join('\n')).toEqual([]);
   });
 
-  it('compares dialect names only inside db/', () => {
-    const offenders = FILES.filter((f) => !f.name.startsWith('db/'))
-      .filter((f) => /\bdialect\.name\b|\bdialect\?\.name\b/.test(code(f.name)))
+  it('branches on the database engine only under db/engines/', () => {
+    const offenders = FILES.filter((f) => !f.name.startsWith(ENGINE_HOME)).flatMap((f) =>
+      engineBranches(text.get(f.name) ?? '').map((line) => `src/${f.name}: ${line}`),
+    );
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('loads each database driver only in its engine folder', () => {
+    const offenders = FILES.flatMap((f) =>
+      strayDrivers(f.name, text.get(f.name) ?? '').map((driver) => `src/${f.name} imports ${driver}`),
+    );
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it(`constructs Redis clients only in src/${REDIS_FACTORY}`, () => {
+    const offenders = FILES.filter((f) => f.name !== REDIS_FACTORY)
+      .filter((f) => constructsRedis(text.get(f.name) ?? ''))
       .map((f) => `src/${f.name}`);
     expect(offenders, offenders.join('\n')).toEqual([]);
+    expect(constructsRedis(text.get(REDIS_FACTORY) ?? '')).toBe(true);
   });
 
   it('gives every file over 300 lines a one-line reason at its top', () => {
@@ -237,5 +308,26 @@ describe('the layout of src/', () => {
     expect(unitOf('db/sql/scan.ts')).toBe('db');
     expect(strategyOf('verbs/diff/checksum/row-level.ts')).toBe('checksum');
     expect(strategyOf('verbs/diff/walk/workers.ts')).toBeUndefined();
+    expect(engineBranches("if (db.dialect.name === 'mysql') return 0;")).toHaveLength(1);
+    expect(engineBranches('return source.db.engine.name;')).toHaveLength(1);
+    expect(engineBranches('if (dsn.kind === other) open();')).toHaveLength(1);
+    expect(engineBranches("const sqlite = parseDsn(text).kind === 'sqlite';")).toHaveLength(1);
+    expect(engineBranches('if (clock.engine !== "mariadb") warn();')).toHaveLength(1);
+    expect(engineBranches("switch (name) {\n  case 'sqlite':\n    return 1;\n}")).toHaveLength(1);
+    expect(engineBranches("if ('mysql' === flavour) hint();")).toHaveLength(1);
+    expect(engineBranches("// on MySQL, dialect.name === 'mysql' was the old way\nconst x = 1;")).toEqual([]);
+    expect(engineBranches("if (db.engine.embedded) return 'SQLite';")).toEqual([]);
+    expect(
+      strayDrivers('db/connect.ts', "const { default: Database } = await import('better-sqlite3');"),
+    ).toEqual(['better-sqlite3']);
+    expect(strayDrivers('db/engines/sqlite/db.ts', "import mysql from 'mysql2/promise';")).toEqual([
+      'mysql2/promise',
+    ]);
+    expect(strayDrivers('db/engines/mysql/db.ts', "import mysql from 'mysql2/promise';")).toEqual([]);
+    expect(constructsRedis('const client = new Redis(url, { lazyConnect: true });')).toBe(true);
+    expect(constructsRedis('const c = new IORedis(url);')).toBe(true);
+    expect(
+      constructsRedis('/* new Redis(url) is made by the factory */ createRedisClient(url, {}, log);'),
+    ).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ServerClock } from '../../src/db/sql/doctor.js';
-import { clockCheck, supportsSkipLocked, versionCheck, zoneCheck } from '../../src/verbs/doctor/server.js';
+import { supportsSkipLocked } from '../../src/db/engines/mysql/version.js';
+import { clockCheck, versionCheck, zoneCheck } from '../../src/verbs/doctor/server.js';
 
 const clock = (over: Partial<ServerClock> = {}): ServerClock => ({
   engine: 'mysql',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { displayDsn, maskDsnText, parseDsn } from '../../src/db/dsn.js';
+import { displayDsn, maskDsnText, parseDsn, resolveFileDsn } from '../../src/db/dsn.js';
 
 describe('DSN', () => {
   it('parses a MySQL DSN and never shows its password', () => {
@@ -31,5 +31,12 @@ describe('DSN', () => {
     expect(() => parseDsn('postgres://a@b/c')).toThrow(/unsupported DSN scheme 'postgres'/);
     expect(() => parseDsn('mysql://a:pw@b:3306/')).toThrow(/names no database/);
     expect(() => parseDsn('mysql://a:pw@b:3306/')).not.toThrow(/pw/);
+  });
+
+  it('resolves a relative file path against the config folder, and leaves anything else', () => {
+    expect(resolveFileDsn('sqlite:tasks.sqlite', '/etc/app')).toBe('sqlite:/etc/app/tasks.sqlite');
+    expect(resolveFileDsn('sqlite:/var/tasks.sqlite', '/etc/app')).toBe('sqlite:/var/tasks.sqlite');
+    expect(resolveFileDsn('sqlite::memory:', '/etc/app')).toBe('sqlite::memory:');
+    expect(resolveFileDsn('mysql://a@b:3306/db', '/etc/app')).toBe('mysql://a@b:3306/db');
   });
 });

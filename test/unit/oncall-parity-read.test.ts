@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSimpleJsonPath, valueAtPath } from '../../src/core/json-path.js';
 import type { Task } from '../../src/core/task.js';
-import { mysqlDialect, sqliteDialect } from '../../src/db/dialect.js';
+import { mysqlDialect } from '../../src/db/engines/mysql/dialect.js';
+import { sqliteDialect } from '../../src/db/engines/sqlite/dialect.js';
 import { errorLike } from '../../src/db/fragment.js';
 import { profileFor } from '../../src/db/profiles/registry.js';
 import { TaskreconError } from '../../src/errors.js';

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  flavourOf,
-  indexHintFor,
-  isStatementTimeout,
-  limitStatement,
-  statementLabel,
-  statementTimeoutError,
-} from '../../src/db/statement-limit.js';
+import { flavourOf, isStatementTimeout, limitStatement } from '../../src/db/engines/mysql/statement-limit.js';
+import { indexHintFor, statementLabel, statementTimeoutError } from '../../src/db/statement-limit.js';
 
 describe('limitStatement', () => {
   it('prefixes a MariaDB read with SET STATEMENT max_statement_time in seconds', () => {
@@ -45,7 +39,7 @@ describe('a fired time limit', () => {
   it('is labelled by the first frame in the SQL modules', () => {
     const stack = [
       'Error',
-      '    at MysqlQueryable.query (file:///opt/taskrecon/dist/db/mysql.js:210:20)',
+      '    at MysqlQueryable.query (file:///opt/taskrecon/dist/db/engines/mysql/db.js:210:20)',
       '    at countDue (file:///opt/taskrecon/dist/db/sql/scan.js:50:10)',
       '    at async scanSummary (file:///opt/taskrecon/dist/verbs/scan/scan.js:117:5)',
     ].join('\n');
@@ -55,7 +49,7 @@ describe('a fired time limit', () => {
   it('falls back to the first frame outside the connection code', () => {
     const stack = [
       'Error',
-      '    at MysqlQueryable.query (/opt/taskrecon/dist/db/mysql.js:210:20)',
+      '    at MysqlQueryable.query (/opt/taskrecon/dist/db/engines/mysql/db.js:210:20)',
       '    at async bindSource (/opt/taskrecon/dist/db/bind-source.js:40:3)',
     ].join('\n');
     expect(statementLabel({ stack })).toBe('bind-source.bindSource');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mysqlDialect } from '../../src/db/dialect.js';
+import { mysqlDialect } from '../../src/db/engines/mysql/dialect.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
 import { TaskSql } from '../../src/db/task-sql.js';
 import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mysqlDialect, sqliteDialect } from '../../src/db/dialect.js';
+import { mysqlDialect } from '../../src/db/engines/mysql/dialect.js';
+import { sqliteDialect } from '../../src/db/engines/sqlite/dialect.js';
 import { asyncTask, laravelFailedJobs, laravelJobs } from '../../src/db/profiles/builtin.js';
 import { TaskSql, toIso } from '../../src/db/task-sql.js';
 

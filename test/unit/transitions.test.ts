@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fenceWhere, lastErrorLimit, transitionStatement } from '../../src/db/sql/transitions.js';
 import type { BoundSource } from '../../src/db/bind-source.js';
 import { TaskSql } from '../../src/db/task-sql.js';
-import { mysqlDialect } from '../../src/db/dialect.js';
+import { mysqlDialect } from '../../src/db/engines/mysql/dialect.js';
 import { asyncTask, jobRetries, laravelFailedJobs } from '../../src/db/profiles/builtin.js';
 import type { Profile } from '../../src/db/profiles/types.js';
 import type { ColumnInfo } from '../../src/db/types.js';

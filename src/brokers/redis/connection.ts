@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { maskDsnText } from '../../db/dsn.js';
 import { TaskreconError } from '../../errors.js';
 
@@ -7,6 +7,27 @@ import { TaskreconError } from '../../errors.js';
 const CONNECT_TIMEOUT_MS = 5000;
 /** How long one command may take (a SCAN step, a move batch) before the run stops. */
 const COMMAND_TIMEOUT_MS = 30_000;
+
+/**
+ * The one place a Redis client is made. It fails fast: it connects only when asked (lazyConnect),
+ * never retries a command or reconnects, and hands its errors to `onError` (without a listener
+ * ioredis would print them itself). `options` adds to or overrides that, per caller (timeouts,
+ * TLS, offline queue).
+ */
+export function createRedisClient(
+  url: string,
+  options: RedisOptions,
+  onError: (error: Error) => void,
+): Redis {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    ...options,
+  });
+  client.on('error', onError);
+  return client;
+}
 
 /** The URL as it may be shown anywhere: the password masked, `redis://user:***@host:port/db`. */
 export function displayRedisUrl(url: string): string {
@@ -90,21 +111,21 @@ export async function connectRedis(url: string, where: string): Promise<Redis> {
   // TLS checks the certificate against the host name; SNI carries a name, never an IP address.
   const host = new URL(url).hostname;
   const tls = url.startsWith('rediss:') ? { tls: isIP(host) ? {} : { servername: host } } : {};
-  const client = new Redis(url, {
-    ...tls,
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    commandTimeout: COMMAND_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
-    enableReadyCheck: true,
-  });
   let lastError: unknown;
-  // Errors surface through the commands; without a listener ioredis would print them itself.
-  client.on('error', (error: unknown) => {
-    lastError = error;
-  });
+  // Errors surface through the commands.
+  const client = createRedisClient(
+    url,
+    {
+      ...tls,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      enableOfflineQueue: false,
+      enableReadyCheck: true,
+    },
+    (error) => {
+      lastError = error;
+    },
+  );
   try {
     await client.connect();
     // ioredis sends SELECT on connect but carries on when the server refuses it: ask again here.

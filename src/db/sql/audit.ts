@@ -51,13 +51,7 @@ export interface AuditFilter {
  */
 export function auditClock(dialect: Dialect): { epoch: string; param: string } {
   const col = dialect.quoteId('created_at');
-  if (dialect.name === 'sqlite') {
-    return {
-      epoch: `((julianday(${col}) - 2440587.5) * 86400.0)`,
-      param: `strftime('%Y-%m-%dT%H:%M:%fZ', ?, 'unixepoch')`,
-    };
-  }
-  return { epoch: `UNIX_TIMESTAMP(${col})`, param: 'FROM_UNIXTIME(?)' };
+  return { epoch: dialect.auditEpoch(col), param: dialect.auditEpochParam };
 }
 
 /** The columns an audit row is written with (id and created_at come from the database). */

@@ -79,7 +79,7 @@ export interface ClaimBatch {
  * In: the source. Out: true/false. Side effects: none (reads no row).
  */
 export async function detectSkipLocked(source: BoundSource): Promise<boolean> {
-  if (source.db.dialect.name !== 'mysql') return false;
+  if (!source.db.engine.mayProbeSkipLocked) return false;
   const id = source.sql.expr('id') as string;
   try {
     await source.db.transaction((tx) => probeSkipLocked(tx, source.sql.table, id));

@@ -49,9 +49,7 @@ export interface NewTask {
 export const CREATE_FIELDS = ['bizType', 'bizId', 'eventId', 'payload'] as const;
 
 function insertPrefix(dialect: Dialect): { verb: string; suffix: string } {
-  return dialect.name === 'sqlite'
-    ? { verb: 'INSERT INTO', suffix: ' ON CONFLICT DO NOTHING' }
-    : { verb: 'INSERT IGNORE INTO', suffix: '' };
+  return dialect.insertUnlessConflict;
 }
 
 /**

@@ -84,7 +84,7 @@ function keyHashSql(column: HashedKey, semantics: KeySemantics, kind: HashKind):
 
 /** The hash of a key in SQL, or 0 on SQLite (no CRC32(): the client hashes). */
 function hashOrZero(column: HashedKey, semantics: KeySemantics): string {
-  return column.dialect.name === 'mysql' ? hashSql(column, semantics) : '0';
+  return column.dialect.serverHashing ? hashSql(column, semantics) : '0';
 }
 
 function taskRowsSql(t: CrossTaskSide, semantics: KeySemantics): Fragment {
@@ -259,7 +259,7 @@ export async function taskRows(
   semantics: KeySemantics,
   segments?: { width: number; ids: readonly number[] },
 ): Promise<AsyncIterable<unknown>> {
-  if (!segments || t.dialect.name !== 'mysql') {
+  if (!segments || !t.dialect.serverHashing) {
     const all = taskRowsSql(t, semantics);
     return db.stream(all.sql, all.params);
   }
@@ -308,7 +308,7 @@ export async function businessRows(
   segments?: { width: number; ids: readonly number[] },
 ): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
   const inner = businessRowsSql(b, semantics);
-  if (!segments || b.dialect.name !== 'mysql') return db.stream(inner);
+  if (!segments || !b.dialect.serverHashing) return db.stream(inner);
   const sql = `SELECT * FROM (${inner}) x WHERE h DIV ? IN (${placeholders(segments.ids)})`;
   // A rule's `where` runs only inside the read-only transaction, one bounded batch at a time; without one, stream.
   if (!b.where) return db.stream(sql, [segments.width, ...segments.ids]);

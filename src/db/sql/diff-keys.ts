@@ -15,11 +15,11 @@ export interface KeyExpr {
 }
 
 export function castText(dialect: Dialect, sql: string): string {
-  return dialect.name === 'mysql' ? `CAST(${sql} AS CHAR)` : `CAST(${sql} AS TEXT)`;
+  return dialect.castText(sql);
 }
 
 export function castInt(dialect: Dialect, sql: string): string {
-  return dialect.name === 'mysql' ? `CAST(${sql} AS SIGNED)` : `CAST(${sql} AS INTEGER)`;
+  return dialect.castInt(sql);
 }
 
 /**

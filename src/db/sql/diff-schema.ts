@@ -18,23 +18,7 @@ export interface KeyColumn {
  * In: table, column. Out: the collation name, or null. Reads the catalogue.
  */
 export async function columnCollation(db: Db, table: string, column: string): Promise<string | null> {
-  if (db.dialect.name === 'mysql') {
-    const rows = await db.query<{ c: unknown }>(
-      `SELECT COLLATION_NAME AS c FROM information_schema.COLUMNS
-        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?`,
-      [table, column],
-    );
-    const c = rows[0]?.c;
-    return c === null || c === undefined ? null : String(c);
-  }
-  const rows = await db.query<{ sql: unknown }>(
-    `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`,
-    [table],
-  );
-  const ddl = String(rows[0]?.sql ?? '');
-  const escaped = column.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const match = new RegExp(`["\`\\[]?${escaped}["\`\\]]?\\s+[^,]*?\\bCOLLATE\\s+(\\w+)`, 'i').exec(ddl);
-  return match?.[1] ? match[1].toLowerCase() : null;
+  return db.engine.columnCollation(db, table, column);
 }
 
 /**
@@ -42,18 +26,7 @@ export async function columnCollation(db: Db, table: string, column: string): Pr
  * In: table. Out: column name or undefined. Reads the catalogue.
  */
 export async function integerPrimaryKey(db: Db, table: string): Promise<string | undefined> {
-  if (db.dialect.name === 'sqlite') {
-    const info = await db.query<{ name: string; pk: number; type: string }>(
-      `SELECT name, pk, type FROM pragma_table_info(?)`,
-      [table],
-    );
-    const pk = info.filter((c) => c.pk > 0);
-    return pk.length === 1 && /int/i.test(pk[0]?.type ?? '') ? pk[0]?.name : undefined;
-  }
-  const primary = (await db.indexes(table)).find((i) => i.name === 'PRIMARY');
-  if (!primary || primary.columns.length !== 1) return undefined;
-  const col = (await db.columns(table))?.find((c) => c.name === primary.columns[0]);
-  return col && /int/.test(col.dataType) ? col.name : undefined;
+  return db.engine.integerPrimaryKey(db, table);
 }
 
 /**

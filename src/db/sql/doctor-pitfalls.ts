@@ -24,8 +24,5 @@ export async function retryTimesOnTheMinute(
  * In: nothing. Out: seconds or null. Side effects: none.
  */
 export async function serverWaitTimeout(db: Db): Promise<number | null> {
-  if (db.dialect.name !== 'mysql') return null;
-  const rows = await db.query('SELECT @@SESSION.wait_timeout AS w');
-  const value = Number(rows[0]?.w);
-  return Number.isFinite(value) ? value : null;
+  return db.engine.idleTimeout(db);
 }

@@ -13,21 +13,7 @@ export const PROCESSED_TABLE = 'handler_processed_event';
 
 /** DDL of the effect table and the processed-event table, per dialect. */
 export function referenceEffectDdl(dialect: Dialect): string[] {
-  if (dialect.name === 'sqlite') {
-    return [
-      `CREATE TABLE IF NOT EXISTS ${EFFECT_TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL,
-         coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
-      `CREATE INDEX IF NOT EXISTS idx_${EFFECT_TABLE}_order ON ${EFFECT_TABLE} (order_id)`,
-      `CREATE TABLE IF NOT EXISTS ${PROCESSED_TABLE} (event_id VARCHAR(64) PRIMARY KEY, processed_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
-    ];
-  }
-  return [
-    `CREATE TABLE IF NOT EXISTS ${EFFECT_TABLE} (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id VARCHAR(64) NOT NULL,
-       coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64) NULL, created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
-       KEY idx_order (order_id)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
-    `CREATE TABLE IF NOT EXISTS ${PROCESSED_TABLE} (event_id VARCHAR(64) NOT NULL PRIMARY KEY,
-       processed_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
-  ];
+  return dialect.ddl.referenceEffect(EFFECT_TABLE, PROCESSED_TABLE);
 }
 
 export interface EffectDelivery {
@@ -42,8 +28,9 @@ export interface EffectDelivery {
  * Side effect: INSERT OR IGNORE / INSERT IGNORE of one row; a concurrent repeat waits on the key's lock.
  */
 async function markProcessed(tx: Queryable, dialect: Dialect, eventId: string): Promise<boolean> {
-  const verb = dialect.name === 'sqlite' ? 'INSERT OR IGNORE' : 'INSERT IGNORE';
-  const result = await tx.execute(`${verb} INTO ${PROCESSED_TABLE} (event_id) VALUES (?)`, [eventId]);
+  const result = await tx.execute(`${dialect.insertIgnore} INTO ${PROCESSED_TABLE} (event_id) VALUES (?)`, [
+    eventId,
+  ]);
   return result.affectedRows === 1;
 }
 

@@ -48,15 +48,10 @@ export async function countByStatus(source: BoundSource, filter: ScanFilter): Pr
 }
 
 /**
- * The engine's estimate of the table's rows (InnoDB statistics: no row is read). SQLite is an
- * embedded file, never a shared primary: its estimate is 0, so nothing is ever held back there.
- * In: the source. Out: estimated rows. Reads only information_schema.
+ * The engine's estimate of the table's rows (InnoDB statistics: no row is read). An embedded
+ * file is never a shared primary: its estimate is 0, so nothing is ever held back there.
+ * In: the source. Out: estimated rows. Reads only the catalogue.
  */
 export async function estimatedRows(source: BoundSource): Promise<number> {
-  if (source.db.dialect.name !== 'mysql') return 0;
-  const rows = await source.db.query<{ n: unknown }>(
-    'SELECT TABLE_ROWS AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
-    [source.profile.table],
-  );
-  return Number(rows[0]?.n ?? 0);
+  return source.db.engine.estimatedRows(source.db, source.profile.table);
 }

@@ -224,7 +224,7 @@ export async function* listEncoded(
   options: { nullNextRetry?: boolean } = {},
 ): AsyncGenerator<Buffer> {
   const { sql, db } = source;
-  if (!db.streamEncoded) throw new Error(`${db.dialect.name} connections cannot stream encoded rows`);
+  if (!db.streamEncoded) throw new Error(`the connection to ${db.display} cannot stream encoded rows`);
   const select = sql.taskSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
   for (const plan of pagePlans(source, base, options)) {

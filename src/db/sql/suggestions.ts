@@ -25,9 +25,8 @@ export function modifyColumnStatement(
   type: 'varchar-null' | 'longtext-not-null',
   length = 0,
 ): string | null {
-  if (dialect.name !== 'mysql') return null;
   const definition = type === 'varchar-null' ? `VARCHAR(${length}) NULL` : 'LONGTEXT NOT NULL';
-  return `ALTER TABLE ${dialect.quoteId(table)} MODIFY ${dialect.quoteId(column)} ${definition};`;
+  return dialect.modifyColumn(table, column, definition);
 }
 
 /** `ALTER TABLE … ADD UNIQUE KEY uk_<column> (column)`: for an event id that must be recorded once. */

@@ -1,4 +1,4 @@
-import { openSqlite } from '../../db/sqlite.js';
+import { connect } from '../../db/connect.js';
 import { applyDemoEffectOnce, isDemoBizType } from '../../db/sql/demo.js';
 
 /**
@@ -41,7 +41,7 @@ async function main(): Promise<number> {
     process.stderr.write(`${delivery.error}\n`);
     return EXIT_PERMANENT;
   }
-  const db = openSqlite({ kind: 'sqlite', file: delivery.file });
+  const db = await connect(`sqlite:${delivery.file}`);
   try {
     const outcome = await applyDemoEffectOnce(
       db,

@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TaskreconError } from '../../errors.js';
 import { auditDdl, asyncTaskDdl } from '../../db/ddl.js';
-import { openSqlite } from '../../db/sqlite.js';
+import { connect } from '../../db/connect.js';
 import {
   DEMO_BUSINESS_DDL,
   demoSamples,
@@ -46,7 +46,7 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
   if (existsSync(file)) {
     let isSandbox = false;
     try {
-      const probe = openSqlite({ kind: 'sqlite', file });
+      const probe = await connect(`sqlite:${file}`);
       isSandbox = await isDemoSandbox(probe);
       await probe.close();
     } catch {
@@ -60,7 +60,7 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
     }
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
   }
-  const db = openSqlite({ kind: 'sqlite', file }, { create: true });
+  const db = await connect(`sqlite:${file}`, { create: true });
   try {
     for (const statement of [
       ...asyncTaskDdl(db.dialect),

@@ -24,6 +24,9 @@ class RecordingDb implements Db {
 
   constructor(private readonly real: Db) {}
 
+  get engine() {
+    return this.real.engine;
+  }
   get dialect() {
     return this.real.dialect;
   }
@@ -103,7 +106,7 @@ export async function explainStatements(db: Db, statements: Statement[]): Promis
   const out: ExplainedQuery[] = [];
   for (const s of statements) {
     const plan = await explain(db, s.sql, s.params);
-    out.push({ ...s, plan, ...readPlan(db.dialect, plan) });
+    out.push({ ...s, plan, ...readPlan(db, plan) });
   }
   return out;
 }

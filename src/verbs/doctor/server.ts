@@ -1,4 +1,5 @@
 import type { BoundSource } from '../../db/bind-source.js';
+import { engineFor } from '../../db/engines/registry.js';
 import { probeSkipLocked, type ServerClock } from '../../db/sql/doctor.js';
 import { offsetMinutes, offsetOfZone } from '../../db/zone.js';
 import type { TimeField, TimeType } from '../../core/task.js';
@@ -7,53 +8,10 @@ import { check, type DoctorCheck } from './check.js';
 /** Server and client clocks further apart than this make times written by the app look shifted. */
 export const CLOCK_SKEW_WARN_SECONDS = 5;
 
-interface Version {
-  product: 'MariaDB' | 'MySQL';
-  major: number;
-  minor: number;
-  patch: number;
-}
-
-export function parseServerVersion(version: string): Version | undefined {
-  const match = /^(\d+)\.(\d+)\.(\d+)/.exec(version);
-  if (!match) return undefined;
-  return {
-    product: /mariadb/i.test(version) ? 'MariaDB' : 'MySQL',
-    major: Number(match[1]),
-    minor: Number(match[2]),
-    patch: Number(match[3]),
-  };
-}
-
-const atLeast = (v: Version, major: number, minor: number, patch: number): boolean =>
-  v.major !== major ? v.major > major : v.minor !== minor ? v.minor > minor : v.patch >= patch;
-
-/** SKIP LOCKED came in MariaDB 10.6 and MySQL 8.0.1; redrive's concurrent claims rely on it. */
-export function supportsSkipLocked(version: string): boolean {
-  const v = parseServerVersion(version);
-  if (!v) return false;
-  return v.product === 'MariaDB' ? atLeast(v, 10, 6, 0) : atLeast(v, 8, 0, 1);
-}
-
+/** Whether taskrecon supports the server's version, as its engine judges it. */
 export function versionCheck(clock: ServerClock): DoctorCheck {
-  if (clock.engine === 'sqlite') return check('server version', 'ok', `SQLite ${clock.version} (embedded)`);
-  const v = parseServerVersion(clock.version);
-  if (!v)
-    return check(
-      'server version',
-      'warn',
-      `unrecognised server version '${clock.version}'`,
-      'taskrecon supports MySQL 8 and MariaDB 10.6+.',
-    );
-  const supported = v.product === 'MariaDB' ? atLeast(v, 10, 6, 0) : atLeast(v, 8, 0, 0);
-  return supported
-    ? check('server version', 'ok', `${v.product} ${clock.version}`)
-    : check(
-        'server version',
-        'fail',
-        `${v.product} ${clock.version} is older than taskrecon supports`,
-        'Upgrade to MySQL 8 or MariaDB 10.6+.',
-      );
+  const verdict = engineFor(clock.engine).versionVerdict(clock.version);
+  return check('server version', verdict.status, verdict.message, verdict.hint);
 }
 
 /** SKIP LOCKED by version, then proven by a statement on the task table that locks nothing. */
@@ -62,21 +20,8 @@ export async function skipLockedCheck(
   clock: ServerClock,
 ): Promise<DoctorCheck> {
   const name = 'skip locked';
-  if (clock.engine === 'sqlite') {
-    return check(
-      name,
-      'ok',
-      'not needed: SQLite has one writer at a time, so claims take BEGIN IMMEDIATE instead',
-    );
-  }
-  if (!supportsSkipLocked(clock.version)) {
-    return check(
-      name,
-      'fail',
-      `${clock.version} has no FOR UPDATE SKIP LOCKED, so concurrent redrive workers would block each other`,
-      'Upgrade to MariaDB 10.6+ or MySQL 8.0.1+, or run a single redrive with --concurrency 1.',
-    );
-  }
+  const verdict = engineFor(clock.engine).skipLockedVerdict(clock.version);
+  if (verdict) return check(name, verdict.status, verdict.message, verdict.hint);
   if (!source) return check(name, 'ok', `supported by ${clock.version}`);
   const id = source.sql.expr('id');
   if (!id) return check(name, 'ok', `supported by ${clock.version}`);
@@ -121,7 +66,7 @@ export function zoneCheck(input: ZoneInput): DoctorCheck[] {
   const { clock, appTimeZone, datetimeColumns } = input;
   const checks: DoctorCheck[] = [];
   const name = 'time zones';
-  if (clock.engine === 'sqlite') {
+  if (engineFor(clock.engine).embedded) {
     const appOffset = appTimeZone ? offsetOfZone(appTimeZone) : undefined;
     if (appOffset && appOffset !== '+00:00') {
       checks.push(
@@ -248,10 +193,9 @@ function formatHours(seconds: number): string {
 export function clockCheck(clock: ServerClock, clientEpoch: number): DoctorCheck & { skewSeconds: number } {
   const skew = clock.nowEpoch - clientEpoch;
   const skewText = `client ${clientEpoch} (skew ${skew >= 0 ? '+' : ''}${skew}s)`;
-  const text =
-    clock.engine === 'sqlite'
-      ? `database clock ${clock.nowEpoch} (${clock.utcNow} UTC), ${skewText}`
-      : `server UNIX_TIMESTAMP() ${clock.nowEpoch}, ${skewText}; NOW() ${clock.now}, UTC_TIMESTAMP() ${clock.utcNow}`;
+  const text = engineFor(clock.engine).embedded
+    ? `database clock ${clock.nowEpoch} (${clock.utcNow} UTC), ${skewText}`
+    : `server UNIX_TIMESTAMP() ${clock.nowEpoch}, ${skewText}; NOW() ${clock.now}, UTC_TIMESTAMP() ${clock.utcNow}`;
   if (Math.abs(skew) > CLOCK_SKEW_WARN_SECONDS) {
     return {
       ...check(

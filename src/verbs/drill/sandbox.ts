@@ -5,7 +5,7 @@ import { bindSource, type BoundSource } from '../../db/bind-source.js';
 import { asyncTaskDdl, auditDdl } from '../../db/ddl.js';
 import { asyncTask } from '../../db/profiles/builtin.js';
 import { referenceEffectDdl } from '../../db/sql/reference-effect.js';
-import { openSqlite } from '../../db/sqlite.js';
+import { connect } from '../../db/connect.js';
 import type { Db } from '../../db/types.js';
 
 /**
@@ -24,7 +24,7 @@ export interface DrillSandbox {
 export async function createDrillSandbox(): Promise<DrillSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'taskrecon-drill-'));
   const file = join(dir, 'drill.sqlite');
-  const db = openSqlite({ kind: 'sqlite', file }, { create: true });
+  const db = await connect(`sqlite:${file}`, { create: true });
   for (const statement of [
     ...asyncTaskDdl(db.dialect),
     ...auditDdl(db.dialect),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { createRedisClient } from '../../brokers/redis/connection.js';
 import type { TourStep } from '../demo/steps.js';
 
 /**
@@ -32,13 +32,7 @@ const job = (uuid: string, attempts = 0) =>
   });
 
 export async function prepareDemoQueues(): Promise<DemoQueues> {
-  const client = new Redis(DEMO_URL, {
-    lazyConnect: true,
-    connectTimeout: PROBE_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => undefined);
+  const client = createRedisClient(DEMO_URL, { connectTimeout: PROBE_TIMEOUT_MS }, () => undefined);
   try {
     await client.connect();
   } catch {

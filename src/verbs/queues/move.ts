@@ -4,6 +4,7 @@ import type { Context } from '../../context.js';
 import { insertAuditBatch, selectAuditPage, type AuditInsert } from '../../db/sql/audit.js';
 import type { Db } from '../../db/types.js';
 import { TaskreconError, usageError } from '../../errors.js';
+import { untilStopped } from '../../stop-signals.js';
 import { openBroker, type BrokerChoice } from '../../brokers/index.js';
 import type { MovedJob, MoveRequest, MoveResult, MoveWhat } from '../../brokers/types.js';
 import { requireAuditTable } from '../audit/audit.js';
@@ -106,26 +107,8 @@ export function parseRateFlag(text: string | undefined): number | undefined {
   return rate;
 }
 
-/** Runs `fn` with SIGINT / SIGTERM turned into "stop after this batch" (a second Ctrl-C exits). */
-export async function untilSignal<T>(
-  fn: (shouldStop: () => boolean) => Promise<T>,
-  say: (m: string) => void,
-): Promise<T> {
-  let stopping = false;
-  const onSignal = () => {
-    if (stopping) process.exit(130);
-    stopping = true;
-    say('stopping after the batch in hand (each batch is atomic: nothing is lost or doubled)');
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    return await fn(() => stopping);
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-}
+/** What the first SIGINT / SIGTERM says (a second one exits at once). */
+const STOPPING = 'stopping after the batch in hand (each batch is atomic: nothing is lost or doubled)';
 
 function onBatchFor(
   db: Db | undefined,
@@ -206,7 +189,8 @@ export async function runMove(
   const broker = await openBroker(choice.name, choice.config);
   try {
     const meta = auditMeta(input, 'queue-move', choice.name);
-    return await untilSignal(
+    return await untilStopped(
+      () => say(STOPPING),
       (shouldStop) =>
         broker.move({
           from: input.from,
@@ -227,7 +211,6 @@ export async function runMove(
           movedBefore:
             choice.config.kind === 'rabbitmq' ? movedBeforeFor(db, choice.name, input.from) : undefined,
         }),
-      say,
     );
   } finally {
     await broker.close();
@@ -253,7 +236,8 @@ export async function runRecover(
     }
     const recover = broker.recover.bind(broker);
     const meta = auditMeta(input, 'queue-recover', choice.name);
-    const results = await untilSignal(
+    const results = await untilStopped(
+      () => say(STOPPING),
       (shouldStop) =>
         recover({
           from: input.queue,
@@ -266,7 +250,6 @@ export async function runRecover(
           onBatch: onBatchFor(db, meta),
           shouldStop,
         }),
-      say,
     );
     return {
       broker: choice.name,

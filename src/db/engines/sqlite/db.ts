@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { TaskreconError } from '../errors.js';
-import { sqliteDialect } from './dialect.js';
-import { displayDsn, type SqliteDsn } from './dsn.js';
-import type { ColumnInfo, Db, ExecResult, IndexInfo, Queryable, Row, StreamOptions } from './types.js';
+import { TaskreconError } from '../../../errors.js';
+import { displayDsn, type SqliteDsn } from '../../dsn.js';
+import type { ColumnInfo, Db, ExecResult, IndexInfo, Queryable, Row, StreamOptions } from '../../types.js';
+import { sqliteEngine } from './index.js';
 
 export interface SqliteOptions {
   /** Create the file if it does not exist (only `demo` and `drill` do). */
@@ -59,7 +59,8 @@ class SqliteQueryable implements Queryable {
 }
 
 class SqliteDb extends SqliteQueryable implements Db {
-  readonly dialect = sqliteDialect;
+  readonly engine = sqliteEngine;
+  readonly dialect = sqliteEngine.dialect;
   readonly sessionTimeZone = 'UTC';
   readonly warnings: string[] = [];
   /** better-sqlite3 has one connection: transactions queue behind each other. */
@@ -140,7 +141,7 @@ class SqliteDb extends SqliteQueryable implements Db {
   }
 
   async nowEpoch(): Promise<number> {
-    const row = this.db.prepare(`SELECT ${sqliteDialect.nowEpoch} AS now`).get() as { now: number };
+    const row = this.db.prepare(`SELECT ${sqliteEngine.dialect.nowEpoch} AS now`).get() as { now: number };
     return Number(row.now);
   }
 

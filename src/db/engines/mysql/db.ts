@@ -2,9 +2,8 @@
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { Connection as CallbackConnection } from 'mysql2';
-import { TaskreconError } from '../errors.js';
-import { mysqlDialect } from './dialect.js';
-import { displayDsn, maskDsnText, type MysqlDsn } from './dsn.js';
+import { TaskreconError } from '../../../errors.js';
+import { displayDsn, maskDsnText, type MysqlDsn } from '../../dsn.js';
 import type {
   ColumnInfo,
   Db,
@@ -14,27 +13,17 @@ import type {
   Row,
   RowEncoder,
   StreamOptions,
-} from './types.js';
-import { offsetOfZone } from './zone.js';
+} from '../../types.js';
+import { offsetOfZone } from '../../zone.js';
 import {
   DEFAULT_MAX_STATEMENT_TIME_MS,
-  flavourOf,
-  isStatementTimeout,
-  limitStatement,
   statementLabel,
   statementSite,
   statementTimeoutError,
-  type MysqlFlavour,
-} from './statement-limit.js';
-
-export interface MysqlOptions {
-  /** The zone DATETIME writers use (config `appTimeZone`); default: the server's global zone. */
-  appTimeZone?: string;
-  connectTimeoutMs?: number;
-  poolSize?: number;
-  /** The time limit of every read statement (0: none); default DEFAULT_MAX_STATEMENT_TIME_MS. */
-  maxStatementTimeMs?: number;
-}
+} from '../../statement-limit.js';
+import type { ConnectOptions } from '../types.js';
+import { mysqlEngine } from './index.js';
+import { flavourOf, isStatementTimeout, limitStatement, type MysqlFlavour } from './statement-limit.js';
 
 /** How read statements are limited on this server. */
 interface StatementLimit {
@@ -100,7 +89,7 @@ function wireRowParser(
 }
 
 /** Opens a pool whose every connection is pinned to one session time zone and READ COMMITTED. */
-export async function openMysql(dsn: MysqlDsn, options: MysqlOptions = {}): Promise<Db> {
+export async function openMysql(dsn: MysqlDsn, options: ConnectOptions = {}): Promise<Db> {
   const display = displayDsn(dsn);
   const base = {
     host: dsn.host,
@@ -263,7 +252,8 @@ class MysqlQueryable implements Queryable {
 }
 
 class MysqlDb extends MysqlQueryable implements Db {
-  readonly dialect = mysqlDialect;
+  readonly engine = mysqlEngine;
+  readonly dialect = mysqlEngine.dialect;
 
   constructor(
     private readonly pool: Pool,

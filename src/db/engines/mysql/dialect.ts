@@ -1,0 +1,36 @@
+import { checkedPath, type Dialect } from '../../dialect.js';
+import { quoteMysqlId, mysqlDdl } from './ddl.js';
+
+/** MySQL/MariaDB's SQL text: backquotes, UNIX_TIMESTAMP/FROM_UNIXTIME, JSON_EXTRACT, CRC32 hashing. */
+export const mysqlDialect: Dialect = {
+  quoteId: quoteMysqlId,
+  epochOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),
+  epochParam: (type) => (type === 'unix' ? '?' : 'FROM_UNIXTIME(?)'),
+  nowOf: (type) => (type === 'unix' ? 'UNIX_TIMESTAMP()' : 'NOW()'),
+  nowEpoch: 'UNIX_TIMESTAMP()',
+  // MySQL 8 raises an error on JSON_EXTRACT of text that is not JSON (MariaDB returns NULL), and
+  // failed-job payloads are LONGTEXT that may hold anything: such a row reads as NULL, never an error.
+  // JSON_UNQUOTE turns a JSON null into the text 'null': JSON_TYPE keeps it NULL, as SQLite reads it.
+  jsonText: (col, path) => {
+    const value = `JSON_EXTRACT(${col}, '${checkedPath(path)}')`;
+    return `CASE WHEN JSON_VALID(${col}) AND JSON_TYPE(${value}) <> 'NULL' THEN JSON_UNQUOTE(${value}) END`;
+  },
+  prefix: (col, length) => `LEFT(${col}, ${Math.trunc(length)})`,
+  explain: 'EXPLAIN',
+  forUpdate: ' FOR UPDATE',
+  drivingJoin: 'STRAIGHT_JOIN',
+  collationWeights: true,
+  serverHashing: true,
+  parallelReads: true,
+  lockConflictCodes: ['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT'],
+  castText: (sql) => `CAST(${sql} AS CHAR)`,
+  castInt: (sql) => `CAST(${sql} AS SIGNED)`,
+  insertIgnore: 'INSERT IGNORE',
+  insertUnlessConflict: { verb: 'INSERT IGNORE INTO', suffix: '' },
+  // The audit log stores TIMESTAMP(3).
+  auditEpoch: (col) => `UNIX_TIMESTAMP(${col})`,
+  auditEpochParam: 'FROM_UNIXTIME(?)',
+  ddl: mysqlDdl,
+  modifyColumn: (table, column, definition) =>
+    `ALTER TABLE ${mysqlDialect.quoteId(table)} MODIFY ${mysqlDialect.quoteId(column)} ${definition};`,
+};

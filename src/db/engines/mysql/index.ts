@@ -1,0 +1,42 @@
+import type { MysqlDsn } from '../../dsn.js';
+import type { Engine } from '../types.js';
+import { mysqlDialect } from './dialect.js';
+import {
+  mysqlColumnCollation,
+  mysqlEstimatedRows,
+  mysqlIntegerPrimaryKey,
+  mysqlReadPlan,
+  mysqlReplicaLag,
+  mysqlServerClock,
+  mysqlWaitTimeout,
+  mysqlWithReadOnly,
+} from './server.js';
+import { mysqlSkipLockedVerdict, mysqlVersionVerdict } from './version.js';
+
+/**
+ * MySQL and MariaDB, one engine: they differ in the statement time limit's syntax (chosen by
+ * VERSION() when connecting) and in the versions supported. A pool of sessions pinned to one zone
+ * and READ COMMITTED.
+ */
+export const mysqlEngine: Engine = {
+  name: 'mysql',
+  dialect: mysqlDialect,
+  embedded: false,
+  defaultPort: 3306,
+  mayProbeSkipLocked: true,
+  async open(dsn, options) {
+    // mysql2 is imported when first needed, so a SQLite run never loads it.
+    const { openMysql } = await import('./db.js');
+    return openMysql(dsn as MysqlDsn, options);
+  },
+  withReadOnly: mysqlWithReadOnly,
+  versionVerdict: mysqlVersionVerdict,
+  skipLockedVerdict: mysqlSkipLockedVerdict,
+  serverClock: mysqlServerClock,
+  replicaLag: mysqlReplicaLag,
+  readPlan: mysqlReadPlan,
+  estimatedRows: mysqlEstimatedRows,
+  idleTimeout: mysqlWaitTimeout,
+  columnCollation: mysqlColumnCollation,
+  integerPrimaryKey: mysqlIntegerPrimaryKey,
+};

@@ -1,0 +1,38 @@
+import { mysqlEngine } from './mysql/index.js';
+import { sqliteEngine } from './sqlite/index.js';
+import type { Engine, EngineName } from './types.js';
+
+/**
+ * The one place an engine name becomes an engine (shaped after db-scheduler's JdbcCustomization
+ * per database). The switch is exhaustive: a name added to EngineName without a case here does
+ * not compile. Engines are light objects; each loads its driver only when it opens a connection.
+ */
+export function engineFor(name: EngineName): Engine {
+  switch (name) {
+    case 'mysql':
+      return mysqlEngine;
+    case 'sqlite':
+      return sqliteEngine;
+    default: {
+      const unknown: never = name;
+      throw new Error(`no engine named ${String(unknown)}`);
+    }
+  }
+}
+
+/** Every engine name, in the order help texts list them (a Record: a missing name does not compile). */
+const NAMED: Record<EngineName, true> = { mysql: true, sqlite: true };
+export const ENGINE_NAMES = Object.keys(NAMED) as EngineName[];
+
+/** The engine that a DSN scheme (`mysql`, `mariadb`, `sqlite`) names, or undefined. */
+export function engineOfScheme(scheme: string): EngineName | undefined {
+  switch (scheme) {
+    case 'mysql':
+    case 'mariadb':
+      return 'mysql';
+    case 'sqlite':
+      return 'sqlite';
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import type { Dialect, DialectDdl } from '../../src/db/dialect.js';
+import { parseDsn } from '../../src/db/dsn.js';
+import { ENGINE_NAMES, engineFor, engineOfScheme } from '../../src/db/engines/registry.js';
+import type { Engine, EngineName } from '../../src/db/engines/types.js';
+
+/** Every member of each interface, as a Record so that a member added to the type must be listed here. */
+const ENGINE_MEMBERS: Record<keyof Engine, true> = {
+  name: true,
+  dialect: true,
+  embedded: true,
+  defaultPort: true,
+  open: true,
+  withReadOnly: true,
+  versionVerdict: true,
+  skipLockedVerdict: true,
+  serverClock: true,
+  replicaLag: true,
+  readPlan: true,
+  estimatedRows: true,
+  idleTimeout: true,
+  columnCollation: true,
+  integerPrimaryKey: true,
+  mayProbeSkipLocked: true,
+};
+
+const DIALECT_MEMBERS: Record<keyof Dialect, true> = {
+  quoteId: true,
+  epochOf: true,
+  epochParam: true,
+  nowOf: true,
+  nowEpoch: true,
+  jsonText: true,
+  prefix: true,
+  explain: true,
+  forUpdate: true,
+  drivingJoin: true,
+  collationWeights: true,
+  serverHashing: true,
+  parallelReads: true,
+  lockConflictCodes: true,
+  castText: true,
+  castInt: true,
+  insertIgnore: true,
+  insertUnlessConflict: true,
+  auditEpoch: true,
+  auditEpochParam: true,
+  modifyColumn: true,
+  ddl: true,
+};
+
+const DDL_MEMBERS: Record<keyof DialectDdl, true> = {
+  asyncTask: true,
+  jobRetries: true,
+  audit: true,
+  notify: true,
+  queueSnapshot: true,
+  referenceEffect: true,
+};
+
+describe('the engine registry', () => {
+  it.each(ENGINE_NAMES)('has an engine named %s with every member defined', (name) => {
+    const engine = engineFor(name);
+    expect(engine.name).toBe(name);
+    for (const member of Object.keys(ENGINE_MEMBERS)) {
+      expect(engine[member as keyof Engine], `${name}: ${member}`).toBeDefined();
+    }
+    for (const member of Object.keys(DIALECT_MEMBERS)) {
+      expect(engine.dialect[member as keyof Dialect], `${name}: dialect.${member}`).toBeDefined();
+    }
+    for (const member of Object.keys(DDL_MEMBERS)) {
+      const ddl = engine.dialect.ddl[member as keyof DialectDdl];
+      expect(typeof ddl, `${name}: dialect.ddl.${member}`).toBe('function');
+      expect(ddl('t', 't').length, `${name}: dialect.ddl.${member} returns statements`).toBeGreaterThan(0);
+    }
+  });
+
+  it('lists each engine once, and every engine object is distinct', () => {
+    expect(new Set(ENGINE_NAMES).size).toBe(ENGINE_NAMES.length);
+    expect(new Set(ENGINE_NAMES.map((name) => engineFor(name))).size).toBe(ENGINE_NAMES.length);
+  });
+
+  it('refuses a name it does not know instead of falling back to another engine', () => {
+    expect(() => engineFor('postgres' as EngineName)).toThrow(/no engine named postgres/);
+  });
+
+  it('maps DSN schemes to engines: mariadb is the mysql engine, an unknown scheme none', () => {
+    expect(engineOfScheme('mysql')).toBe('mysql');
+    expect(engineOfScheme('mariadb')).toBe('mysql');
+    expect(engineOfScheme('sqlite')).toBe('sqlite');
+    expect(engineOfScheme('postgres')).toBeUndefined();
+    expect(parseDsn('mariadb://u@h/db').kind).toBe('mysql');
+    expect(parseDsn('sqlite:x.db').kind).toBe('sqlite');
+  });
+});
