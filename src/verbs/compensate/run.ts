@@ -1,9 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { insertAuditBatch, type AuditInsert } from '../../db/sql/audit.js';
-import { deleteGuarded, selectWholeRows, selectWrittenColumns } from '../../db/sql/compensate.js';
-import { applyTransition } from '../../db/sql/transitions.js';
+import { store, type AuditInsert } from '../../db/port/index.js';
 import type { Queryable, Row } from '../../db/types.js';
 import {
   FailedJobRequeuer,
@@ -130,7 +128,7 @@ export class Run {
     const { source, request } = this;
     const rule = ACTION_RULES[request.action];
     if (request.dryRun) {
-      const rows = await selectWholeRows(source.db, source, ids, false);
+      const rows = await store.tasks.selectWholeRows(source.db, source, ids, false);
       for (const d of this.decideRows(rows)) {
         // A failed job's target is checked as the push would use it: a dry run promises no push it cannot make.
         const why = d.push && (await this.requeuer?.wouldFail(d.push.target));
@@ -145,7 +143,7 @@ export class Run {
       return;
     }
     const items = await source.db.transaction(async (tx) => {
-      const rows = await selectWholeRows(tx, source, ids, true);
+      const rows = await store.tasks.selectWholeRows(tx, source, ids, true);
       const found = new Set(rows.map((r) => String(rowId(source.sql, r))));
       const out: CompensateItem[] = ids
         .filter((id) => !found.has(String(id)))
@@ -173,7 +171,9 @@ export class Run {
         movers.flatMap((m) => (m.push ? [m.push] : [])),
       );
       const written =
-        rule.to === DELETED || this.requeuer ? [] : await selectWrittenColumns(tx, source, moverIds);
+        rule.to === DELETED || this.requeuer
+          ? []
+          : await store.tasks.selectWrittenColumns(tx, source, moverIds);
       const afterById = new Map(written.map((r) => [String(rowId(source.sql, r)), r]));
       const audit: AuditInsert[] = movers.map((m) => ({
         operator: request.operator,
@@ -190,7 +190,7 @@ export class Run {
         reason: request.reason,
         runId: request.runId,
       }));
-      await insertAuditBatch(tx, source.db.dialect, audit);
+      await store.audit.insertBatch(tx, source.db.dialect, audit);
       for (const m of movers) out.push({ id: m.id, from: m.from, to: rule.to, outcome: 'applied' });
       return out;
     });
@@ -209,10 +209,10 @@ export class Run {
     let changed: number;
     let requeued = new Map<TaskId, Requeued>();
     if (rule.to === DELETED || this.requeuer) {
-      changed = await deleteGuarded(tx, source, ids, rule.from);
+      changed = await store.tasks.deleteGuarded(tx, source, ids, rule.from);
       if (changed === ids.length && this.requeuer) requeued = await this.requeuer.push(tx, pushes);
     } else {
-      changed = await applyTransition(tx, source, {
+      changed = await store.tasks.applyTransition(tx, source, {
         transition: rule.transition as NonNullable<typeof rule.transition>,
         id: ids,
         ...(request.action === 'retry' ? { attempts: 0, nextRetryAt: 'now' as const } : {}),

@@ -1,7 +1,7 @@
 import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { claimBatch, type ClaimCursor, type ClaimedTask, type ClaimKind } from '../../db/sql/claims.js';
+import { store, type ClaimCursor, type ClaimedTask, type ClaimKind } from '../../db/port/index.js';
 import type { RedriveCounts, RedriveEvent } from './types.js';
 
 /** A claimed task and when this process claimed it (its local clock, for the lease check before dispatch). */
@@ -86,7 +86,7 @@ export class Feeder {
       const kind = this.kinds[this.kindIndex] as ClaimKind;
       const limit = Math.min(options.batch, this.remaining);
       const batch = await withLockRetry(this.source.db.dialect.lockConflictCodes, clock, () =>
-        claimBatch(this.source, {
+        store.tasks.claimBatch(this.source, {
           kind,
           limit,
           cutoffEpoch: options.cutoffEpoch,

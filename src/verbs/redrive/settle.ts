@@ -3,15 +3,13 @@ import type { RetryPolicies } from '../../core/backoff.js';
 import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import type { ClaimedTask } from '../../db/sql/claims.js';
-import { heldClaims, txNow } from '../../db/sql/claims.js';
 import {
-  applyTransition,
-  succeedClaimed,
+  store,
+  type ClaimedTask,
   truncateError,
   lastErrorLimit,
   type ClaimFence,
-} from '../../db/sql/transitions.js';
+} from '../../db/port/index.js';
 import type { DispatchResult } from '../../dispatch/types.js';
 import type { RedriveCounts, RedriveEvent } from './types.js';
 
@@ -113,13 +111,13 @@ export class Settler {
     // Counted only once the transaction commits: a rolled-back flush counts and logs nothing.
     const tally = await source.db.transaction(async (tx) => {
       const held = rowByRow
-        ? await heldClaims(
+        ? await store.tasks.heldClaims(
             tx,
             source,
             items.map((s) => s.task),
           )
         : undefined;
-      const nowEpoch = held ? held.nowEpoch : await txNow(tx, source);
+      const nowEpoch = held ? held.nowEpoch : await store.tasks.txNow(tx, source);
       const successes = new Map<string, { fence: ClaimFence; ids: TaskId[] }>();
       const tally = { succeeded: 0, delivered: 0, retried: 0, failed: 0, released: 0, lostRace: 0 };
       for (const item of items) {
@@ -145,7 +143,7 @@ export class Settler {
         if ('release' in item) {
           const written = await this.written(
             rowByRow,
-            applyTransition(tx, source, {
+            store.tasks.applyTransition(tx, source, {
               transition: 'release',
               id: task.id,
               fence: task.fence,
@@ -181,7 +179,7 @@ export class Settler {
         } else if (decision.transition === 'retry') {
           const written = await this.written(
             rowByRow,
-            applyTransition(tx, source, {
+            store.tasks.applyTransition(tx, source, {
               transition: 'retry',
               id: task.id,
               fence: task.fence,
@@ -204,7 +202,7 @@ export class Settler {
         } else {
           const written = await this.written(
             rowByRow,
-            applyTransition(tx, source, {
+            store.tasks.applyTransition(tx, source, {
               transition: 'fail',
               id: task.id,
               fence: task.fence,
@@ -226,7 +224,7 @@ export class Settler {
         }
       }
       for (const group of successes.values()) {
-        const changed = await succeedClaimed(tx, source, group.ids, group.fence);
+        const changed = await store.tasks.succeedClaimed(tx, source, group.ids, group.fence);
         if (changed !== group.ids.length) {
           if (!rowByRow) throw new GroupMissed();
           throw new Error(`success changed ${changed} of ${group.ids.length} held rows; rolled back`);
