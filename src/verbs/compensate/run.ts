@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { store, type AuditInsert } from '../../db/port/index.js';
+import { store as portStore, type AuditInsert, type CompensateStore } from '../../db/port/index.js';
 import type { Queryable, Row } from '../../db/types.js';
 import {
   FailedJobRequeuer,
@@ -36,7 +36,7 @@ function flavorOf(source: BoundSource): QueueFlavor | undefined {
 
 export class Run {
   readonly result: CompensateResult;
-  private readonly started = Date.now();
+  private readonly started: number;
   private requeuer: FailedJobRequeuer | undefined;
   private processed = 0;
 
@@ -44,7 +44,12 @@ export class Run {
     private readonly source: BoundSource,
     private readonly request: CompensateRequest,
     private readonly nowEpoch: number,
+    /** The statements of a batch (the installed store unless a test gives its own). */
+    private readonly store: CompensateStore = portStore,
+    /** Paces the run and times it. */
+    private readonly clock: LocalClock = systemClock,
   ) {
+    this.started = clock.nowMs();
     this.result = {
       action: request.action,
       operator: request.operator,
@@ -125,7 +130,7 @@ export class Run {
 
   /** One batch: lock, re-check, write, audit, commit (or, in a dry run, read and decide). */
   async batch(ids: readonly TaskId[], mode: 'ids' | 'filter'): Promise<void> {
-    const { source, request } = this;
+    const { source, request, store } = this;
     const rule = ACTION_RULES[request.action];
     if (request.dryRun) {
       const rows = await store.tasks.selectWholeRows(source.db, source, ids, false);
@@ -142,7 +147,7 @@ export class Run {
       this.processed += ids.length;
       return;
     }
-    const items = await source.db.transaction(async (tx) => {
+    const items = await store.tasks.transaction(source, async (tx) => {
       const rows = await store.tasks.selectWholeRows(tx, source, ids, true);
       const found = new Set(rows.map((r) => String(rowId(source.sql, r))));
       const out: CompensateItem[] = ids
@@ -204,7 +209,7 @@ export class Run {
 
   /** The guarded write of the movers; a count short of the locked rows means the guard failed: roll back. */
   private async write(tx: Queryable, ids: TaskId[], pushes: RequeuePlan[]): Promise<Map<TaskId, Requeued>> {
-    const { source, request } = this;
+    const { source, request, store } = this;
     const rule = ACTION_RULES[request.action];
     let changed: number;
     let requeued = new Map<TaskId, Requeued>();
@@ -235,12 +240,12 @@ export class Run {
     const rate = this.request.rate;
     if (!rate) return;
     const due = this.started + (this.processed / rate) * 1000;
-    const wait = due - Date.now();
-    if (wait > 0) await sleep(wait);
+    const wait = due - this.clock.nowMs();
+    if (wait > 0) await this.clock.sleep(wait);
   }
 
   finish(): CompensateResult {
-    this.result.durationMs = Date.now() - this.started;
+    this.result.durationMs = this.clock.nowMs() - this.started;
     return this.result;
   }
 

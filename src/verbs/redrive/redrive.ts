@@ -144,9 +144,10 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   const abort = options.abort ? AbortSignal.any([options.abort, fatal.signal]) : fatal.signal;
   setMaxListeners(0, abort); // every request in flight listens to it
   const stopped = () => Boolean(options.stop?.aborted) || abort.aborted;
-  const settler = new Settler(source, options.policies, counts, log, options.random, clock);
+  const settler = new Settler(source, store.tasks, options.policies, counts, log, options.random, clock);
   const feeder = new Feeder(
     source,
+    store.tasks,
     { ...options, ...cutoffs, bizTypes, skipLocked, stopped, clock },
     counts,
     log,
