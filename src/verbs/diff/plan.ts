@@ -1,12 +1,12 @@
 import type { DiffRule } from '../../core/diff.js';
 import type { KeySemantics } from '../../core/diff-keys.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import {
-  type CrossBusinessSide,
-  type CrossTaskSide,
-  type NullKeyTaskSide,
-  type BusinessSide,
-  type TaskSide,
+import type {
+  CrossBusinessSide,
+  CrossTaskSide,
+  NullKeyTaskSide,
+  BusinessSide,
+  TaskSide,
 } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 
