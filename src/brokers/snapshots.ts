@@ -1,11 +1,5 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import {
-  insertSnapshots,
-  pruneSnapshots,
-  selectAnchors,
-  selectDepthRangeAfter,
-  selectRecent,
-} from '../db/sql/queue-snapshot.js';
+import { store } from '../db/port/index.js';
 import type { Db } from '../db/types.js';
 import { usageError } from '../errors.js';
 import {
@@ -147,13 +141,17 @@ export class DbSnapshotStore implements SnapshotStore {
 
   async history(broker: string, queues: readonly string[], staleAfterSeconds: number, nowEpoch: number) {
     const cutoff = nowEpoch - staleAfterSeconds;
-    const anchors = new Map((await selectAnchors(this.db, broker, cutoff)).map((a) => [a.queue, a]));
-    const ranges = new Map((await selectDepthRangeAfter(this.db, broker, cutoff)).map((r) => [r.queue, r]));
+    const anchors = new Map(
+      (await store.state.selectAnchors(this.db, broker, cutoff)).map((a) => [a.queue, a]),
+    );
+    const ranges = new Map(
+      (await store.state.selectDepthRangeAfter(this.db, broker, cutoff)).map((r) => [r.queue, r]),
+    );
     const out = new Map<string, QueueHistory>();
     for (const queue of queues) {
       const anchor = anchors.get(queue);
       const range = ranges.get(queue);
-      const recent = await selectRecent(this.db, broker, queue, GROWING_RUNS - 1);
+      const recent = await store.state.selectRecent(this.db, broker, queue, GROWING_RUNS - 1);
       out.set(queue, {
         anchor: anchor ? { depth: anchor.depth, atEpoch: anchor.atEpoch } : null,
         after: range ? { lo: range.lo, hi: range.hi } : null,
@@ -168,9 +166,13 @@ export class DbSnapshotStore implements SnapshotStore {
     staleAfterSeconds: number,
     nowEpoch: number,
   ): Promise<void> {
-    await insertSnapshots(this.db, snapshots);
+    await store.state.insertSnapshots(this.db, snapshots);
     for (const broker of new Set(snapshots.map((s) => s.broker)))
-      await pruneSnapshots(this.db, broker, nowEpoch - 2 * staleAfterSeconds - KEEP_EXTRA_SECONDS);
+      await store.state.pruneSnapshots(
+        this.db,
+        broker,
+        nowEpoch - 2 * staleAfterSeconds - KEEP_EXTRA_SECONDS,
+      );
   }
 }
 

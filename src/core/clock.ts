@@ -8,8 +8,11 @@ export interface LocalClock {
   nowMs(): number;
   /** Resolves after `ms`, or at once when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /** Calls `tick` every `ms` until the returned stop() (a timer per running task: no promise, no signal). */
-  every(ms: number, tick: () => void): { stop(): void };
+  /**
+   * Calls `tick` every `ms` until the returned stop() (a timer per running task: no promise, no signal).
+   * With `unref`, the timer alone does not keep the process alive.
+   */
+  every(ms: number, tick: () => void, options?: { unref?: boolean }): { stop(): void };
 }
 
 export const systemClock: LocalClock = {
@@ -24,8 +27,9 @@ export const systemClock: LocalClock = {
       }
       signal?.addEventListener('abort', done, { once: true });
     }),
-  every: (ms, tick) => {
+  every: (ms, tick, options) => {
     const timer = setInterval(tick, ms);
+    if (options?.unref) timer.unref();
     return { stop: () => clearInterval(timer) };
   },
 };

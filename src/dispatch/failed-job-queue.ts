@@ -2,7 +2,7 @@ import type { RedisFramework } from '../config/brokers.js';
 import type { SourceConfig } from '../config/schema.js';
 import type { TaskId } from '../core/task.js';
 import { connectBeside } from '../db/connect.js';
-import { insertQueueJob, type QueueJobInsert } from '../db/sql/compensate.js';
+import { store, type QueueJobInsert } from '../db/port/index.js';
 import type { ColumnInfo, Db, Queryable, Row } from '../db/types.js';
 import { TaskreconError, usageError } from '../errors.js';
 import { PhpJsonError } from './php-json.js';
@@ -158,7 +158,7 @@ export class FailedJobRequeuer {
         const columns = await this.jobColumns(db, target.table);
         const insertAll = async (q: Queryable) => {
           for (const plan of group) {
-            const jobId = await insertQueueJob(q, db.dialect, target.table, {
+            const jobId = await store.tasks.insertQueueJob(q, db.dialect, target.table, {
               columns,
               queue: plan.queue,
               payload: plan.payload,

@@ -176,6 +176,13 @@ function strategyOf(name: string): string | undefined {
   return folder && DIFF_STRATEGIES.includes(folder) ? folder : undefined;
 }
 
+/** Imports of db/sql/ (the statements) from outside db/: everything above db/ goes through the port (db/port/). */
+function statementImportOffenders(imports: ReadonlyArray<{ from: string; to: string }>): string[] {
+  return imports
+    .filter(({ from, to }) => to.startsWith('db/sql/') && !from.startsWith('db/'))
+    .map(({ from, to }) => `src/${from} imports src/${to}`);
+}
+
 describe('the layout of src/', () => {
   it('has no import cycle between folders', () => {
     const edges = new Map<string, Set<string>>();
@@ -282,6 +289,13 @@ describe('the layout of src/', () => {
     expect(offenders, offenders.join('\n')).toEqual([]);
   });
 
+  it('imports db/sql/ only from inside db/ (the rest goes through the storage port)', () => {
+    const offenders = statementImportOffenders(
+      FILES.flatMap((f) => importsOf(f.name).map((to) => ({ from: f.name, to }))),
+    );
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
   it('can fail: each rule flags a planted case', () => {
     expect(SQL_TEXT.test('SELECT id FROM ${…} WHERE x = ?')).toBe(true);
     expect(SQL_TEXT.test('${…} IN (${…})')).toBe(true);
@@ -329,5 +343,12 @@ describe('the layout of src/', () => {
     expect(
       constructsRedis('/* new Redis(url) is made by the factory */ createRedisClient(url, {}, log);'),
     ).toBe(false);
+    expect(
+      statementImportOffenders([
+        { from: 'verbs/redrive/feed.ts', to: 'db/sql/claims.ts' },
+        { from: 'verbs/redrive/feed.ts', to: 'db/port/index.ts' },
+        { from: 'db/sql-store.ts', to: 'db/sql/claims.ts' },
+      ]),
+    ).toEqual(['src/verbs/redrive/feed.ts imports src/db/sql/claims.ts']);
   });
 });

@@ -1,7 +1,6 @@
 import type { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
-import { selectListIds } from '../../db/sql/console-list.js';
-import { LIST_STATUS } from '../../db/sql/scan.js';
+import { store, LIST_STATUS } from '../../db/port/index.js';
 import { usageError } from '../../errors.js';
 import {
   compensate,
@@ -87,7 +86,7 @@ export function actionRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Ro
     const where = listPredicate(source, query, nowEpoch, deps.stuckAfterMs);
     if (!where || !actionsFor(deps, LIST_STATUS[query.list]).includes(action))
       throw usageError(`${action} does not apply to the ${query.list} list of this table`);
-    const ids = await selectListIds(source, where, MAX_FROZEN);
+    const ids = await store.tasks.selectListIds(source, where, MAX_FROZEN);
     if (ids.length > MAX_FROZEN)
       throw usageError(
         `more than ${MAX_FROZEN.toLocaleString('en-US')} tasks match`,

@@ -1,13 +1,8 @@
 import type { Hono } from 'hono';
 import { TREND_SPAN_NAMES } from '../../core/trend.js';
-import { selectAuditIdsBefore } from '../../db/sql/console-audit.js';
-import { selectListPage } from '../../db/sql/console-list.js';
-import { loadTrend } from '../../db/sql/console-trends.js';
-import { selectSnapshotsSince } from '../../db/sql/console-snapshots.js';
+import { store, LIST_STATUS } from '../../db/port/index.js';
 import { backlogHistory, queuesBody } from '../pages/queues.js';
 import { html } from '../html.js';
-import { LIST_STATUS } from '../../db/sql/scan.js';
-import { auditTableExists, selectAuditPage } from '../../db/sql/audit.js';
 import { toAuditEntry, type AuditEntry } from '../../verbs/audit/index.js';
 import { capabilityNotes, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
@@ -38,10 +33,14 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const nowEpoch = await source.db.nowEpoch();
     const [head, ...trends] = await Promise.all([
       scanSummary(source, { nowEpoch, stuckAfterMs: deps.stuckAfterMs, limit: 0 }),
-      ...TREND_SPAN_NAMES.map((span) => loadTrend(source, span, nowEpoch)),
+      ...TREND_SPAN_NAMES.map((span) => store.state.loadTrend(source, span, nowEpoch)),
     ]);
-    const history = await selectSnapshotsSince(source.db, nowEpoch - SNAPSHOT_SPAN_SECONDS, SNAPSHOT_ROWS);
-    const body = html`${overviewBody({ ...head, trends: trends as Awaited<ReturnType<typeof loadTrend>>[] })}${
+    const history = await store.state.selectSnapshotsSince(
+      source.db,
+      nowEpoch - SNAPSHOT_SPAN_SECONDS,
+      SNAPSHOT_ROWS,
+    );
+    const body = html`${overviewBody({ ...head, trends: trends as Awaited<ReturnType<typeof store.state.loadTrend>>[] })}${
       history.length
         ? html`<section>
             <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
@@ -79,7 +78,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       );
     }
     const cursor = decodeCursor(params.get('after') ?? undefined);
-    const { rows, next } = await selectListPage(source, where, cursor, PAGE_SIZE);
+    const { rows, next } = await store.tasks.selectListPage(source, where, cursor, PAGE_SIZE);
     const body = listBody({
       query,
       tasks: rows.map((r) => source.sql.toTask(r)),
@@ -116,7 +115,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const before = Number(q('before'));
     let entries: AuditEntry[] = [];
     let older: number | undefined;
-    if (await auditTableExists(source.db)) {
+    if (await store.audit.tableExists(source.db)) {
       const filter = {
         source: source.name,
         operator: query.operator || undefined,
@@ -124,7 +123,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
         taskId: query.task || undefined,
         runId: query.run || undefined,
       };
-      const ids = await selectAuditIdsBefore(
+      const ids = await store.audit.selectIdsBefore(
         source.db,
         source.db.dialect,
         filter,
@@ -134,7 +133,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       const shown = ids.slice(0, AUDIT_PAGE);
       const oldest = shown[shown.length - 1];
       if (oldest !== undefined) {
-        const records = await selectAuditPage(
+        const records = await store.audit.selectPage(
           source.db,
           source.db.dialect,
           {
@@ -160,7 +159,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const nowEpoch = await source.db.nowEpoch();
     const [result, history] = await Promise.all([
       deps.queues.inspect(nowEpoch),
-      selectSnapshotsSince(source.db, nowEpoch - SNAPSHOT_SPAN_SECONDS, SNAPSHOT_ROWS),
+      store.state.selectSnapshotsSince(source.db, nowEpoch - SNAPSHOT_SPAN_SECONDS, SNAPSHOT_ROWS),
     ]);
     const frame = frameFor(c, deps, state, { title: 'Queues', nav: 'queues' });
     return c.html(page(frame, queuesBody(result, history)));

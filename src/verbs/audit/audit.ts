@@ -1,12 +1,6 @@
 import type { TaskId } from '../../core/task.js';
 import { AUDIT_TABLE } from '../../db/ddl.js';
-import {
-  auditTableExists,
-  selectAuditPage,
-  selectLatestAudit,
-  type AuditFilter,
-  type AuditRecord,
-} from '../../db/sql/audit.js';
+import { store, type AuditFilter, type AuditRecord } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { TaskreconError } from '../../errors.js';
 
@@ -41,7 +35,7 @@ export function missingAuditTable(db: Db): TaskreconError {
 
 /** Stops with exit 3 when the audit table is missing (a change that cannot be audited is not made). */
 export async function requireAuditTable(db: Db): Promise<void> {
-  if (!(await auditTableExists(db))) throw missingAuditTable(db);
+  if (!(await store.audit.tableExists(db))) throw missingAuditTable(db);
 }
 
 function parseJson(text: string | null): unknown {
@@ -82,12 +76,12 @@ const HISTORY_PAGE = 500;
  * audit table does not exist yet.
  */
 export async function auditHistory(db: Db, taskTable: string, taskId: TaskId): Promise<AuditEntry[]> {
-  if (!(await auditTableExists(db))) return [];
+  if (!(await store.audit.tableExists(db))) return [];
   const filter: AuditFilter = { taskTable, taskIds: [String(taskId)] };
   const out: AuditEntry[] = [];
   let after = 0;
   for (;;) {
-    const page = await selectAuditPage(db, db.dialect, filter, after, HISTORY_PAGE);
+    const page = await store.audit.selectPage(db, db.dialect, filter, after, HISTORY_PAGE);
     out.push(...page.map(toAuditEntry));
     if (page.length < HISTORY_PAGE) return out;
     after = page[page.length - 1]?.id ?? after;
@@ -102,7 +96,7 @@ export interface AuditQuery extends AuditFilter {
 /** The newest `limit` entries matching the filter, oldest first. */
 export async function latestAudit(db: Db, query: AuditQuery): Promise<AuditEntry[]> {
   await requireAuditTable(db);
-  return (await selectLatestAudit(db, db.dialect, query, query.limit)).map(toAuditEntry);
+  return (await store.audit.selectLatest(db, db.dialect, query, query.limit)).map(toAuditEntry);
 }
 
 /** Every entry matching the filter, oldest first, a page at a time (constant memory). */
@@ -110,7 +104,7 @@ export async function* streamAudit(db: Db, filter: AuditFilter, pageSize = 1000)
   await requireAuditTable(db);
   let after = 0;
   for (;;) {
-    const page = await selectAuditPage(db, db.dialect, filter, after, pageSize);
+    const page = await store.audit.selectPage(db, db.dialect, filter, after, pageSize);
     for (const record of page) yield toAuditEntry(record);
     if (page.length < pageSize) return;
     after = page[page.length - 1]?.id ?? after;

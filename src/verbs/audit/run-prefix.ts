@@ -1,4 +1,4 @@
-import { selectRunIdsByPrefix } from '../../db/sql/audit-runs.js';
+import { store } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { usageError } from '../../errors.js';
 import { requireAuditTable } from './audit.js';
@@ -16,7 +16,7 @@ export async function resolveRunId(db: Db, value: string): Promise<string> {
       'Give at least 4 characters of the run id.',
     );
   await requireAuditTable(db);
-  const runs = await selectRunIdsByPrefix(db, db.dialect, prefix, 6);
+  const runs = await store.audit.selectRunIdsByPrefix(db, db.dialect, prefix, 6);
   if (runs.length === 1) return runs[0] as string;
   if (runs.length === 0)
     throw usageError(

@@ -1,14 +1,6 @@
 import type { Task, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { selectRemovals } from '../../db/sql/audit.js';
-import {
-  countCandidates,
-  idRangeWhere,
-  selectCandidatePage,
-  selectCandidateTasks,
-  selectWholeRows,
-  type CandidateCursor,
-} from '../../db/sql/compensate.js';
+import { store, idRangeWhere, type CandidateCursor } from '../../db/port/index.js';
 import { and, filterWhere, inList, type Fragment } from '../../db/fragment.js';
 import { toIso } from '../../db/task-sql.js';
 import type { Row } from '../../db/types.js';
@@ -80,7 +72,7 @@ export async function compensate(source: BoundSource, request: CompensateRequest
 async function requireKnown(source: BoundSource, ids: TaskId[]) {
   const rows: Row[] = [];
   for (let i = 0; i < ids.length; i += 1000)
-    rows.push(...(await selectWholeRows(source.db, source, ids.slice(i, i + 1000), false)));
+    rows.push(...(await store.tasks.selectWholeRows(source.db, source, ids.slice(i, i + 1000), false)));
   const found = new Set(rows.map((r) => String(rowId(source.sql, r))));
   const missing = ids.filter((id) => !found.has(String(id)));
   const gone = new Map((await removalsOf(source, missing)).map((r) => [r.taskId, r]));
@@ -142,7 +134,7 @@ async function runIds(run: Run, source: BoundSource, request: CompensateRequest)
 
 async function removalsOf(source: BoundSource, ids: TaskId[]) {
   if (ids.length === 0 || !(await source.db.columns('taskrecon_audit'))) return [];
-  return selectRemovals(source.db, source.db.dialect, source.name, ids.map(String));
+  return store.audit.selectRemovals(source.db, source.db.dialect, source.name, ids.map(String));
 }
 
 /** The rows a filtered selection reads: the action's movable statuses (narrowed by --status) and the filters. */
@@ -174,12 +166,12 @@ export async function previewCandidates(
   if (request.ids) {
     const id = source.sql.expr('id') as string;
     const ids = request.ids.slice(0, limit);
-    const rows = await selectCandidateTasks(source, inList(id, ids), limit);
+    const rows = await store.tasks.selectCandidateTasks(source, inList(id, ids), limit);
     return { tasks: rows.map((r) => source.sql.toTask(r)), matched: request.ids.length };
   }
   const where = selectionWhere(source, request);
-  const matched = await countCandidates(source.db, source, where);
-  const rows = await selectCandidateTasks(source, where, Math.min(limit, request.limit || limit));
+  const matched = await store.tasks.countCandidates(source.db, source, where);
+  const rows = await store.tasks.selectCandidateTasks(source, where, Math.min(limit, request.limit || limit));
   return {
     tasks: rows.map((r) => source.sql.toTask(r)),
     matched: request.limit ? Math.min(matched, request.limit) : matched,
@@ -188,7 +180,7 @@ export async function previewCandidates(
 
 async function runFilter(run: Run, source: BoundSource, request: CompensateRequest): Promise<void> {
   const where = selectionWhere(source, request);
-  const count = await countCandidates(source.db, source, where);
+  const count = await store.tasks.countCandidates(source.db, source, where);
   const total = request.limit > 0 ? Math.min(count, request.limit) : count;
   run.result.matched = total;
   const size = batchSize(request);
@@ -208,7 +200,13 @@ async function runFilter(run: Run, source: BoundSource, request: CompensateReque
         run.result.interrupted = true;
         return;
       }
-      const page = await selectCandidatePage(source.db, source, walk, cursor, Math.min(size, total - done));
+      const page = await store.tasks.selectCandidatePage(
+        source.db,
+        source,
+        walk,
+        cursor,
+        Math.min(size, total - done),
+      );
       if (page.ids.length === 0) break;
       await run.batch(page.ids, 'filter');
       done += page.ids.length;

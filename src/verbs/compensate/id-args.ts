@@ -1,6 +1,6 @@
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import type { IdRange } from '../../db/sql/compensate.js';
+import type { IdRange } from '../../db/port/index.js';
 import { usageError } from '../../errors.js';
 import { hasNumericId, parseTaskId } from '../show/index.js';
 

@@ -1,9 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { insertAuditBatch, type AuditInsert } from '../../db/sql/audit.js';
-import { deleteGuarded, selectWholeRows, selectWrittenColumns } from '../../db/sql/compensate.js';
-import { applyTransition } from '../../db/sql/transitions.js';
+import { store as portStore, type AuditInsert, type CompensateStore } from '../../db/port/index.js';
 import type { Queryable, Row } from '../../db/types.js';
 import {
   FailedJobRequeuer,
@@ -38,7 +36,7 @@ function flavorOf(source: BoundSource): QueueFlavor | undefined {
 
 export class Run {
   readonly result: CompensateResult;
-  private readonly started = Date.now();
+  private readonly started: number;
   private requeuer: FailedJobRequeuer | undefined;
   private processed = 0;
 
@@ -46,7 +44,12 @@ export class Run {
     private readonly source: BoundSource,
     private readonly request: CompensateRequest,
     private readonly nowEpoch: number,
+    /** The statements of a batch (the installed store unless a test gives its own). */
+    private readonly store: CompensateStore = portStore,
+    /** Paces the run and times it. */
+    private readonly clock: LocalClock = systemClock,
   ) {
+    this.started = clock.nowMs();
     this.result = {
       action: request.action,
       operator: request.operator,
@@ -127,10 +130,10 @@ export class Run {
 
   /** One batch: lock, re-check, write, audit, commit (or, in a dry run, read and decide). */
   async batch(ids: readonly TaskId[], mode: 'ids' | 'filter'): Promise<void> {
-    const { source, request } = this;
+    const { source, request, store } = this;
     const rule = ACTION_RULES[request.action];
     if (request.dryRun) {
-      const rows = await selectWholeRows(source.db, source, ids, false);
+      const rows = await store.tasks.selectWholeRows(source.db, source, ids, false);
       for (const d of this.decideRows(rows)) {
         // A failed job's target is checked as the push would use it: a dry run promises no push it cannot make.
         const why = d.push && (await this.requeuer?.wouldFail(d.push.target));
@@ -144,8 +147,8 @@ export class Run {
       this.processed += ids.length;
       return;
     }
-    const items = await source.db.transaction(async (tx) => {
-      const rows = await selectWholeRows(tx, source, ids, true);
+    const items = await store.tasks.transaction(source, async (tx) => {
+      const rows = await store.tasks.selectWholeRows(tx, source, ids, true);
       const found = new Set(rows.map((r) => String(rowId(source.sql, r))));
       const out: CompensateItem[] = ids
         .filter((id) => !found.has(String(id)))
@@ -173,7 +176,9 @@ export class Run {
         movers.flatMap((m) => (m.push ? [m.push] : [])),
       );
       const written =
-        rule.to === DELETED || this.requeuer ? [] : await selectWrittenColumns(tx, source, moverIds);
+        rule.to === DELETED || this.requeuer
+          ? []
+          : await store.tasks.selectWrittenColumns(tx, source, moverIds);
       const afterById = new Map(written.map((r) => [String(rowId(source.sql, r)), r]));
       const audit: AuditInsert[] = movers.map((m) => ({
         operator: request.operator,
@@ -190,7 +195,7 @@ export class Run {
         reason: request.reason,
         runId: request.runId,
       }));
-      await insertAuditBatch(tx, source.db.dialect, audit);
+      await store.audit.insertBatch(tx, source.db.dialect, audit);
       for (const m of movers) out.push({ id: m.id, from: m.from, to: rule.to, outcome: 'applied' });
       return out;
     });
@@ -204,15 +209,15 @@ export class Run {
 
   /** The guarded write of the movers; a count short of the locked rows means the guard failed: roll back. */
   private async write(tx: Queryable, ids: TaskId[], pushes: RequeuePlan[]): Promise<Map<TaskId, Requeued>> {
-    const { source, request } = this;
+    const { source, request, store } = this;
     const rule = ACTION_RULES[request.action];
     let changed: number;
     let requeued = new Map<TaskId, Requeued>();
     if (rule.to === DELETED || this.requeuer) {
-      changed = await deleteGuarded(tx, source, ids, rule.from);
+      changed = await store.tasks.deleteGuarded(tx, source, ids, rule.from);
       if (changed === ids.length && this.requeuer) requeued = await this.requeuer.push(tx, pushes);
     } else {
-      changed = await applyTransition(tx, source, {
+      changed = await store.tasks.applyTransition(tx, source, {
         transition: rule.transition as NonNullable<typeof rule.transition>,
         id: ids,
         ...(request.action === 'retry' ? { attempts: 0, nextRetryAt: 'now' as const } : {}),
@@ -235,12 +240,12 @@ export class Run {
     const rate = this.request.rate;
     if (!rate) return;
     const due = this.started + (this.processed / rate) * 1000;
-    const wait = due - Date.now();
-    if (wait > 0) await sleep(wait);
+    const wait = due - this.clock.nowMs();
+    if (wait > 0) await this.clock.sleep(wait);
   }
 
   finish(): CompensateResult {
-    this.result.durationMs = Date.now() - this.started;
+    this.result.durationMs = this.clock.nowMs() - this.started;
     return this.result;
   }
 

@@ -1,5 +1,5 @@
 import type { LogicalStatus, TaskId } from '../../core/task.js';
-import type { ManualFilter } from '../../db/sql/compensate.js';
+import type { ManualFilter } from '../../db/port/index.js';
 import type { Row } from '../../db/types.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import type { CompensateAction } from './plan.js';

@@ -1,5 +1,5 @@
 import { connect } from '../../db/connect.js';
-import { applyDemoEffectOnce, isDemoBizType } from '../../db/sql/demo.js';
+import { store, isDemoBizType } from '../../db/port/index.js';
 
 /**
  * The sandbox's handler, run by redrive as a `command` handler:
@@ -43,7 +43,7 @@ async function main(): Promise<number> {
   }
   const db = await connect(`sqlite:${delivery.file}`);
   try {
-    const outcome = await applyDemoEffectOnce(
+    const outcome = await store.sandbox.applyDemoEffectOnce(
       db,
       delivery.bizType,
       delivery.bizId,

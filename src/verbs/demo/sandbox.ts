@@ -5,20 +5,13 @@ import { TaskreconError } from '../../errors.js';
 import { auditDdl, asyncTaskDdl } from '../../db/ddl.js';
 import { connect } from '../../db/connect.js';
 import {
+  store,
   DEMO_BUSINESS_DDL,
-  demoSamples,
-  insertDemoEffect,
-  insertDemoTask,
-  isDemoSandbox,
-  markSandbox,
-} from '../../db/sql/demo.js';
-import { buildFixtures } from './fixtures.js';
-import {
-  insertSweepDemoFailures,
   SWEEP_DEMO_DDL,
   SWEEP_DEMO_RULES,
   SWEEP_DEMO_SOURCE,
-} from '../../db/sql/sweep-demo.js';
+} from '../../db/port/index.js';
+import { buildFixtures } from './fixtures.js';
 
 /** The business tables the sandbox's tasks were meant to change, and the column that names the order. */
 export const BUSINESS_TABLES = {
@@ -47,7 +40,7 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
     let isSandbox = false;
     try {
       const probe = await connect(`sqlite:${file}`);
-      isSandbox = await isDemoSandbox(probe);
+      isSandbox = await store.sandbox.isDemoSandbox(probe);
       await probe.close();
     } catch {
       // Not SQLite at all: certainly not ours.
@@ -73,9 +66,9 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
     const businessRows = await db.transaction(async (tx) => {
       let rows = 0;
       for (const task of fixtures.tasks) {
-        await insertDemoTask(tx, task);
+        await store.sandbox.insertDemoTask(tx, task);
         for (let i = 0; i < task.effects; i++)
-          rows += await insertDemoEffect(
+          rows += await store.sandbox.insertDemoEffect(
             tx,
             task.bizType,
             task.bizId,
@@ -84,19 +77,19 @@ export async function buildSandbox(fileArg: string, count: number): Promise<Sand
           );
       }
       for (const [bizType, orderId] of fixtures.orphans)
-        rows += await insertDemoEffect(tx, bizType, orderId, null, {
+        rows += await store.sandbox.insertDemoEffect(tx, bizType, orderId, null, {
           user_id: 10_001,
           points: 5,
           phone: '13800000000',
         });
       // think-queue failures for the sweep (not business rows).
-      await insertSweepDemoFailures(tx);
-      await markSandbox(tx, count);
+      await store.sandbox.insertSweepDemoFailures(tx);
+      await store.sandbox.markSandbox(tx, count);
       return rows;
     });
     const configFile = join(dirname(file), `${basename(file).replace(/\.sqlite$/, '')}.config.yaml`);
     writeFileSync(configFile, sandboxConfig(basename(file), effectHandlerArgv(file)));
-    return { file, configFile, tasks: count, businessRows, samples: await demoSamples(db) };
+    return { file, configFile, tasks: count, businessRows, samples: await store.sandbox.demoSamples(db) };
   } finally {
     await db.close();
   }

@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { checkTransition, targetOf } from '../../core/state-machine.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { insertAudit } from '../../db/sql/audit.js';
-import { selectWholeRows } from '../../db/sql/compensate.js';
-import { applyTransition } from '../../db/sql/transitions.js';
+import { store } from '../../db/port/index.js';
 import { requireAuditTable } from '../audit/index.js';
 import { rowEventId, rowId, rowJson, rowStatus } from '../compensate/index.js';
 
@@ -58,7 +56,7 @@ export async function enqueueMissing(
   for (let i = 0; i < ids.length; i += BATCH) {
     const batch = ids.slice(i, i + BATCH);
     const work = async (q: Parameters<Parameters<typeof source.db.transaction>[0]>[0]) => {
-      const rows = await selectWholeRows(q, source, batch, !request.dryRun);
+      const rows = await store.tasks.selectWholeRows(q, source, batch, !request.dryRun);
       const byId = new Map(rows.map((r) => [String(rowId(source.sql, r)), r]));
       for (const id of batch) {
         const before = byId.get(String(id));
@@ -76,7 +74,11 @@ export async function enqueueMissing(
           record({ id, from, to, outcome: 'would-apply' });
           continue;
         }
-        const changed = await applyTransition(q, source, { transition: 'requeue', id, nextRetryAt: 'now' });
+        const changed = await store.tasks.applyTransition(q, source, {
+          transition: 'requeue',
+          id,
+          nextRetryAt: 'now',
+        });
         if (changed === 0) {
           record({
             id,
@@ -87,8 +89,8 @@ export async function enqueueMissing(
           });
           continue;
         }
-        const [after] = await selectWholeRows(q, source, [id], false);
-        await insertAudit(q, source.db.dialect, {
+        const [after] = await store.tasks.selectWholeRows(q, source, [id], false);
+        await store.audit.insert(q, source.db.dialect, {
           operator: request.operator,
           host: request.host,
           action: 'requeue',

@@ -2,8 +2,7 @@ import type { RuleConfig } from '../../config/schema.js';
 import type { DiffRule } from '../../core/diff.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { columnOf } from '../../db/profiles/types.js';
-import { integerPrimaryKey } from '../../db/sql/diff-schema.js';
-import { createIndexStatement } from '../../db/sql/suggestions.js';
+import { store } from '../../db/port/index.js';
 import type { Db, IndexInfo } from '../../db/types.js';
 
 /**
@@ -54,7 +53,7 @@ function need(
     why,
     present: Boolean(found),
     index: found?.name ?? null,
-    suggestion: found ? null : createIndexStatement(db.dialect, name, table, columns),
+    suggestion: found ? null : store.doctor.createIndexStatement(db.dialect, name, table, columns),
   };
 }
 
@@ -88,7 +87,7 @@ export async function ruleIndexes(
     // SQLite's INTEGER PRIMARY KEY is the rowid and appears in no index list.
     if (
       !walk.present &&
-      (await integerPrimaryKey(source.db, taskTable))?.toLowerCase() === id.toLowerCase()
+      (await store.diff.integerPrimaryKey(source.db, taskTable))?.toLowerCase() === id.toLowerCase()
     ) {
       Object.assign(walk, { present: true, index: 'PRIMARY', suggestion: null });
     }

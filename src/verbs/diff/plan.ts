@@ -1,8 +1,13 @@
 import type { DiffRule } from '../../core/diff.js';
 import type { KeySemantics } from '../../core/diff-keys.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import type { CrossBusinessSide, CrossTaskSide, NullKeyTaskSide } from '../../db/sql/diff-checksum.js';
-import type { BusinessSide, TaskSide } from '../../db/sql/diff.js';
+import type {
+  CrossBusinessSide,
+  CrossTaskSide,
+  NullKeyTaskSide,
+  BusinessSide,
+  TaskSide,
+} from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 
 /**

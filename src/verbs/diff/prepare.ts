@@ -2,16 +2,19 @@ import { closest } from '../../config/suggest.js';
 import { statusesOfRole, type DiffRule, type TaskKey } from '../../core/diff.js';
 import { BINARY_KEYS, semanticsOfCollation } from '../../core/diff-keys.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { isIntegerType } from '../../db/sql/diff-keys.js';
-import { bizTypeHasTasks, columnCollation, probeWhere } from '../../db/sql/diff-schema.js';
-import { utf8Collation, type CrossBusinessSide, type CrossTaskSide } from '../../db/sql/diff-checksum.js';
-import type { BusinessSide, TaskSide } from '../../db/sql/diff.js';
+import {
+  store,
+  isIntegerType,
+  utf8Collation,
+  type CrossBusinessSide,
+  type CrossTaskSide,
+  type BusinessSide,
+  type TaskSide,
+} from '../../db/port/index.js';
 import { filterWhere, notOrNull } from '../../db/fragment.js';
 import type { Fragment } from '../../db/task-sql.js';
 import type { Db } from '../../db/types.js';
 import { configError, TaskreconError } from '../../errors.js';
-import { withReadOnly } from '../../db/sql/diff-readonly.js';
-import { spaceWeight } from '../../db/sql/diff-merge.js';
 import { mergeableCollation, padsSpaces } from '../../core/diff-weights.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { servingIndex } from './indexes.js';
@@ -156,7 +159,9 @@ export async function prepareRule(
   const businessTable = quoteBusiness(rule.business.table);
   if (rule.business.where) {
     try {
-      await withReadOnly(businessDb, (q) => probeWhere(q, businessTable, rule.business.where as string));
+      await store.diff.withReadOnly(businessDb, (q) =>
+        store.diff.probeWhere(q, businessTable, rule.business.where as string),
+      );
     } catch (error) {
       if (error instanceof TaskreconError) throw error;
       throw ruleError(
@@ -169,9 +174,11 @@ export async function prepareRule(
   const businessKeyIsInt = isIntegerType(businessKey.dataType);
   const businessCollation = businessKeyIsInt
     ? null
-    : await columnCollation(businessDb, rule.business.table, businessKey.name);
+    : await store.diff.columnCollation(businessDb, rule.business.table, businessKey.name);
   const taskCollation =
-    keyColumn && !taskKeyIsInt ? await columnCollation(source.db, profile.table, keyColumn.name) : null;
+    keyColumn && !taskKeyIsInt
+      ? await store.diff.columnCollation(source.db, profile.table, keyColumn.name)
+      : null;
   const taskSemantics = taskKeyIsInt ? BINARY_KEYS : semanticsOfCollation(taskCollation);
   // Across servers the business key's collation decides; an integer business key takes the task key's.
   const crossSemantics = businessKeyIsInt ? taskSemantics : semanticsOfCollation(businessCollation);
@@ -186,7 +193,11 @@ export async function prepareRule(
       `business table '${rule.business.table}' has no index starting with '${businessKey.name}': every lookup scans it (see doctor)`,
     );
   }
-  if (!(await withReadOnly(source.db, (q) => bizTypeHasTasks(q, sql.table, bizTypeExpr, rule.bizType)))) {
+  if (
+    !(await store.diff.withReadOnly(source.db, (q) =>
+      store.diff.bizTypeHasTasks(q, sql.table, bizTypeExpr, rule.bizType),
+    ))
+  ) {
     warnings.push(
       `rule '${rule.name}': no task of biz type '${rule.bizType}' in ${profile.table}; every business row will be an orphan`,
     );
@@ -244,7 +255,7 @@ export async function prepareRule(
     throw ruleError(rule, `cannot merge the key indexes: ${blocker}`, 'Run it with --walk join (or auto).');
   }
   if (!blocker && options.walk !== 'join' && taskCollation) {
-    const space = padsSpaces(taskCollation) ? await spaceWeight(businessDb, taskCollation) : null;
+    const space = padsSpaces(taskCollation) ? await store.diff.spaceWeight(businessDb, taskCollation) : null;
     return { kind: 'merge', ...base, task, business, taskSemantics, space, nullKeyTasks: crossTask };
   }
   return { kind: 'join', ...base, task, business, taskSemantics, businessKeyIndexed };

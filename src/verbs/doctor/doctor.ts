@@ -1,5 +1,5 @@
 import { inspectSource, type BoundSource } from '../../db/bind-source.js';
-import { serverClock, type ServerClock } from '../../db/sql/doctor.js';
+import { store, type ServerClock } from '../../db/port/index.js';
 import type { Profile } from '../../db/profiles/types.js';
 import type { Db } from '../../db/types.js';
 import { check, type CheckStatus, type DoctorCheck } from './check.js';
@@ -49,7 +49,7 @@ export interface DoctorOptions {
 export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorResult> {
   const clientNow = options.clientNowMs ?? Date.now;
   const before = clientNow();
-  const clock = await serverClock(db);
+  const clock = await store.doctor.serverClock(db);
   const clientEpoch = Math.round((before + clientNow()) / 2000);
   const checks: DoctorCheck[] = [
     check('connection', 'ok', `connected to ${db.display} in ${options.connectMs} ms`),

@@ -1,8 +1,5 @@
 import type { BoundSource } from '../../db/bind-source.js';
-import { explain, readPlan } from '../../db/sql/doctor.js';
-import { createIndexStatement } from '../../db/sql/suggestions.js';
-import { countDue, countStuck } from '../../db/sql/scan.js';
-import { countByStatusAndBizType, estimatedRows } from '../../db/sql/scan-counts.js';
+import { store } from '../../db/port/index.js';
 import { summaryIndexCheck } from './summary-indexes.js';
 import type { Db, ExecResult, IndexInfo, Row } from '../../db/types.js';
 import { ALL_LISTS, capabilityNotes, streamList, type ScanOptions } from '../scan/index.js';
@@ -79,14 +76,14 @@ export async function scanStatements(source: BoundSource, options: ScanOptions):
   const capability = capabilityNotes(source);
   const stuckCutoff = options.nowEpoch - Math.floor(options.stuckAfterMs / 1000);
   recorder.label = 'summary by status';
-  await countByStatusAndBizType(recorded, options);
+  await store.tasks.countByStatusAndBizType(recorded, options);
   if (!capability.due) {
     recorder.label = 'due count';
-    await countDue(recorded, options, options.nowEpoch);
+    await store.tasks.countDue(recorded, options, options.nowEpoch);
   }
   if (!capability.stuck) {
     recorder.label = 'stuck count';
-    await countStuck(recorded, options, stuckCutoff);
+    await store.tasks.countStuck(recorded, options, stuckCutoff);
   }
   for (const kind of ALL_LISTS) {
     recorder.label = `${kind} list`;
@@ -105,8 +102,8 @@ export async function scanStatements(source: BoundSource, options: ScanOptions):
 export async function explainStatements(db: Db, statements: Statement[]): Promise<ExplainedQuery[]> {
   const out: ExplainedQuery[] = [];
   for (const s of statements) {
-    const plan = await explain(db, s.sql, s.params);
-    out.push({ ...s, plan, ...readPlan(db, plan) });
+    const plan = await store.doctor.explain(db, s.sql, s.params);
+    out.push({ ...s, plan, ...store.doctor.readPlan(db, plan) });
   }
   return out;
 }
@@ -156,7 +153,7 @@ export function scanIndexCheck(
         name,
         'warn',
         `no index leads with ${model.column}: due and stuck read the whole ${profile.table} table (fine for a short queue, slow for millions of rows).${planNote(dueQuery)}`,
-        createIndexStatement(
+        store.doctor.createIndexStatement(
           db.dialect,
           `${profile.table}_reserved_available_index`,
           profile.table,
@@ -168,7 +165,7 @@ export function scanIndexCheck(
   }
   const wanted = nrt ? [model.column, nrt] : [model.column];
   const described = `(${wanted.join(', ')})`;
-  const create = createIndexStatement(
+  const create = store.doctor.createIndexStatement(
     db.dialect,
     `idx_${nrt ? 'status_next_retry' : 'status'}`,
     profile.table,
@@ -213,6 +210,6 @@ export async function indexChecks(source: BoundSource, options: ScanOptions): Pr
   );
   return [
     scanIndexCheck(source, indexes, plans),
-    summaryIndexCheck(source, indexes, await estimatedRows(source)),
+    summaryIndexCheck(source, indexes, await store.tasks.estimatedRows(source)),
   ];
 }

@@ -1,7 +1,6 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import { columnOf } from '../../db/profiles/types.js';
-import { retryTimesOnTheMinute, serverWaitTimeout } from '../../db/sql/doctor-pitfalls.js';
-import { addUniqueKeyStatement, modifyColumnStatement } from '../../db/sql/suggestions.js';
+import { store } from '../../db/port/index.js';
 import { DEFAULT_LEASE_SECONDS } from '../redrive/index.js';
 import { check, type DoctorCheck } from './check.js';
 
@@ -27,7 +26,7 @@ export async function pitfallChecks(
   const out: DoctorCheck[] = [];
   const table = source.profile.table;
 
-  const times = await retryTimesOnTheMinute(source.db, source.sql, RETRY_SAMPLE);
+  const times = await store.doctor.retryTimesOnTheMinute(source.db, source.sql, RETRY_SAMPLE);
   if (times.rows >= RETRY_MIN_ROWS) {
     const share = times.onTheMinute / times.rows;
     out.push(
@@ -59,7 +58,7 @@ export async function pitfallChecks(
             'event id unique',
             'warn',
             `${table}.${eventColumn} has no UNIQUE key: the same event can be recorded twice and run twice`,
-            `Add one once duplicates are resolved: ${addUniqueKeyStatement(source.db.dialect, table, eventColumn)}`,
+            `Add one once duplicates are resolved: ${store.doctor.addUniqueKeyStatement(source.db.dialect, table, eventColumn)}`,
           ),
     );
   }
@@ -72,14 +71,14 @@ export async function pitfallChecks(
           'payload length',
           'warn',
           `${table}.payload is ${payload.columnType}, shorter than LONGTEXT: a large job's payload is cut when it fails, and a retry then cannot decode it`,
-          modifyColumnStatement(source.db.dialect, table, payload.name, 'longtext-not-null') ??
+          store.doctor.modifyColumnStatement(source.db.dialect, table, payload.name, 'longtext-not-null') ??
             'Rebuild the table with a LONGTEXT payload column.',
         ),
       );
     } else if (payload) out.push(check('payload length', 'ok', `${table}.payload is ${payload.columnType}`));
   }
 
-  const waitTimeout = await serverWaitTimeout(source.db);
+  const waitTimeout = await store.doctor.serverWaitTimeout(source.db);
   const lease = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
   if (waitTimeout !== null) {
     out.push(

@@ -1,8 +1,6 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import { AUDIT_TABLE } from '../../db/ddl.js';
-import { AUDIT_WRITE_COLUMNS } from '../../db/sql/audit.js';
-import { statusValueCounts } from '../../db/sql/doctor.js';
-import { modifyColumnStatement } from '../../db/sql/suggestions.js';
+import { store, AUDIT_WRITE_COLUMNS } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { mappedColumns } from '../../db/profiles/types.js';
 import { check, type DoctorCheck } from './check.js';
@@ -61,8 +59,13 @@ export function lastErrorCheck(source: BoundSource): DoctorCheck | undefined {
       name,
       'fail',
       `${live.name} is ${live.columnType} (${holds}), shorter than the ${expected} characters taskrecon assumes: longer errors are cut off, or rejected in strict mode`,
-      modifyColumnStatement(source.db.dialect, source.profile.table, live.name, 'varchar-null', expected) ??
-        `Rebuild ${source.profile.table} with ${live.name} VARCHAR(${expected}).`,
+      store.doctor.modifyColumnStatement(
+        source.db.dialect,
+        source.profile.table,
+        live.name,
+        'varchar-null',
+        expected,
+      ) ?? `Rebuild ${source.profile.table} with ${live.name} VARCHAR(${expected}).`,
     );
   }
   if (source.profile.kind === 'failed-jobs' && live.maxLength !== null && live.maxLength <= TEXT_MAX_CHARS) {
@@ -70,8 +73,12 @@ export function lastErrorCheck(source: BoundSource): DoctorCheck | undefined {
       name,
       'warn',
       `${live.name} is ${live.columnType} (${holds}): deep PHP stack traces are longer and get cut off`,
-      modifyColumnStatement(source.db.dialect, source.profile.table, live.name, 'longtext-not-null') ??
-        `Use a TEXT column for ${live.name}.`,
+      store.doctor.modifyColumnStatement(
+        source.db.dialect,
+        source.profile.table,
+        live.name,
+        'longtext-not-null',
+      ) ?? `Use a TEXT column for ${live.name}.`,
     );
   }
   return check(
@@ -86,7 +93,7 @@ export async function statusValuesCheck(source: BoundSource): Promise<DoctorChec
   const model = source.profile.status;
   if (model.kind !== 'column') return undefined;
   if (!source.columns.some((c) => c.name.toLowerCase() === model.column.toLowerCase())) return undefined;
-  const counts = await statusValueCounts(
+  const counts = await store.doctor.statusValueCounts(
     source.db,
     source.sql.table,
     source.db.dialect.quoteId(model.column),

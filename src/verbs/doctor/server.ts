@@ -1,6 +1,6 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import { engineFor } from '../../db/engines/registry.js';
-import { probeSkipLocked, type ServerClock } from '../../db/sql/doctor.js';
+import { store, type ServerClock } from '../../db/port/index.js';
 import { offsetMinutes, offsetOfZone } from '../../db/zone.js';
 import type { TimeField, TimeType } from '../../core/task.js';
 import { check, type DoctorCheck } from './check.js';
@@ -26,7 +26,7 @@ export async function skipLockedCheck(
   const id = source.sql.expr('id');
   if (!id) return check(name, 'ok', `supported by ${clock.version}`);
   try {
-    await source.db.transaction((tx) => probeSkipLocked(tx, source.sql.table, id));
+    await source.db.transaction((tx) => store.doctor.probeSkipLocked(tx, source.sql.table, id));
     return check(name, 'ok', `supported: SELECT … FOR UPDATE SKIP LOCKED runs on ${source.profile.table}`);
   } catch (error) {
     return check(

@@ -1,12 +1,6 @@
 import type { RetryPolicy } from '../../core/backoff.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import {
-  countDrillTasks,
-  deleteDrillEffects,
-  deleteDrillTasks,
-  type EffectTable,
-} from '../../db/sql/drill.js';
-import { EFFECT_KEY, EFFECT_TABLE } from '../../db/sql/reference-effect.js';
+import { store, type EffectTable, EFFECT_KEY, EFFECT_TABLE } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import type { Dispatcher } from '../../dispatch/types.js';
 import type { DrillEnv } from './env.js';
@@ -154,7 +148,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillResult> {
     const stepTimeoutMs = options.stepTimeoutMs ?? Math.max(STEP_TIMEOUT_MS, options.timeoutMs * 3 + 5000);
     const scenarios = await runScenarios(chosen, env, options.listener, { stepTimeoutMs });
     const passed = scenarios.filter((s) => s.status === 'passed').length;
-    if (options.keep) keptRows = await countDrillTasks(source, prefix);
+    if (options.keep) keptRows = await store.sandbox.countDrillTasks(source, prefix);
     const display = system
       ? `${source.db.display} ${source.profile.table} via ${system.handlerUrl}`
       : 'the embedded sandbox';
@@ -179,8 +173,8 @@ export async function runDrill(options: DrillOptions): Promise<DrillResult> {
     await target?.close();
     await env?.system.close?.();
     if (env && !options.keep) {
-      await deleteDrillTasks(env.source, prefix);
-      await deleteDrillEffects(env.effectDb, env.effect, prefix);
+      await store.sandbox.deleteDrillTasks(env.source, prefix);
+      await store.sandbox.deleteDrillEffects(env.effectDb, env.effect, prefix);
     }
     await sandbox?.dispose(Boolean(options.keep));
   }

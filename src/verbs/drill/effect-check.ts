@@ -1,5 +1,5 @@
 import type { FindingCounts } from '../../core/diff.js';
-import { drillRunFilter } from '../../db/sql/drill.js';
+import { store } from '../../db/port/index.js';
 import { prepareRule } from '../diff/index.js';
 import { runDiff } from '../diff/index.js';
 import type { DrillEnv } from './env.js';
@@ -17,7 +17,7 @@ export interface DrillDiff {
  * whose key carries the run prefix), expecting exactly one business row per successful task.
  */
 export async function diffDrillRun(env: DrillEnv): Promise<DrillDiff> {
-  const where = drillRunFilter(
+  const where = store.sandbox.drillRunFilter(
     env.effectDb.dialect,
     env.effect.key,
     drillPrefix(env.runId),

@@ -1,14 +1,6 @@
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import {
-  ageClaim,
-  countEffects,
-  fastForwardRetry,
-  insertDrillTask,
-  readDrillTask,
-  type DrillTaskRow,
-  type EffectTable,
-} from '../../db/sql/drill.js';
+import { store, type DrillTaskRow, type EffectTable } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import type { DispatchResult } from '../../dispatch/types.js';
 import type { FaultServer } from './fault-server.js';
@@ -98,7 +90,7 @@ export async function injectTask(env: DrillEnv, tag: string): Promise<DrillTask>
   const eventId = `${drillPrefix(env.runId)}${tag}`;
   const bizId = eventId;
   const payload = JSON.stringify({ order_id: bizId, drill: env.runId, bizType: env.handlerBizType });
-  const id = await insertDrillTask(env.source, {
+  const id = await store.sandbox.insertDrillTask(env.source, {
     bizType: env.bizType,
     bizId,
     eventId,
@@ -111,27 +103,27 @@ export async function injectTask(env: DrillEnv, tag: string): Promise<DrillTask>
 
 /** The task as it stands now; a missing row fails the step. */
 export async function observe(env: DrillEnv, task: DrillTask): Promise<DrillTaskRow> {
-  const row = await readDrillTask(env.source, task.id, drillPrefix(env.runId));
+  const row = await store.sandbox.readDrillTask(env.source, task.id, drillPrefix(env.runId));
   check(row, `task #${task.id} (${task.eventId}) is gone from ${env.source.profile.table}`);
   return row;
 }
 
 /** How many business rows the task's effect left, by the rule's table and key. */
 export function effectCount(env: DrillEnv, task: DrillTask): Promise<number> {
-  return countEffects(env.effectDb, env.effect, task.bizId);
+  return store.sandbox.countEffects(env.effectDb, env.effect, task.bizId);
 }
 
 /** Instead of sleeping until the retry is due: moves its next_retry_time to now (database clock). */
 export async function fastForward(env: DrillEnv, task: DrillTask): Promise<void> {
   const now = await env.source.db.nowEpoch();
-  const changed = await fastForwardRetry(env.source, task.id, drillPrefix(env.runId), now - 1);
+  const changed = await store.sandbox.fastForwardRetry(env.source, task.id, drillPrefix(env.runId), now - 1);
   check(changed === 1, `could not fast-forward task #${task.id}: it is no longer pending`);
 }
 
 /** Instead of waiting out the lease: ages the task's last touch to just past the lease. */
 export async function expireLease(env: DrillEnv, task: DrillTask): Promise<void> {
   const now = await env.source.db.nowEpoch();
-  const changed = await ageClaim(
+  const changed = await store.sandbox.ageClaim(
     env.source,
     task.id,
     drillPrefix(env.runId),

@@ -1,4 +1,4 @@
-import { applyEffectEveryTime, applyEffectOnce, referenceEffectDdl } from '../../db/sql/reference-effect.js';
+import { store } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { startFaultServer, type FaultServer, type Work } from './fault-server.js';
 
@@ -24,7 +24,9 @@ export function referenceWork(db: Db, variant: HandlerVariant): Work {
       templateId: 'TPL-DRILL',
     };
     const outcome =
-      variant === 'idempotent' ? await applyEffectOnce(db, effect) : await applyEffectEveryTime(db, effect);
+      variant === 'idempotent'
+        ? await store.sandbox.applyEffectOnce(db, effect)
+        : await store.sandbox.applyEffectEveryTime(db, effect);
     return { status: 200, body: { ok: true, outcome } };
   };
 }
@@ -34,7 +36,7 @@ export async function startReferenceHandler(
   db: Db,
   options: { variant?: HandlerVariant; port?: number; slowMs?: number } = {},
 ): Promise<ReferenceHandler> {
-  for (const statement of referenceEffectDdl(db.dialect)) await db.execute(statement);
+  for (const statement of store.sandbox.referenceEffectDdl(db.dialect)) await db.execute(statement);
   const variant = options.variant ?? 'idempotent';
   const server = await startFaultServer(referenceWork(db, variant), options);
   return Object.assign(server, { variant });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { bindSource, type BoundSource } from '../../db/bind-source.js';
 import { asyncTaskDdl, auditDdl } from '../../db/ddl.js';
 import { asyncTask } from '../../db/profiles/builtin.js';
-import { referenceEffectDdl } from '../../db/sql/reference-effect.js';
+import { store } from '../../db/port/index.js';
 import { connect } from '../../db/connect.js';
 import type { Db } from '../../db/types.js';
 
@@ -28,7 +28,7 @@ export async function createDrillSandbox(): Promise<DrillSandbox> {
   for (const statement of [
     ...asyncTaskDdl(db.dialect),
     ...auditDdl(db.dialect),
-    ...referenceEffectDdl(db.dialect),
+    ...store.sandbox.referenceEffectDdl(db.dialect),
   ]) {
     await db.execute(statement);
   }

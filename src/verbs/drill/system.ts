@@ -1,6 +1,5 @@
 import { RetryPolicies, type RetryPolicy } from '../../core/backoff.js';
-import { selectLatestAudit } from '../../db/sql/audit.js';
-import { claimBatch } from '../../db/sql/claims.js';
+import { store } from '../../db/port/index.js';
 import { HttpDispatcher } from '../../dispatch/http.js';
 import { registryOf } from '../../dispatch/registry.js';
 import type { Dispatcher, DispatchResult } from '../../dispatch/types.js';
@@ -75,7 +74,7 @@ export function buildDrillSystem(env: Omit<DrillEnv, 'system'>, options: SystemO
 
     async claimDeliverAndDie(task, url) {
       const now = await env.source.db.nowEpoch();
-      const batch = await claimBatch(env.source, {
+      const batch = await store.tasks.claimBatch(env.source, {
         kind: 'due',
         limit: 1,
         cutoffEpoch: now,
@@ -100,7 +99,7 @@ export function buildDrillSystem(env: Omit<DrillEnv, 'system'>, options: SystemO
     },
 
     async auditOf(id) {
-      const rows = await selectLatestAudit(
+      const rows = await store.audit.selectLatest(
         env.source.db,
         env.source.db.dialect,
         { taskIds: [String(id)] },

@@ -1,7 +1,7 @@
 import { parseDuration } from '../../core/duration.js';
 import type { BrokerConfig } from '../../config/brokers.js';
 import type { Context } from '../../context.js';
-import { snapshotTableExists } from '../../db/sql/queue-snapshot.js';
+import { store } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { ExitCode, type ExitCodeValue } from '../../errors.js';
 import { openBroker, type BrokerChoice } from '../../brokers/index.js';
@@ -92,7 +92,7 @@ export async function snapshotStore(
   if (stateFile) return new FileSnapshotStore(stateFile);
   if (!databaseGiven(context)) return undefined;
   const db: Db = await context.open();
-  if (!(await snapshotTableExists(db))) {
+  if (!(await store.state.snapshotTableExists(db))) {
     note(
       `stale-queue is not checked: taskrecon_queue_snapshot does not exist in ${db.display} (create it with \`taskrecon init --audit-only\`, or pass --state FILE)`,
     );

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../../context.js';
-import { insertAuditBatch, selectAuditPage, type AuditInsert } from '../../db/sql/audit.js';
+import { store, type AuditInsert } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import { untilStopped } from '../../stop-signals.js';
@@ -119,7 +119,7 @@ function onBatchFor(
     const rows = auditRows(jobs, meta);
     await db.transaction(async (tx) => {
       for (let i = 0; i < rows.length; i += 500)
-        await insertAuditBatch(tx, db.dialect, rows.slice(i, i + 500));
+        await store.audit.insertBatch(tx, db.dialect, rows.slice(i, i + 500));
     });
   };
 }
@@ -135,7 +135,7 @@ function movedBeforeFor(
     const seen = new Set<string>();
     for (let i = 0; i < jobIds.length; i += 500) {
       const ids = jobIds.slice(i, i + 500).map(cut);
-      const rows = await selectAuditPage(
+      const rows = await store.audit.selectPage(
         db,
         db.dialect,
         { source: cut(broker), taskIds: ids, actions: ['queue-move'] },

@@ -1,7 +1,7 @@
 import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { claimBatch, type ClaimCursor, type ClaimedTask, type ClaimKind } from '../../db/sql/claims.js';
+import type { ClaimCursor, ClaimedTask, ClaimKind, ClaimStore } from '../../db/port/index.js';
 import type { RedriveCounts, RedriveEvent } from './types.js';
 
 /** A claimed task and when this process claimed it (its local clock, for the lease check before dispatch). */
@@ -46,6 +46,7 @@ export class Feeder {
 
   constructor(
     private readonly source: BoundSource,
+    private readonly store: ClaimStore,
     private readonly options: FeedOptions,
     private readonly counts: RedriveCounts,
     private readonly log: (event: RedriveEvent) => void,
@@ -86,7 +87,7 @@ export class Feeder {
       const kind = this.kinds[this.kindIndex] as ClaimKind;
       const limit = Math.min(options.batch, this.remaining);
       const batch = await withLockRetry(this.source.db.dialect.lockConflictCodes, clock, () =>
-        claimBatch(this.source, {
+        this.store.claimBatch(this.source, {
           kind,
           limit,
           cutoffEpoch: options.cutoffEpoch,

@@ -1,7 +1,6 @@
 import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import type { ClaimedTask } from '../../db/sql/claims.js';
-import { extendLease } from '../../db/sql/heartbeat.js';
+import { store, type ClaimedTask } from '../../db/port/index.js';
 
 /**
  * A beat every third of the lease: two beats may fail (a slow statement, a brief network hiccup)
@@ -51,7 +50,7 @@ export class Heartbeat {
     try {
       const next = (await this.source.db.nowEpoch()) + this.leaseSeconds;
       if (next <= task.fence.leaseUntilEpoch) return;
-      if (await extendLease(this.source, task.id, task.fence, next))
+      if (await store.tasks.extendLease(this.source, task.id, task.fence, next))
         task.fence = { ...task.fence, leaseUntilEpoch: next };
       else state.lost = true;
     } catch {

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { classifyError, describeFailure } from '../../core/classify.js';
 import { systemClock } from '../../core/clock.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { countClaimable, countUnhandled, detectSkipLocked, type ClaimedTask } from '../../db/sql/claims.js';
+import { store, type ClaimedTask } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
 import type { DispatchResult, DispatchTask } from '../../dispatch/types.js';
 import { TaskreconError } from '../../errors.js';
@@ -101,8 +101,13 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   }
   const unhandled = registry.hasDefault
     ? []
-    : await countUnhandled(source, cutoffs, hasBizType ? registry.bizTypes : [], options.bizTypes);
-  const skipLocked = options.skipLocked ?? (await detectSkipLocked(source));
+    : await store.tasks.countUnhandled(
+        source,
+        cutoffs,
+        hasBizType ? registry.bizTypes : [],
+        options.bizTypes,
+      );
+  const skipLocked = options.skipLocked ?? (await store.tasks.detectSkipLocked(source));
   const result = (interrupted: boolean): RedriveResult => ({
     ...counts,
     dryRun: Boolean(options.dryRun),
@@ -119,14 +124,14 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   if (nothingHandled) return result(false);
   if (options.dryRun) {
     const cap = options.maxTasks ?? Number.POSITIVE_INFINITY;
-    counts.recoveredStuck = await countClaimable(
+    counts.recoveredStuck = await store.tasks.countClaimable(
       source,
       { kind: 'stuck', ...cutoffs, bizTypes, ids: options.ids },
       cap,
     );
     counts.claimed =
       counts.recoveredStuck +
-      (await countClaimable(
+      (await store.tasks.countClaimable(
         source,
         { kind: 'due', ...cutoffs, bizTypes, ids: options.ids },
         cap - counts.recoveredStuck,
@@ -139,9 +144,10 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   const abort = options.abort ? AbortSignal.any([options.abort, fatal.signal]) : fatal.signal;
   setMaxListeners(0, abort); // every request in flight listens to it
   const stopped = () => Boolean(options.stop?.aborted) || abort.aborted;
-  const settler = new Settler(source, options.policies, counts, log, options.random, clock);
+  const settler = new Settler(source, store.tasks, options.policies, counts, log, options.random, clock);
   const feeder = new Feeder(
     source,
+    store.tasks,
     { ...options, ...cutoffs, bizTypes, skipLocked, stopped, clock },
     counts,
     log,

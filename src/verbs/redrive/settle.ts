@@ -3,15 +3,13 @@ import type { RetryPolicies } from '../../core/backoff.js';
 import { systemClock, type LocalClock } from '../../core/clock.js';
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import type { ClaimedTask } from '../../db/sql/claims.js';
-import { heldClaims, txNow } from '../../db/sql/claims.js';
 import {
-  applyTransition,
-  succeedClaimed,
+  type ClaimedTask,
+  type SettleStore,
   truncateError,
   lastErrorLimit,
   type ClaimFence,
-} from '../../db/sql/transitions.js';
+} from '../../db/port/index.js';
 import type { DispatchResult } from '../../dispatch/types.js';
 import type { RedriveCounts, RedriveEvent } from './types.js';
 
@@ -35,22 +33,26 @@ export class Settler {
   private buffer: Settlement[] = [];
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: { stop(): void };
   private oldest = 0;
 
   constructor(
     private readonly source: BoundSource,
+    private readonly store: SettleStore,
     private readonly policies: RetryPolicies,
     private readonly counts: RedriveCounts,
     private readonly log: (event: RedriveEvent) => void,
     private readonly random: () => number = Math.random,
     private readonly clock: LocalClock = systemClock,
   ) {
-    this.timer = setInterval(() => {
-      if (this.buffer.length > 0 && this.clock.nowMs() - this.oldest >= SETTLE_MAX_WAIT_MS)
-        void this.flush().catch(() => undefined);
-    }, SETTLE_MAX_WAIT_MS / 4);
-    this.timer.unref();
+    this.timer = this.clock.every(
+      SETTLE_MAX_WAIT_MS / 4,
+      () => {
+        if (this.buffer.length > 0 && this.clock.nowMs() - this.oldest >= SETTLE_MAX_WAIT_MS)
+          void this.flush().catch(() => undefined);
+      },
+      { unref: true },
+    );
   }
 
   /** Queues one outcome; flushes when the batch is full. Throws a failure of an earlier flush. */
@@ -81,13 +83,13 @@ export class Settler {
 
   /** Stops the timer after a last flush. */
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    this.timer.stop();
     await this.flush();
   }
 
   /** Stops the timer without writing (the run is failing). */
   abandon(): void {
-    clearInterval(this.timer);
+    this.timer.stop();
     this.buffer = [];
   }
 
@@ -107,19 +109,19 @@ export class Settler {
   }
 
   private async writeOnce(items: Settlement[], rowByRow: boolean): Promise<void> {
-    const { source } = this;
+    const { source, store } = this;
     const limit = lastErrorLimit(source);
     const events: RedriveEvent[] = [];
     // Counted only once the transaction commits: a rolled-back flush counts and logs nothing.
-    const tally = await source.db.transaction(async (tx) => {
+    const tally = await store.transaction(source, async (tx) => {
       const held = rowByRow
-        ? await heldClaims(
+        ? await store.heldClaims(
             tx,
             source,
             items.map((s) => s.task),
           )
         : undefined;
-      const nowEpoch = held ? held.nowEpoch : await txNow(tx, source);
+      const nowEpoch = held ? held.nowEpoch : await store.txNow(tx, source);
       const successes = new Map<string, { fence: ClaimFence; ids: TaskId[] }>();
       const tally = { succeeded: 0, delivered: 0, retried: 0, failed: 0, released: 0, lostRace: 0 };
       for (const item of items) {
@@ -145,7 +147,7 @@ export class Settler {
         if ('release' in item) {
           const written = await this.written(
             rowByRow,
-            applyTransition(tx, source, {
+            store.applyTransition(tx, source, {
               transition: 'release',
               id: task.id,
               fence: task.fence,
@@ -181,7 +183,7 @@ export class Settler {
         } else if (decision.transition === 'retry') {
           const written = await this.written(
             rowByRow,
-            applyTransition(tx, source, {
+            store.applyTransition(tx, source, {
               transition: 'retry',
               id: task.id,
               fence: task.fence,
@@ -204,7 +206,7 @@ export class Settler {
         } else {
           const written = await this.written(
             rowByRow,
-            applyTransition(tx, source, {
+            store.applyTransition(tx, source, {
               transition: 'fail',
               id: task.id,
               fence: task.fence,
@@ -226,7 +228,7 @@ export class Settler {
         }
       }
       for (const group of successes.values()) {
-        const changed = await succeedClaimed(tx, source, group.ids, group.fence);
+        const changed = await store.succeedClaimed(tx, source, group.ids, group.fence);
         if (changed !== group.ids.length) {
           if (!rowByRow) throw new GroupMissed();
           throw new Error(`success changed ${changed} of ${group.ids.length} held rows; rolled back`);

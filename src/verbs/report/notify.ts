@@ -1,6 +1,6 @@
 import { breachFingerprint, decideNotify } from '../../core/report-cooldown.js';
 import type { NotificationOutcome, ReportResult } from '../../core/report.js';
-import { ensureNotifyTable, readNotified, writeNotified } from '../../db/sql/report-notify.js';
+import { store } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { buildAlert } from '../../notify/alert.js';
 import { maskWebhookUrl, NOTIFY_SPECS, targetKey } from '../../notify/registry.js';
@@ -27,14 +27,14 @@ export async function notifyReport(
   options: NotifyOptions,
 ): Promise<NotificationOutcome[]> {
   if (options.targets.length === 0) return [];
-  await ensureNotifyTable(db);
+  await store.state.ensureNotifyTable(db);
   const fingerprint = breachFingerprint(report.breaches);
   const source = report.source.name;
   return Promise.all(
     options.targets.map(async (target): Promise<NotificationOutcome> => {
       const key = targetKey(target.kind, target.url);
       const shown = maskWebhookUrl(target.url);
-      const previous = await readNotified(db, source, key);
+      const previous = await store.state.readNotified(db, source, key);
       const decision = decideNotify(
         previous,
         report.status,
@@ -53,7 +53,7 @@ export async function notifyReport(
       );
       const sent = await sendWebhook(spec, request, target.timeoutMs);
       if (sent.ok)
-        await writeNotified(db, source, key, {
+        await store.state.writeNotified(db, source, key, {
           status: report.status,
           fingerprint,
           notifiedEpoch: options.nowEpoch,

@@ -11,14 +11,7 @@ import {
 } from '../../core/report.js';
 import { evaluate, type Thresholds } from '../../core/thresholds.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import {
-  countFailedOpen,
-  failedInWindow,
-  latestFailure,
-  queueHealth,
-  windowAggregate,
-} from '../../db/sql/report.js';
-import { countDue, countStuck, type CountRow } from '../../db/sql/scan.js';
+import { store, type CountRow } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
 import { capabilityNotes, sourceInfo } from '../scan/index.js';
 import { planFigures, REPORT_FIGURES } from '../scan/full-scan.js';
@@ -120,12 +113,14 @@ export async function buildReport(
     !c.window
       ? none
       : c.failedInWindowOnly
-        ? failedInWindow(source, windowFilter)
-        : windowAggregate(source, windowFilter, c.latency),
-    c.due ? countDue(source, nowFilter, options.nowEpoch).then(toNow) : none,
-    c.stuck ? countStuck(source, nowFilter, stuckCutoff).then(toNow) : none,
-    c.failedOpen ? countFailedOpen(source, nowFilter) : none,
-    source.profile.kind === 'queue-jobs' ? queueHealth(source, options.nowEpoch, stuckCutoff) : undefined,
+        ? store.tasks.failedInWindow(source, windowFilter)
+        : store.tasks.windowAggregate(source, windowFilter, c.latency),
+    c.due ? store.tasks.countDue(source, nowFilter, options.nowEpoch).then(toNow) : none,
+    c.stuck ? store.tasks.countStuck(source, nowFilter, stuckCutoff).then(toNow) : none,
+    c.failedOpen ? store.tasks.countFailedOpen(source, nowFilter) : none,
+    source.profile.kind === 'queue-jobs'
+      ? store.tasks.queueHealth(source, options.nowEpoch, stuckCutoff)
+      : undefined,
   ]);
   const { metrics, byBizType } = combineMetrics({
     nowEpoch: options.nowEpoch,
@@ -136,7 +131,7 @@ export async function buildReport(
     failedOpen,
   });
   const failing = failingBizTypes(byBizType, options.samples ?? DEFAULT_SAMPLES);
-  const samples = await Promise.all(failing.map((b) => latestFailure(source, b.bizType)));
+  const samples = await Promise.all(failing.map((b) => store.tasks.latestFailure(source, b.bizType)));
   failing.forEach((b, i) => (b.sample = samples[i] ?? null));
   const { status, breaches } = evaluate(thresholdValues(metrics), options.thresholds);
   const result: Omit<ReportResult, 'notifications'> = {

@@ -1,7 +1,7 @@
 import { bizTypeWarnings } from '../../core/filter-warnings.js';
 import { closest } from '../../config/suggest.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { bizTypeExists, selectBizTypes } from '../../db/sql/biz-types.js';
+import { store } from '../../db/port/index.js';
 
 /** How many known biz types a warning lists at most. */
 const KNOWN_LIMIT = 50;
@@ -17,9 +17,9 @@ export async function unknownBizTypeWarnings(
   if (!requested?.length || !source.sql.has('bizType')) return [];
   const present = new Set<string>();
   for (const bizType of requested)
-    if (await bizTypeExists(source.db, source.sql, bizType)) present.add(bizType);
+    if (await store.tasks.bizTypeExists(source.db, source.sql, bizType)) present.add(bizType);
   if (present.size === requested.length) return [];
-  const known = await selectBizTypes(source.db, source.sql, KNOWN_LIMIT);
+  const known = await store.tasks.selectBizTypes(source.db, source.sql, KNOWN_LIMIT);
   return requested
     .filter((b) => !present.has(b))
     .flatMap((b) => {

@@ -1,7 +1,6 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import { columnOf } from '../../db/profiles/types.js';
-import { estimatedRows } from '../../db/sql/scan-counts.js';
-import { createIndexStatement } from '../../db/sql/suggestions.js';
+import { store } from '../../db/port/index.js';
 import type { ScanFilter } from '../../db/fragment.js';
 import { windowField } from '../../db/fragment.js';
 import type { IndexInfo } from '../../db/types.js';
@@ -92,7 +91,13 @@ export function recommendedIndexes(source: BoundSource): RecommendedIndex[] {
 
 /** The CREATE INDEX of a recommendation. */
 export function createIndexSql(source: BoundSource, index: RecommendedIndex): string {
-  return createIndexStatement(source.db.dialect, index.name, source.profile.table, index.columns, true);
+  return store.doctor.createIndexStatement(
+    source.db.dialect,
+    index.name,
+    source.profile.table,
+    index.columns,
+    true,
+  );
 }
 
 /** Which figures of a scan summary (or a report) are index-served on this table, and what to do about the others. */
@@ -109,7 +114,7 @@ export async function planFigures(
     stuck: true,
     window: true,
   };
-  const rows = allowFullScan ? 0 : await estimatedRows(source);
+  const rows = allowFullScan ? 0 : await store.tasks.estimatedRows(source);
   if (rows < FULL_SCAN_FREE_ROWS) return { computes: all, skipped: [], notes: [], estimatedRows: rows };
   const { profile } = source;
   const indexes = await source.db.indexes(profile.table);

@@ -1,7 +1,7 @@
 import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { windowField } from '../../db/fragment.js';
-import type { ListKind } from '../../db/sql/scan.js';
+import type { ListKind } from '../../db/port/index.js';
 import { usageError } from '../../errors.js';
 import { resolveTime } from '../../flags.js';
 import { errorAndQueueFilter, type TextAndQueueFlags } from './filters.js';

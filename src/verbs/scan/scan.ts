@@ -1,23 +1,18 @@
 import { LOGICAL_STATUSES, type LogicalStatus, type Task } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { countByStatus, countByStatusAndBizType } from '../../db/sql/scan-counts.js';
-import { planFigures, summaryNeedsFullScan, type Figure } from './full-scan.js';
 import {
+  store,
   and,
-  countDue,
-  countStuck,
   dueWhere,
   filterWhere,
   LIST_STATUS,
-  listBatches,
-  listEncoded,
-  listRows,
   stuckWhere,
   type CountRow,
   type ListEncoder,
   type ListKind,
   type ScanFilter,
-} from '../../db/sql/scan.js';
+} from '../../db/port/index.js';
+import { planFigures, summaryNeedsFullScan, type Figure } from './full-scan.js';
 import { toIso } from '../../db/task-sql.js';
 
 export type StatusCounts = Record<LogicalStatus, number> & { unknown: number };
@@ -127,9 +122,15 @@ export async function scanSummary(
   const perBizType = plan?.computes.byBizType !== false;
   const stuckCutoff = options.nowEpoch - Math.floor(options.stuckAfterMs / 1000);
   const [counts, due, stuck] = await Promise.all([
-    perBizType ? countByStatusAndBizType(source, options) : countByStatus(source, options),
-    capability.due || plan?.computes.due === false ? undefined : countDue(source, options, options.nowEpoch),
-    capability.stuck || plan?.computes.stuck === false ? undefined : countStuck(source, options, stuckCutoff),
+    perBizType
+      ? store.tasks.countByStatusAndBizType(source, options)
+      : store.tasks.countByStatus(source, options),
+    capability.due || plan?.computes.due === false
+      ? undefined
+      : store.tasks.countDue(source, options, options.nowEpoch),
+    capability.stuck || plan?.computes.stuck === false
+      ? undefined
+      : store.tasks.countStuck(source, options, stuckCutoff),
   ]);
   const byBiz = new Map<string | null, BizTypeSummary>();
   const entry = (bizType: string | null): BizTypeSummary => {
@@ -210,7 +211,7 @@ export function streamList(
 ): AsyncGenerator<unknown[]> | undefined {
   const where = listWhere(source, kind, options);
   if (!where) return undefined;
-  return listRows(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
+  return store.tasks.listRows(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
     nullNextRetry: kind !== 'due',
   });
 }
@@ -223,7 +224,7 @@ export function streamListBatches(
 ): AsyncGenerator<unknown[][]> | undefined {
   const where = listWhere(source, kind, options);
   if (!where) return undefined;
-  return listBatches(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
+  return store.tasks.listBatches(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
     nullNextRetry: kind !== 'due',
   });
 }
@@ -237,9 +238,16 @@ export function streamListEncoded(
 ): AsyncGenerator<Buffer> | undefined {
   const where = listWhere(source, kind, options);
   if (!where) return undefined;
-  return listEncoded(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, encoder, {
-    nullNextRetry: kind !== 'due',
-  });
+  return store.tasks.listEncoded(
+    source,
+    where,
+    options.limit,
+    options.pageSize ?? DEFAULT_PAGE_SIZE,
+    encoder,
+    {
+      nullNextRetry: kind !== 'due',
+    },
+  );
 }
 
 /** A whole scan, lists collected (use streamList for unbounded output). */

@@ -1,6 +1,6 @@
 import type { TaskDetail, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { selectTaskBy } from '../../db/sql/show.js';
+import { store } from '../../db/port/index.js';
 import { toText } from '../../db/task-sql.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import { auditHistory, type AuditEntry } from '../audit/index.js';
@@ -89,7 +89,7 @@ export function readPayload(raw: unknown): Pick<ShownTask, 'payload' | 'payloadT
 /** One task with its audit history; exit 3 when no row has the id. */
 export async function showTask(source: BoundSource, input: string): Promise<ShowResult> {
   const { key, value } = parseTaskKey(source, input);
-  const row = await selectTaskBy(source, key, value);
+  const row = await store.tasks.selectTaskBy(source, key, value);
   if (!row) {
     const history = key === 'id' ? await auditHistory(source.db, source.profile.table, value) : [];
     const last = history[history.length - 1];

@@ -1,6 +1,5 @@
-import { insertAuditBatch, type AuditInsert } from '../../db/sql/audit.js';
+import { store, type AuditInsert, SWEEP_ALERT_ACTION } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
-import { countAuditByIdentity, SWEEP_ALERT_ACTION } from '../../db/sql/sweep.js';
 import { maskWebhookUrl, NOTIFY_SPECS } from '../../notify/registry.js';
 import { sendWebhook } from '../../notify/send.js';
 import type { Alert, AlertFailing, NotifyTarget } from '../../notify/types.js';
@@ -43,7 +42,7 @@ export async function notYetAlerted(failures: SecondFailure[]): Promise<SecondFa
     byTable.set(`${f.sourceName}\n${f.table}`, [...(byTable.get(`${f.sourceName}\n${f.table}`) ?? []), f]);
   for (const group of byTable.values()) {
     const first = group[0] as SecondFailure;
-    const alerted = await countAuditByIdentity(
+    const alerted = await store.audit.countByIdentity(
       first.db,
       first.db.dialect,
       first.table,
@@ -149,7 +148,7 @@ export async function alertSecondFailures(
       });
       byDb.set(f.db, rows);
     }
-    for (const [db, rows] of byDb) await insertAuditBatch(db, db.dialect, rows);
+    for (const [db, rows] of byDb) await store.audit.insertBatch(db, db.dialect, rows);
   }
   return { delivered, notifications };
 }

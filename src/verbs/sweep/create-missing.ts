@@ -1,7 +1,6 @@
 import type { RuleConfig } from '../../config/schema.js';
 import type { Finding } from '../../core/diff.js';
-import { insertAudit } from '../../db/sql/audit.js';
-import { CREATE_FIELDS, insertTaskIfAbsent, selectBusinessColumns } from '../../db/sql/create-missing.js';
+import { store, CREATE_FIELDS } from '../../db/port/index.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { usageError } from '../../errors.js';
 import { requireAuditTable } from '../audit/audit.js';
@@ -108,7 +107,7 @@ export async function createMissing(
     ];
     if (keys.length === 0) continue;
     if (!request.dryRun) await requireAuditTable(source.db);
-    const business = await selectBusinessColumns(
+    const business = await store.tasks.selectBusinessColumns(
       target.businessDb,
       rule.business.table,
       rule.business.key,
@@ -135,9 +134,9 @@ export async function createMissing(
       }
       const task = { bizType: rule.bizType, bizId: key, eventId, payload };
       const id = await source.db.transaction(async (tx) => {
-        const inserted = await insertTaskIfAbsent(tx, source, task);
+        const inserted = await store.tasks.insertTaskIfAbsent(tx, source, task);
         if (inserted === null) return null;
-        await insertAudit(tx, source.db.dialect, {
+        await store.audit.insert(tx, source.db.dialect, {
           operator: request.operator,
           host: request.host,
           action: 'create-missing',

@@ -9,14 +9,7 @@ import {
 } from '../../core/sweep-rules.js';
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { auditTableExists } from '../../db/sql/audit.js';
-import {
-  selectAuditByIdentity,
-  selectFailedPage,
-  type IdentityAudit,
-  SWEEP_COLUMNS,
-  SWEEP_RETRY_ACTION,
-} from '../../db/sql/sweep.js';
+import { store, type IdentityAudit, SWEEP_COLUMNS, SWEEP_RETRY_ACTION } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
 import type { Row } from '../../db/types.js';
 import { rowEventId, rowId } from '../compensate/rows.js';
@@ -94,7 +87,13 @@ export async function planSource(
   let unmatched = 0;
   let after: TaskId | undefined;
   for (;;) {
-    const page = await selectFailedPage(source.db, source, Math.max(0, cutoffEpoch - lookback), after, PAGE);
+    const page = await store.tasks.selectFailedPage(
+      source.db,
+      source,
+      Math.max(0, cutoffEpoch - lookback),
+      after,
+      PAGE,
+    );
     for (const row of page.rows) {
       const failedAtRaw = row[SWEEP_COLUMNS.failedAt];
       const failedAt = failedAtRaw === null || failedAtRaw === undefined ? null : Number(failedAtRaw);
@@ -126,8 +125,8 @@ export async function planSource(
     if (page.next === undefined) break;
     after = page.next;
   }
-  const earlier = (await auditTableExists(source.db))
-    ? await selectAuditByIdentity(
+  const earlier = (await store.audit.tableExists(source.db))
+    ? await store.audit.selectByIdentity(
         source.db,
         source.db.dialect,
         source.profile.table,

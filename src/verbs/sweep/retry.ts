@@ -1,6 +1,6 @@
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { SWEEP_RETRY_ACTION } from '../../db/sql/sweep.js';
+import { SWEEP_RETRY_ACTION } from '../../db/port/index.js';
 import type { Row } from '../../db/types.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import { requireAuditTable } from '../audit/audit.js';

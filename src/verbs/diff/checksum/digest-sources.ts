@@ -14,17 +14,7 @@ import {
   type HashKind,
   type LevelQuery,
 } from '../../../core/diff-levels.js';
-import {
-  businessDigests,
-  businessHashStream,
-  businessRows,
-  countTasks,
-  notDoneHashes,
-  taskDigests,
-  taskHashStream,
-  taskRows,
-  type DigestRow,
-} from '../../../db/sql/diff-checksum.js';
+import { store, type DigestRow } from '../../../db/port/index.js';
 import type { Queryable } from '../../../db/types.js';
 import type { ChecksumPlan } from '../plan.js';
 import { denseDigests, streamsHashes } from './dense-hashes.js';
@@ -104,13 +94,13 @@ function serverTaskSide(plan: ChecksumPlan, q: Queryable): ChecksumSide {
   const { task } = plan;
   let notDone: Promise<number> | undefined;
   let listed: Promise<Uint32Array | undefined> | undefined;
-  const count = () => (notDone ??= countTasks(q, task, task.notDone));
+  const count = () => (notDone ??= store.diff.countTasks(q, task, task.notDone));
   const list = () =>
     (listed ??= count().then(async (n) => {
       if (n > NOT_DONE_LISTED) return undefined;
       const hashes = new Uint32Array(n);
       let i = 0;
-      for await (const row of notDoneHashes(plan.source.db, task, plan.keySemantics))
+      for await (const row of store.diff.notDoneHashes(plan.source.db, task, plan.keySemantics))
         if (i < n) hashes[i++] = Number((row as { h: unknown }).h);
       return hashes.subarray(0, i);
     }));
@@ -119,7 +109,7 @@ function serverTaskSide(plan: ChecksumPlan, q: Queryable): ChecksumSide {
       const semantics = semanticsOf(plan, kind);
       if (level.width >= HASH_SPACE) {
         const map = digestMap(
-          await taskDigests(q, task, semantics, { width: HASH_SPACE }, { kind, withRole: false }),
+          await store.diff.taskDigests(q, task, semantics, { width: HASH_SPACE }, { kind, withRole: false }),
         );
         const n = await count();
         const whole = map.get(0);
@@ -127,8 +117,11 @@ function serverTaskSide(plan: ChecksumPlan, q: Queryable): ChecksumSide {
         return map;
       }
       const hashes = await list();
-      if (!hashes) return digestMap(await taskDigests(q, task, semantics, level, { kind, withRole: true }));
-      const map = digestMap(await taskDigests(q, task, semantics, level, { kind, withRole: false }));
+      if (!hashes)
+        return digestMap(await store.diff.taskDigests(q, task, semantics, level, { kind, withRole: true }));
+      const map = digestMap(
+        await store.diff.taskDigests(q, task, semantics, level, { kind, withRole: false }),
+      );
       const parents = parentSet(level);
       for (const hash of hashes) {
         const segment = segmentOf(hash, level, parents);
@@ -141,12 +134,16 @@ function serverTaskSide(plan: ChecksumPlan, q: Queryable): ChecksumSide {
       // The tasks not done are placed by their listed hashes; beyond NOT_DONE_LISTED, no dense level.
       available: async () => streamsHashes(plan.source.db) && (await list()) !== undefined,
       digests: async (width) => {
-        const digests = await denseDigests(plan.source.db, taskHashStream(task, plan.keySemantics), width);
+        const digests = await denseDigests(
+          plan.source.db,
+          store.diff.taskHashStream(task, plan.keySemantics),
+          width,
+        );
         for (const hash of (await list()) ?? []) digests.addNotDone(hash);
         return digests;
       },
     },
-    rows: (width, ids) => taskRows(plan.source.db, task, plan.keySemantics, { width, ids }),
+    rows: (width, ids) => store.diff.taskRows(plan.source.db, task, plan.keySemantics, { width, ids }),
   };
 }
 
@@ -157,12 +154,12 @@ export function taskSource(plan: ChecksumPlan, q: Queryable): ChecksumSide {
   return {
     digests: async (level, kind) =>
       clientDigests(
-        (await taskRows(db, plan.task, plan.keySemantics)) as AsyncIterable<unknown>,
+        (await store.diff.taskRows(db, plan.task, plan.keySemantics)) as AsyncIterable<unknown>,
         semanticsOf(plan, kind),
         level,
         true,
       ),
-    rows: () => taskRows(db, plan.task, plan.keySemantics),
+    rows: () => store.diff.taskRows(db, plan.task, plan.keySemantics),
   };
 }
 
@@ -172,23 +169,24 @@ export function businessSource(plan: ChecksumPlan, q: Queryable): ChecksumSide {
   if (db.dialect.serverHashing) {
     return {
       digests: async (level, kind) =>
-        digestMap(await businessDigests(q, plan.business, semanticsOf(plan, kind), level, kind)),
+        digestMap(await store.diff.businessDigests(q, plan.business, semanticsOf(plan, kind), level, kind)),
       // A rule's `where` runs only inside the read-only transaction: such a side is not streamed.
       dense: {
         available: async () => streamsHashes(db) && !plan.business.where,
-        digests: (width) => denseDigests(db, businessHashStream(plan.business, plan.keySemantics), width),
+        digests: (width) =>
+          denseDigests(db, store.diff.businessHashStream(plan.business, plan.keySemantics), width),
       },
-      rows: (width, ids) => businessRows(db, q, plan.business, plan.keySemantics, { width, ids }),
+      rows: (width, ids) => store.diff.businessRows(db, q, plan.business, plan.keySemantics, { width, ids }),
     };
   }
   return {
     digests: async (level, kind) =>
       clientDigests(
-        (await businessRows(db, q, plan.business, plan.keySemantics)) as AsyncIterable<unknown>,
+        (await store.diff.businessRows(db, q, plan.business, plan.keySemantics)) as AsyncIterable<unknown>,
         semanticsOf(plan, kind),
         level,
         false,
       ),
-    rows: () => businessRows(db, q, plan.business, plan.keySemantics),
+    rows: () => store.diff.businessRows(db, q, plan.business, plan.keySemantics),
   };
 }

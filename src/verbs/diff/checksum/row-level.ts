@@ -2,8 +2,7 @@ import { classifyTask, isOrphan } from '../../../core/diff.js';
 import { keyHash, normalizeKey } from '../../../core/diff-keys.js';
 import { ROW_BATCH } from '../../../core/diff-levels.js';
 import type { SegmentMismatch } from '../../../core/dense-digests.js';
-import { nullKeyTasks } from '../../../db/sql/diff-checksum.js';
-import { nullKeyBusinessRows } from '../../../db/sql/diff.js';
+import { store } from '../../../db/port/index.js';
 import type { Queryable } from '../../../db/types.js';
 import type { ChecksumPlan } from '../plan.js';
 import { roleOfCode } from '../walk/classify.js';
@@ -117,7 +116,7 @@ export async function compareNullKeys(
   options: WalkOptions,
 ): Promise<number> {
   let checked = 0;
-  for (const task of await nullKeyTasks(taskQuery, plan.task)) {
+  for (const task of await store.diff.nullKeyTasks(taskQuery, plan.task)) {
     if (Number(task.w) !== 1) continue;
     checked++;
     const kind = classifyTask(
@@ -127,7 +126,9 @@ export async function compareNullKeys(
     );
     if (kind) await options.emit(taskFinding(plan, kind, { ...task, k: null }, 0));
   }
-  const rows = plan.rule.business.orphans ? await nullKeyBusinessRows(businessQuery, plan.business) : 0;
+  const rows = plan.rule.business.orphans
+    ? await store.diff.nullKeyBusinessRows(businessQuery, plan.business)
+    : 0;
   if (rows > 0) await options.emit(orphanFinding(plan, null, rows));
   return checked;
 }

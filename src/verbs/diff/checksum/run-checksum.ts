@@ -1,6 +1,5 @@
 import { bisectDigests, type LevelRecord } from '../../../core/diff-levels.js';
-import { countTasks } from '../../../db/sql/diff-checksum.js';
-import { withReadOnly } from '../../../db/sql/diff-readonly.js';
+import { store } from '../../../db/port/index.js';
 import type { Queryable } from '../../../db/types.js';
 import type { ChecksumPlan } from '../plan.js';
 import type { WalkOptions } from '../walk/workers.js';
@@ -24,8 +23,10 @@ export interface ChecksumStats {
 }
 
 export async function runChecksum(plan: ChecksumPlan, options: WalkOptions): Promise<ChecksumStats> {
-  return withReadOnly(plan.source.db, (taskQuery) =>
-    withReadOnly(plan.businessDb, (businessQuery) => checksumDiff(plan, taskQuery, businessQuery, options)),
+  return store.diff.withReadOnly(plan.source.db, (taskQuery) =>
+    store.diff.withReadOnly(plan.businessDb, (businessQuery) =>
+      checksumDiff(plan, taskQuery, businessQuery, options),
+    ),
   );
 }
 
@@ -38,7 +39,7 @@ async function checksumDiff(
   const sides = { tasks: taskSource(plan, taskQuery), business: businessSource(plan, businessQuery) };
   const { window } = plan.task;
   // The window's tasks are counted apart (the digests read no time column); it runs alongside.
-  const counted = window.sql !== '1=1' ? countTasks(taskQuery, plan.task, window) : undefined;
+  const counted = window.sql !== '1=1' ? store.diff.countTasks(taskQuery, plan.task, window) : undefined;
   counted?.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
   const outcome = await bisectDigests(sides.tasks, sides.business, options.progress);
   let tasksChecked = counted ? await counted : outcome.taskKeys;

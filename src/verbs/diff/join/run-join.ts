@@ -1,9 +1,4 @@
-import {
-  duplicateCandidates,
-  duplicateKeys,
-  nullKeyBusinessRows,
-  orphanChunk,
-} from '../../../db/sql/diff.js';
+import { store } from '../../../db/port/index.js';
 import type { Queryable } from '../../../db/types.js';
 import type { JoinPlan } from '../plan.js';
 import { emitClassified, KEYS_PER_LOOKUP } from '../walk/classify.js';
@@ -69,17 +64,17 @@ async function businessChunk(
   options: WalkOptions,
 ): Promise<void> {
   if (plan.rule.business.orphans) {
-    for (const row of await orphanChunk(q, plan.task, plan.business, after, upTo)) {
+    for (const row of await store.diff.orphanChunk(q, plan.task, plan.business, after, upTo)) {
       await options.emit(orphanFinding(plan, row.k, Number(row.n)));
     }
-    const nullRows = last ? await nullKeyBusinessRows(q, plan.business) : 0;
+    const nullRows = last ? await store.diff.nullKeyBusinessRows(q, plan.business) : 0;
     if (nullRows > 0) await options.emit(orphanFinding(plan, null, nullRows));
   }
   if (plan.rule.business.expect !== 'at-least-one') {
-    const keys = await duplicateKeys(q, plan.business, after, upTo);
+    const keys = await store.diff.duplicateKeys(q, plan.business, after, upTo);
     for (let i = 0; i < keys.length; i += KEYS_PER_LOOKUP) {
       const batch = keys.slice(i, i + KEYS_PER_LOOKUP);
-      const candidates = await duplicateCandidates(q, plan.task, plan.business, batch);
+      const candidates = await store.diff.duplicateCandidates(q, plan.task, plan.business, batch);
       await emitClassified(q, plan, 'done', candidates, options);
     }
   }

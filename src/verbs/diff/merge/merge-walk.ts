@@ -1,19 +1,5 @@
 import { KeyRuns } from '../../../core/diff-weights.js';
-import { nullKeyTasks } from '../../../db/sql/diff-checksum.js';
-import {
-  duplicateCandidates,
-  missingByIds,
-  nullKeyBusinessRows,
-  orphansByKeys,
-  ROLE_DONE,
-} from '../../../db/sql/diff.js';
-import {
-  businessRangeDigest,
-  businessWeights,
-  taskRangeDigest,
-  taskWeights,
-  type RangeDigest,
-} from '../../../db/sql/diff-merge.js';
+import { store, ROLE_DONE, type RangeDigest } from '../../../db/port/index.js';
 import { drainEncoded } from '../../../db/encoded-stream.js';
 import type { Queryable } from '../../../db/types.js';
 import type { MergePlan } from '../plan.js';
@@ -125,8 +111,9 @@ async function sameKeys(
   { after, upTo }: KeyRange,
   tally: MergeTally,
 ): Promise<boolean> {
-  const tasksDigest = await taskRangeDigest(q, plan.task, after, upTo);
-  if (!sameDigest(tasksDigest, await businessRangeDigest(q, plan.business, after, upTo))) return false;
+  const tasksDigest = await store.diff.taskRangeDigest(q, plan.task, after, upTo);
+  if (!sameDigest(tasksDigest, await store.diff.businessRangeDigest(q, plan.business, after, upTo)))
+    return false;
   tally.tasks += Number(tasksDigest.n);
   return true;
 }
@@ -143,15 +130,15 @@ async function mergeKeys(
   const { expect, orphans } = plan.rule.business;
   const wantMissing = expect !== 'at-most-one';
   let unmatchedTasks = 0;
-  const business = businessWeights(plan.business, after, upTo);
+  const business = store.diff.businessWeights(plan.business, after, upTo);
   await drainEncoded(plan.businessDb, business, new BusinessRowsIn(runs));
   runs.seal();
   if (wantMissing || orphans) {
-    const tasks = taskWeights(plan.task, after, upTo);
+    const tasks = store.diff.taskWeights(plan.task, after, upTo);
     const matched = new TaskRowsIn(runs, wantMissing);
     const suspects: (number | string)[] = [];
     const check = async (ids: (number | string)[]) => {
-      for (const row of await missingByIds(q, plan.task, plan.business, ids)) {
+      for (const row of await store.diff.missingByIds(q, plan.task, plan.business, ids)) {
         await options.emit(taskFinding(plan, 'missing', row, 0));
       }
     };
@@ -167,14 +154,20 @@ async function mergeKeys(
   }
   if (orphans) {
     await inBatches(runs.unmatched(), async (keys) => {
-      for (const row of await orphansByKeys(q, plan.task, plan.business, keys)) {
+      for (const row of await store.diff.orphansByKeys(q, plan.task, plan.business, keys)) {
         await options.emit(orphanFinding(plan, row.k, Number(row.n)));
       }
     });
   }
   if (expect !== 'at-least-one') {
     await inBatches(runs.repeated(), async (keys) =>
-      emitClassified(q, plan, 'done', await duplicateCandidates(q, plan.task, plan.business, keys), options),
+      emitClassified(
+        q,
+        plan,
+        'done',
+        await store.diff.duplicateCandidates(q, plan.task, plan.business, keys),
+        options,
+      ),
     );
   }
   return unmatchedTasks > 0 || !runs.clean();
@@ -187,7 +180,7 @@ async function nullKeys(
   options: WalkOptions,
   tally: MergeTally,
 ): Promise<void> {
-  const tasks = await nullKeyTasks(q, plan.nullKeyTasks);
+  const tasks = await store.diff.nullKeyTasks(q, plan.nullKeyTasks);
   tally.tasks += tasks.length;
   if (plan.rule.business.expect !== 'at-most-one') {
     for (const row of tasks) {
@@ -197,7 +190,7 @@ async function nullKeys(
     }
   }
   if (plan.rule.business.orphans) {
-    const rows = await nullKeyBusinessRows(q, plan.business);
+    const rows = await store.diff.nullKeyBusinessRows(q, plan.business);
     if (rows > 0) await options.emit(orphanFinding(plan, null, rows));
   }
 }

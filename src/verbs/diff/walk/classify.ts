@@ -1,6 +1,6 @@
 import { classifyTask, type TaskRole } from '../../../core/diff.js';
 import { normalizeKey } from '../../../core/diff-keys.js';
-import { keySiblings, ROLE_DONE, ROLE_OPEN, type CandidateRow } from '../../../db/sql/diff.js';
+import { store, ROLE_DONE, ROLE_OPEN, type CandidateRow } from '../../../db/port/index.js';
 import type { Queryable } from '../../../db/types.js';
 import type { SameServerPlan } from '../plan.js';
 import { taskFinding } from './findings.js';
@@ -59,7 +59,7 @@ async function siblingsOf(
     ...new Map(keyed.map((c) => [normalizeKey(c.k, plan.taskSemantics) as string, c.k])).values(),
   ];
   for (let i = 0; i < keys.length; i += KEYS_PER_LOOKUP) {
-    for (const row of await keySiblings(q, plan.task, keys.slice(i, i + KEYS_PER_LOOKUP))) {
+    for (const row of await store.diff.keySiblings(q, plan.task, keys.slice(i, i + KEYS_PER_LOOKUP))) {
       siblings.set(normalizeKey(row.k, plan.taskSemantics) as string, {
         tasks: Number(row.tasks),
         done: Number(row.done),

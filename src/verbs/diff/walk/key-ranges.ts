@@ -1,5 +1,5 @@
 import { FIRST_CHUNK_SPAN, nextChunkSpan } from '../../../core/diff.js';
-import { businessKeyBound } from '../../../db/sql/diff.js';
+import { store } from '../../../db/port/index.js';
 import type { Queryable } from '../../../db/types.js';
 import type { SameServerPlan } from '../plan.js';
 import { serialized, type Chunk, type Walk, type WalkOptions } from './workers.js';
@@ -29,7 +29,7 @@ export function businessKeyRanges(
     const started = performance.now();
     const after = cursor.after;
     const span = cursor.span;
-    const bound = await businessKeyBound(q, plan.business, after, span - 1);
+    const bound = await store.diff.businessKeyBound(q, plan.business, after, span - 1);
     const boundMs = performance.now() - started;
     if (bound) cursor.after = bound.key;
     else cursor.exhausted = true;

@@ -1,13 +1,5 @@
 import { FIRST_CHUNK_SPAN, nextChunkSpan } from '../../../core/diff.js';
-import {
-  countChunkTasks,
-  missingChunk,
-  nextTaskId,
-  taskIdRange,
-  unsettledCandidates,
-  type IdRange,
-} from '../../../db/sql/diff.js';
-import { withReadOnly } from '../../../db/sql/diff-readonly.js';
+import { store, type ChunkRange as IdRange } from '../../../db/port/index.js';
 import type { Queryable } from '../../../db/types.js';
 import type { SameServerPlan } from '../plan.js';
 import { emitClassified } from './classify.js';
@@ -42,11 +34,11 @@ export async function taskWalk(
     let checked = 0;
     const walk = single(async (q) => {
       await taskChunk(q, plan, undefined, options, parts);
-      if (parts.count) checked = await countChunkTasks(q, plan.task, undefined);
+      if (parts.count) checked = await store.diff.countChunkTasks(q, plan.task, undefined);
     });
     return { walk, tasksChecked: async () => checked };
   }
-  const range = await withReadOnly(plan.source.db, (q) => taskIdRange(q, plan.task));
+  const range = await store.diff.withReadOnly(plan.source.db, (q) => store.diff.taskIdRange(q, plan.task));
   if (!range) return { walk: { next: async () => undefined }, tasksChecked: async () => 0 };
   const [min, max] = range;
   // Without a time window the rule's tasks are counted once from the (biz type, key) index; with
@@ -56,19 +48,21 @@ export async function taskWalk(
   const counted =
     perChunkCount || !parts.count
       ? undefined
-      : withReadOnly(plan.source.db, (q) => countChunkTasks(q, plan.task, { lo: min, hi: max }));
+      : store.diff.withReadOnly(plan.source.db, (q) =>
+          store.diff.countChunkTasks(q, plan.task, { lo: min, hi: max }),
+        );
   counted?.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
   const cursor = { lo: min as number | undefined, span: FIRST_CHUNK_SPAN, through: min - 1, checked: 0 };
   const next = serialized(async (q: Queryable): Promise<Chunk | undefined> => {
     if (cursor.lo === undefined) return undefined;
     const chunk = { lo: cursor.lo, hi: Math.min(max, cursor.lo + cursor.span - 1) };
     const span = cursor.span;
-    const following = chunk.hi >= max ? undefined : await nextTaskId(q, plan.task, chunk.hi + 1);
+    const following = chunk.hi >= max ? undefined : await store.diff.nextTaskId(q, plan.task, chunk.hi + 1);
     cursor.lo = following === undefined || following > max ? undefined : following;
     return async (cq) => {
       const started = performance.now();
       await taskChunk(cq, plan, chunk, options, parts);
-      const inChunk = perChunkCount ? await countChunkTasks(cq, plan.task, chunk) : 0;
+      const inChunk = perChunkCount ? await store.diff.countChunkTasks(cq, plan.task, chunk) : 0;
       cursor.checked += inChunk; // not `+= await`: that adds to a total read before another chunk added
       cursor.span = nextChunkSpan(span, performance.now() - started, options.chunkTimeMs);
       cursor.through = Math.max(cursor.through, chunk.hi);
@@ -100,10 +94,10 @@ async function taskChunk(
   parts: TaskParts,
 ): Promise<void> {
   if (parts.missing && plan.rule.business.expect !== 'at-most-one') {
-    for (const row of await missingChunk(q, plan.task, plan.business, range)) {
+    for (const row of await store.diff.missingChunk(q, plan.task, plan.business, range)) {
       await options.emit(taskFinding(plan, 'missing', row, 0));
     }
   }
-  const candidates = await unsettledCandidates(q, plan.task, plan.business, range);
+  const candidates = await store.diff.unsettledCandidates(q, plan.task, plan.business, range);
   await emitClassified(q, plan, 'open', candidates, options);
 }

@@ -1,5 +1,5 @@
 import type { Finding } from '../../../core/diff.js';
-import { withReadOnly } from '../../../db/sql/diff-readonly.js';
+import { store } from '../../../db/port/index.js';
 import type { Db, Queryable } from '../../../db/types.js';
 import type { SameServerPlan } from '../plan.js';
 
@@ -85,7 +85,7 @@ export async function runWorkers(dbs: Db[], walks: Walk[]): Promise<void> {
     dbs.map((db, i) => {
       const start = i % walks.length;
       const order = [...walks.slice(start), ...walks.slice(0, start)];
-      return withReadOnly(db, (q) => work(q, order, state));
+      return store.diff.withReadOnly(db, (q) => work(q, order, state));
     }),
   );
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

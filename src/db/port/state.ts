@@ -1,0 +1,19 @@
+import type * as consoleSnapshots from '../sql/console-snapshots.js';
+import type * as consoleTrends from '../sql/console-trends.js';
+import type * as queueSnapshot from '../sql/queue-snapshot.js';
+import type * as reportNotify from '../sql/report-notify.js';
+
+/** taskrecon's own state beside the tasks: queue snapshots, trends, what a report already notified. */
+export interface StateStore {
+  snapshotTableExists: typeof queueSnapshot.snapshotTableExists;
+  insertSnapshots: typeof queueSnapshot.insertSnapshots;
+  selectAnchors: typeof queueSnapshot.selectAnchors;
+  selectDepthRangeAfter: typeof queueSnapshot.selectDepthRangeAfter;
+  selectRecent: typeof queueSnapshot.selectRecent;
+  pruneSnapshots: typeof queueSnapshot.pruneSnapshots;
+  selectSnapshotsSince: typeof consoleSnapshots.selectSnapshotsSince;
+  loadTrend: typeof consoleTrends.loadTrend;
+  ensureNotifyTable: typeof reportNotify.ensureNotifyTable;
+  readNotified: typeof reportNotify.readNotified;
+  writeNotified: typeof reportNotify.writeNotified;
+}

@@ -1,0 +1,254 @@
+import type { Store } from './port/index.js';
+import { selectRunIdsByPrefix } from './sql/audit-runs.js';
+import {
+  auditTableExists,
+  insertAudit,
+  insertAuditBatch,
+  selectAuditPage,
+  selectLatestAudit,
+  selectRemovals,
+} from './sql/audit.js';
+import { bizTypeExists, selectBizTypes } from './sql/biz-types.js';
+import {
+  claimBatch,
+  countClaimable,
+  countUnhandled,
+  detectSkipLocked,
+  heldClaims,
+  txNow,
+} from './sql/claims.js';
+import {
+  countCandidates,
+  deleteGuarded,
+  insertQueueJob,
+  selectCandidatePage,
+  selectCandidateTasks,
+  selectWholeRows,
+  selectWrittenColumns,
+} from './sql/compensate.js';
+import { selectAuditIdsBefore } from './sql/console-audit.js';
+import { selectListIds, selectListPage, selectTasksByIds } from './sql/console-list.js';
+import { selectSnapshotsSince } from './sql/console-snapshots.js';
+import { loadTrend } from './sql/console-trends.js';
+import { insertTaskIfAbsent, selectBusinessColumns } from './sql/create-missing.js';
+import {
+  applyDemoEffectOnce,
+  demoSamples,
+  insertDemoEffect,
+  insertDemoTask,
+  isDemoSandbox,
+  markSandbox,
+} from './sql/demo.js';
+import {
+  businessDigests,
+  businessHashStream,
+  businessRows,
+  countTasks,
+  notDoneHashes,
+  nullKeyTasks,
+  taskDigests,
+  taskHashStream,
+  taskRows,
+} from './sql/diff-checksum.js';
+import {
+  businessRangeDigest,
+  businessWeights,
+  spaceWeight,
+  taskRangeDigest,
+  taskWeights,
+} from './sql/diff-merge.js';
+import { withReadOnly } from './sql/diff-readonly.js';
+import { bizTypeHasTasks, columnCollation, integerPrimaryKey, probeWhere } from './sql/diff-schema.js';
+import {
+  businessKeyBound,
+  countChunkTasks,
+  duplicateCandidates,
+  duplicateKeys,
+  keySiblings,
+  missingByIds,
+  missingChunk,
+  nextTaskId,
+  nullKeyBusinessRows,
+  orphanChunk,
+  orphansByKeys,
+  taskIdRange,
+  unsettledCandidates,
+} from './sql/diff.js';
+import { retryTimesOnTheMinute, serverWaitTimeout } from './sql/doctor-pitfalls.js';
+import { explain, probeSkipLocked, readPlan, serverClock, statusValueCounts } from './sql/doctor.js';
+import {
+  ageClaim,
+  countDrillTasks,
+  countEffects,
+  deleteDrillEffects,
+  deleteDrillTasks,
+  drillRunFilter,
+  fastForwardRetry,
+  insertDrillTask,
+  readDrillTask,
+} from './sql/drill.js';
+import { extendLease } from './sql/heartbeat.js';
+import {
+  insertSnapshots,
+  pruneSnapshots,
+  selectAnchors,
+  selectDepthRangeAfter,
+  selectRecent,
+  snapshotTableExists,
+} from './sql/queue-snapshot.js';
+import { applyEffectEveryTime, applyEffectOnce, referenceEffectDdl } from './sql/reference-effect.js';
+import { ensureNotifyTable, readNotified, writeNotified } from './sql/report-notify.js';
+import {
+  countFailedOpen,
+  failedInWindow,
+  latestFailure,
+  queueHealth,
+  windowAggregate,
+} from './sql/report.js';
+import { countByStatus, countByStatusAndBizType, estimatedRows } from './sql/scan-counts.js';
+import { countDue, countStuck, listBatches, listEncoded, listRows } from './sql/scan.js';
+import { selectTaskBy } from './sql/show.js';
+import { addUniqueKeyStatement, createIndexStatement, modifyColumnStatement } from './sql/suggestions.js';
+import { insertSweepDemoFailures } from './sql/sweep-demo.js';
+import { countAuditByIdentity, selectAuditByIdentity, selectFailedPage } from './sql/sweep.js';
+import { applyTransition, succeedClaimed } from './sql/transitions.js';
+
+/**
+ * The store of MySQL/MariaDB and SQLite: the port's methods are the statements of db/sql/, which
+ * read the dialect of the connection they run on. Every task table lives whole in one database.
+ */
+export const sqlStore: Store = {
+  tasks: {
+    transaction: (source, fn) => source.db.transaction(fn),
+    detectSkipLocked,
+    claimBatch,
+    heldClaims,
+    countClaimable,
+    countUnhandled,
+    txNow,
+    extendLease,
+    applyTransition,
+    succeedClaimed,
+    countByStatus,
+    countByStatusAndBizType,
+    estimatedRows,
+    countDue,
+    countStuck,
+    listBatches,
+    listEncoded,
+    listRows,
+    selectTaskBy,
+    bizTypeExists,
+    selectBizTypes,
+    selectCandidatePage,
+    countCandidates,
+    selectCandidateTasks,
+    selectWholeRows,
+    selectWrittenColumns,
+    deleteGuarded,
+    insertQueueJob,
+    selectFailedPage,
+    selectBusinessColumns,
+    insertTaskIfAbsent,
+    selectListPage,
+    selectListIds,
+    selectTasksByIds,
+    windowAggregate,
+    failedInWindow,
+    countFailedOpen,
+    latestFailure,
+    queueHealth,
+  },
+  audit: {
+    tableExists: auditTableExists,
+    insert: insertAudit,
+    insertBatch: insertAuditBatch,
+    selectPage: selectAuditPage,
+    selectLatest: selectLatestAudit,
+    selectRemovals,
+    selectRunIdsByPrefix,
+    countByIdentity: countAuditByIdentity,
+    selectByIdentity: selectAuditByIdentity,
+    selectIdsBefore: selectAuditIdsBefore,
+  },
+  state: {
+    snapshotTableExists,
+    insertSnapshots,
+    selectAnchors,
+    selectDepthRangeAfter,
+    selectRecent,
+    pruneSnapshots,
+    selectSnapshotsSince,
+    loadTrend,
+    ensureNotifyTable,
+    readNotified,
+    writeNotified,
+  },
+  diff: {
+    withReadOnly,
+    columnCollation,
+    integerPrimaryKey,
+    probeWhere,
+    bizTypeHasTasks,
+    spaceWeight,
+    taskIdRange,
+    nextTaskId,
+    missingChunk,
+    missingByIds,
+    unsettledCandidates,
+    countChunkTasks,
+    keySiblings,
+    businessKeyBound,
+    orphanChunk,
+    orphansByKeys,
+    nullKeyBusinessRows,
+    duplicateKeys,
+    duplicateCandidates,
+    businessWeights,
+    taskWeights,
+    taskRangeDigest,
+    businessRangeDigest,
+    taskDigests,
+    businessDigests,
+    taskHashStream,
+    businessHashStream,
+    countTasks,
+    notDoneHashes,
+    taskRows,
+    businessRows,
+    nullKeyTasks,
+  },
+  sandbox: {
+    isDemoSandbox,
+    markSandbox,
+    insertDemoTask,
+    insertDemoEffect,
+    applyDemoEffectOnce,
+    demoSamples,
+    insertSweepDemoFailures,
+    drillRunFilter,
+    insertDrillTask,
+    readDrillTask,
+    fastForwardRetry,
+    ageClaim,
+    countDrillTasks,
+    deleteDrillTasks,
+    countEffects,
+    deleteDrillEffects,
+    referenceEffectDdl,
+    applyEffectOnce,
+    applyEffectEveryTime,
+  },
+  doctor: {
+    serverClock,
+    probeSkipLocked,
+    statusValueCounts,
+    explain,
+    readPlan,
+    retryTimesOnTheMinute,
+    serverWaitTimeout,
+    createIndexStatement,
+    modifyColumnStatement,
+    addUniqueKeyStatement,
+  },
+};
