@@ -12,6 +12,11 @@ import {
   RuleTargets,
   runDiff,
   selectRules,
+  CreateMissingSession,
+  withCollector,
+  confirmEnqueue,
+  enqueueDeclined,
+  type CreateMissingResult,
   type DiffResult,
   type RuleTarget,
   type WalkChoice,
@@ -19,12 +24,6 @@ import {
 import { findingStream, renderDiff } from '../render/diff.js';
 import { startProgress } from '../render/progress.js';
 import { confirmCreate, renderCreateMissing } from '../render/sweep.js';
-import {
-  CreateMissingSession,
-  withCollector,
-  type CreateMissingResult,
-} from '../verbs/sweep/create-missing.js';
-import { confirmEnqueue, enqueueDeclined } from '../verbs/diff/enqueue-confirm.js';
 import { askYesNo } from '../render/confirm.js';
 
 export default class Diff extends BaseCommand<typeof Diff> {

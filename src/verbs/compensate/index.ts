@@ -2,6 +2,6 @@
 export * from './compensate.js';
 export { checkDispatchable, dispatchNow } from './now.js';
 export { ACTION_RULES, COMPENSATE_ACTIONS, parseRate, type CompensateAction } from './plan.js';
-export { rowEventId, rowId, rowJson, rowStatus } from './rows.js';
+export { rowEventId, rowId, rowJson, rowStatus } from '../../ops/rows.js';
 export { compensateOutcome, compensateRequest, type CompensateFlags } from './request.js';
 export { COMPENSATE_FLAGS, COMPENSATE_IDS_ARG } from './flags.js';

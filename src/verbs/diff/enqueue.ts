@@ -5,8 +5,8 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { insertAudit } from '../../db/sql/audit.js';
 import { selectWholeRows } from '../../db/sql/compensate.js';
 import { applyTransition } from '../../db/sql/transitions.js';
-import { requireAuditTable } from '../audit/index.js';
-import { rowEventId, rowId, rowJson, rowStatus } from '../compensate/index.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
+import { rowEventId, rowId, rowJson, rowStatus } from '../../ops/rows.js';
 
 /**
  * `diff --enqueue`: tasks that say success while their effect is missing go back to pending,

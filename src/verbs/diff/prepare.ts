@@ -14,7 +14,7 @@ import { withReadOnly } from '../../db/sql/diff-readonly.js';
 import { spaceWeight } from '../../db/sql/diff-merge.js';
 import { mergeableCollation, padsSpaces } from '../../core/diff-weights.js';
 import { columnOf } from '../../db/profiles/types.js';
-import { servingIndex } from './indexes.js';
+import { servingIndex } from '../../ops/rule-indexes.js';
 import type { DiffPlan, PlanBase } from './plan.js';
 
 /**

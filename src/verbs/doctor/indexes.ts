@@ -5,7 +5,7 @@ import { countDue, countStuck } from '../../db/sql/scan.js';
 import { countByStatusAndBizType, estimatedRows } from '../../db/sql/scan-counts.js';
 import { summaryIndexCheck } from './summary-indexes.js';
 import type { Db, ExecResult, IndexInfo, Row } from '../../db/types.js';
-import { ALL_LISTS, capabilityNotes, streamList, type ScanOptions } from '../scan/index.js';
+import { ALL_LISTS, capabilityNotes, streamList, type ScanOptions } from '../../ops/task-lists.js';
 import { check, type DoctorCheck, type ExplainedQuery } from './check.js';
 
 interface Statement {

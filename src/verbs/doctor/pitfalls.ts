@@ -2,7 +2,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { retryTimesOnTheMinute, serverWaitTimeout } from '../../db/sql/doctor-pitfalls.js';
 import { addUniqueKeyStatement, modifyColumnStatement } from '../../db/sql/suggestions.js';
-import { DEFAULT_LEASE_SECONDS } from '../redrive/index.js';
+import { DEFAULT_LEASE_SECONDS } from '../../ops/redrive/redrive.js';
 import { check, type DoctorCheck } from './check.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { TaskreconConfig } from '../../config/schema.js';
-import { errorText } from './errors.js';
+import { errorText } from '../../ops/error-text.js';
 import { usageError } from '../../errors.js';
 import { openBroker } from '../../brokers/index.js';
 import type { BrokerConfig } from '../../config/brokers.js';

@@ -20,8 +20,8 @@ import {
 } from '../../db/sql/report.js';
 import { countDue, countStuck, type CountRow } from '../../db/sql/scan.js';
 import { toIso } from '../../db/task-sql.js';
-import { capabilityNotes, sourceInfo } from '../scan/index.js';
-import { planFigures, REPORT_FIGURES } from '../scan/full-scan.js';
+import { capabilityNotes, sourceInfo } from '../../ops/task-lists.js';
+import { planFigures, REPORT_FIGURES } from '../../ops/full-scan.js';
 
 export interface ReportOptions {
   /** The database's now, read once per run: every cutoff derives from it. */

@@ -1,10 +1,10 @@
-import type { RuleConfig } from '../../config/schema.js';
-import type { DiffRule } from '../../core/diff.js';
-import type { BoundSource } from '../../db/bind-source.js';
-import { columnOf } from '../../db/profiles/types.js';
-import { integerPrimaryKey } from '../../db/sql/diff-schema.js';
-import { createIndexStatement } from '../../db/sql/suggestions.js';
-import type { Db, IndexInfo } from '../../db/types.js';
+import type { RuleConfig } from '../config/schema.js';
+import type { DiffRule } from '../core/diff.js';
+import type { BoundSource } from '../db/bind-source.js';
+import { columnOf } from '../db/profiles/types.js';
+import { integerPrimaryKey } from '../db/sql/diff-schema.js';
+import { createIndexStatement } from '../db/sql/suggestions.js';
+import type { Db, IndexInfo } from '../db/types.js';
 
 /**
  * The indexes a diff rule reads through, and whether each exists — for `doctor`. Without them a

@@ -2,8 +2,8 @@ import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { ManualFilter } from '../../db/sql/compensate.js';
 import type { Row } from '../../db/types.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
-import type { CompensateAction } from './plan.js';
-import type { SourceInfo } from '../scan/index.js';
+import type { CompensateAction } from '../../core/compensate-plan.js';
+import type { SourceInfo } from '../task-lists.js';
 
 /** The request and result of a compensation run (the JSON contract of `compensate`). */
 

@@ -4,8 +4,8 @@ import { insertAudit } from '../../db/sql/audit.js';
 import { CREATE_FIELDS, insertTaskIfAbsent, selectBusinessColumns } from '../../db/sql/create-missing.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { usageError } from '../../errors.js';
-import { requireAuditTable } from '../audit/audit.js';
-import type { RuleTarget } from '../diff/index.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
+import type { RuleTarget } from './diff.js';
 
 /**
  * `diff --create-missing`: the dispatch that never happened (the payment callback's push threw, the

@@ -14,15 +14,21 @@ import {
 import { laravelQueue } from '../../dispatch/laravel-queue.js';
 import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
 import { TaskreconError, usageError } from '../../errors.js';
-import { ACTION_RULES, decide, DELETED } from './plan.js';
-import { rowEventId, rowId, rowJson, rowStatus } from './rows.js';
+import {
+  ACTION_RULES,
+  actionUnsupported,
+  decide,
+  DELETED,
+  type CompensateAction,
+} from '../../core/compensate-plan.js';
+import { rowEventId, rowId, rowJson, rowStatus } from '../rows.js';
 import {
   MAX_KEPT_RESULTS,
   type CompensateItem,
   type CompensateRequest,
   type CompensateResult,
 } from './types.js';
-import { sourceInfo } from '../scan/index.js';
+import { sourceInfo } from '../task-lists.js';
 
 /**
  * One compensation run: the bookkeeping of its result and the batch that locks rows, re-checks
@@ -34,6 +40,16 @@ function flavorOf(source: BoundSource): QueueFlavor | undefined {
   if (source.profile.name.startsWith('laravel')) return laravelQueue;
   if (source.profile.name.startsWith('thinkphp')) return thinkphpQueue;
   return undefined;
+}
+
+/** Checks the action against the table before anything is read or written. */
+export function checkSupported(source: BoundSource, action: CompensateAction): void {
+  const why = actionUnsupported(action, {
+    profile: source.profile.name,
+    kind: source.profile.kind,
+    statuses: source.sql.statuses(),
+  });
+  if (why) throw usageError(`cannot ${action} on source ${source.name}: ${why}`);
 }
 
 export class Run {
