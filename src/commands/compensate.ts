@@ -3,18 +3,18 @@ import type { TaskId } from '../core/task.js';
 import { ExitCode } from '../errors.js';
 import { untilStopped } from '../stop-signals.js';
 import {
+  compensate,
   COMPENSATE_FLAGS,
   COMPENSATE_IDS_ARG,
-  compensate,
+  type CompensateAction,
   compensateOutcome,
   compensateRequest,
+  type CompensateResult,
   dispatchNow,
   previewCandidates,
-  type CompensateAction,
-  type CompensateResult,
+  supportedActions,
 } from '../verbs/compensate/index.js';
 import { showTask } from '../verbs/show/index.js';
-import { supportedActions } from '../verbs/compensate/supported-actions.js';
 import { renderCompensate, startBar } from '../render/compensate.js';
 import { renderShow } from '../render/show.js';
 import { writeErr } from '../render/terminal.js';

@@ -14,8 +14,8 @@ import {
 } from '../verbs/report/index.js';
 import { writeOut } from '../render/terminal.js';
 import { sweepCounts, sweepFigures } from '../verbs/sweep/index.js';
-import { unknownBizTypeWarnings } from '../verbs/scan/biz-type-check.js';
-import { reportQueues, type QueueReportSection } from '../verbs/queues/report.js';
+import { unknownBizTypeWarnings } from '../verbs/scan/index.js';
+import { reportQueues, type QueueReportSection } from '../verbs/queues/index.js';
 import { renderReportAs } from '../render/report-output.js';
 
 export default class Report extends BaseCommand<typeof Report> {

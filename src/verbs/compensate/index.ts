@@ -5,3 +5,5 @@ export { ACTION_RULES, COMPENSATE_ACTIONS, parseRate, type CompensateAction } fr
 export { rowEventId, rowId, rowJson, rowStatus } from '../../ops/rows.js';
 export { compensateOutcome, compensateRequest, type CompensateFlags } from './request.js';
 export { COMPENSATE_FLAGS, COMPENSATE_IDS_ARG } from './flags.js';
+export { compensateFrozen } from './frozen.js';
+export { supportedActions } from './supported-actions.js';

@@ -2,3 +2,4 @@
 export * from '../../ops/redrive/redrive.js';
 export { checkRedrive, redriveLeaseMs } from './request.js';
 export { REDRIVE_FLAGS } from './flags.js';
+export { everyAttemptFailed, ReasonTally, summaryEvent, type ErrorReason } from './reasons.js';

@@ -18,6 +18,7 @@ export {
   type SweepFigures,
 } from './figures.js';
 export { openSweepSources, sweepRulesOf } from './sources.js';
+export { buildSweepRequest, type SweepFlags } from './request.js';
 
 /**
  * The failure sweep (the hourly sweep of the think-queue failed_jobs table): for each source, the
