@@ -6,6 +6,11 @@ import type { TimeType } from '../core/task.js';
  * epoch seconds and every cutoff is bound as epoch seconds converted on the server side, so that a
  * JS Date is never bound as a DATETIME and the client's time zone never matters.
  */
+/** Whether a SQL expression is exactly this column, quoted as the dialect quotes it. */
+export function isColumn(dialect: Dialect, expr: string, column: string): boolean {
+  return expr === dialect.quoteId(column);
+}
+
 export interface Dialect {
   name: 'mysql' | 'sqlite';
   quoteId(identifier: string): string;

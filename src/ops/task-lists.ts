@@ -1,6 +1,6 @@
 import type { BoundSource } from '../db/bind-source.js';
+import { and } from '../db/fragment.js';
 import {
-  and,
   dueWhere,
   filterWhere,
   LIST_STATUS,

@@ -1,3 +1,4 @@
+import type { Dialect } from '../dialect.js';
 import type { Db, Queryable } from '../types.js';
 
 /**
@@ -54,6 +55,11 @@ export async function integerPrimaryKey(db: Db, table: string): Promise<string |
   if (!primary || primary.columns.length !== 1) return undefined;
   const col = (await db.columns(table))?.find((c) => c.name === primary.columns[0]);
   return col && /int/.test(col.dataType) ? col.name : undefined;
+}
+
+/** The business table and its key column as the business database quotes them. */
+export function businessRefs(dialect: Dialect, table: string, key: string): { table: string; key: string } {
+  return { table: dialect.quoteId(table), key: dialect.quoteId(key) };
 }
 
 /**

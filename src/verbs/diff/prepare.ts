@@ -3,11 +3,10 @@ import { statusesOfRole, type DiffRule, type TaskKey } from '../../core/diff.js'
 import { BINARY_KEYS, semanticsOfCollation } from '../../core/diff-keys.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { isIntegerType } from '../../db/sql/diff-keys.js';
-import { bizTypeHasTasks, columnCollation, probeWhere } from '../../db/sql/diff-schema.js';
+import { bizTypeHasTasks, businessRefs, columnCollation, probeWhere } from '../../db/sql/diff-schema.js';
 import { utf8Collation, type CrossBusinessSide, type CrossTaskSide } from '../../db/sql/diff-checksum.js';
 import type { BusinessSide, TaskSide } from '../../db/sql/diff.js';
-import { filterWhere, notOrNull } from '../../db/fragment.js';
-import type { Fragment } from '../../db/task-sql.js';
+import { caseWhen, filterWhere, type Fragment, notOrNull } from '../../db/fragment.js';
 import type { Db } from '../../db/types.js';
 import { configError, TaskreconError } from '../../errors.js';
 import { withReadOnly } from '../../db/sql/diff-readonly.js';
@@ -75,10 +74,13 @@ function ruleError(rule: DiffRule, message: string, hint: string): TaskreconErro
 function rolePredicates(source: BoundSource, rule: DiffRule): Pick<TaskSide, 'role' | 'done' | 'open'> {
   const done = source.sql.statusIn(statusesOfRole('done', rule.taskStatus));
   const open = source.sql.statusIn(statusesOfRole('open', rule.taskStatus));
-  const role: Fragment = {
-    sql: `CASE WHEN ${done.sql} THEN 1 WHEN ${open.sql} THEN 2 ELSE 0 END`,
-    params: [...done.params, ...open.params],
-  };
+  const role = caseWhen(
+    [
+      [done, 1],
+      [open, 2],
+    ],
+    0,
+  );
   return { role, done, open };
 }
 
@@ -152,8 +154,8 @@ export async function prepareRule(
       `${guess ? `Did you mean '${guess}'? ` : ''}Columns: ${businessColumns.map((c) => c.name).join(', ')}.`,
     );
   }
-  const quoteBusiness = businessDb.dialect.quoteId;
-  const businessTable = quoteBusiness(rule.business.table);
+  const quotedBusiness = businessRefs(businessDb.dialect, rule.business.table, businessKey.name);
+  const businessTable = quotedBusiness.table;
   if (rule.business.where) {
     try {
       await withReadOnly(businessDb, (q) => probeWhere(q, businessTable, rule.business.where as string));
@@ -209,7 +211,7 @@ export async function prepareRule(
     key: keyExpr,
     keyIsInt: taskKeyIsInt,
     keyIsUtf8: utf8Collation(taskCollation),
-    inWindow: { sql: `CASE WHEN ${window.sql} THEN 1 ELSE 0 END`, params: window.params },
+    inWindow: caseWhen([[window, 1]], 0),
     notDone: notDonePredicate(source, rule),
   };
   const base: PlanBase = { rule, source, businessDb, warnings };
@@ -217,7 +219,7 @@ export async function prepareRule(
     const business: CrossBusinessSide = {
       dialect: businessDb.dialect,
       table: businessTable,
-      key: quoteBusiness(businessKey.name),
+      key: quotedBusiness.key,
       keyIsInt: businessKeyIsInt,
       keyIsUtf8: utf8Collation(businessCollation),
       ...(rule.business.where ? { where: rule.business.where } : {}),
@@ -226,7 +228,7 @@ export async function prepareRule(
   }
   const business: BusinessSide = {
     table: businessTable,
-    key: quoteBusiness(businessKey.name),
+    key: quotedBusiness.key,
     keyIsInt: businessKeyIsInt,
     ...(rule.business.where ? { where: rule.business.where } : {}),
   };

@@ -7,6 +7,7 @@ import {
   unsettledCandidates,
   type IdRange,
 } from '../../../db/sql/diff.js';
+import { isColumn } from '../../../db/dialect.js';
 import { withReadOnly } from '../../../db/sql/diff-readonly.js';
 import type { Queryable } from '../../../db/types.js';
 import type { SameServerPlan } from '../plan.js';
@@ -83,7 +84,7 @@ export async function taskWalk(
 /** Whether the task ids are integers (ranged by arithmetic); an unknown id column is assumed so. */
 function chunkableIds(plan: SameServerPlan): boolean {
   const { source } = plan;
-  const idColumn = source.columns.find((c) => plan.task.id === source.db.dialect.quoteId(c.name));
+  const idColumn = source.columns.find((c) => isColumn(source.db.dialect, plan.task.id, c.name));
   return !idColumn || /int/.test(idColumn.dataType);
 }
 
