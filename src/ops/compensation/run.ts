@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { Pacer } from '../../core/pacer.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { insertAuditBatch, type AuditInsert } from '../../db/sql/audit.js';
@@ -57,12 +57,14 @@ export class Run {
   private readonly started = Date.now();
   private requeuer: FailedJobRequeuer | undefined;
   private processed = 0;
+  private readonly pacer: Pacer;
 
   constructor(
     private readonly source: BoundSource,
     private readonly request: CompensateRequest,
     private readonly nowEpoch: number,
   ) {
+    this.pacer = new Pacer(request.rate, request.clock);
     this.result = {
       action: request.action,
       operator: request.operator,
@@ -248,11 +250,7 @@ export class Run {
 
   /** Paces the run to `rate` rows per second, cumulatively (a slow batch is not punished twice). */
   async pace(): Promise<void> {
-    const rate = this.request.rate;
-    if (!rate) return;
-    const due = this.started + (this.processed / rate) * 1000;
-    const wait = due - Date.now();
-    if (wait > 0) await sleep(wait);
+    await this.pacer.wait(this.processed);
   }
 
   finish(): CompensateResult {

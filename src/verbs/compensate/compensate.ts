@@ -14,7 +14,8 @@ import { toIso } from '../../db/task-sql.js';
 import type { Row } from '../../db/types.js';
 import { usageError } from '../../errors.js';
 import { requireAuditTable } from '../../ops/audit-trail.js';
-import { ACTION_RULES, pacing, selectableStatuses } from '../../core/compensate-plan.js';
+import { ACTION_RULES, selectableStatuses } from '../../core/compensate-plan.js';
+import { pacing } from '../../core/pacer.js';
 import { rowId } from '../../ops/rows.js';
 import { checkSupported, Run } from '../../ops/compensation/run.js';
 import {

@@ -2,7 +2,7 @@ import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { requireAuditTable } from '../../ops/audit-trail.js';
 import { checkSupported } from './compensate.js';
-import { pacing } from '../../core/compensate-plan.js';
+import { pacing } from '../../core/pacer.js';
 import { Run } from '../../ops/compensation/run.js';
 import {
   DEFAULT_BATCH,

@@ -1,12 +1,8 @@
 /** compensate: manual, guarded and audited changes of chosen tasks. */
 export * from './compensate.js';
 export { checkDispatchable, dispatchNow } from './now.js';
-export {
-  ACTION_RULES,
-  COMPENSATE_ACTIONS,
-  parseRate,
-  type CompensateAction,
-} from '../../core/compensate-plan.js';
+export { ACTION_RULES, COMPENSATE_ACTIONS, type CompensateAction } from '../../core/compensate-plan.js';
+export { parseRate } from '../../core/pacer.js';
 export { rowEventId, rowId, rowJson, rowStatus } from '../../ops/rows.js';
 export { compensateOutcome, compensateRequest, type CompensateFlags } from './request.js';
 export { COMPENSATE_FLAGS, COMPENSATE_IDS_ARG } from './flags.js';

@@ -9,7 +9,8 @@ import { defaultOperator } from '../../ops/operator.js';
 import { errorAndQueueFilter } from '../../ops/text-filters.js';
 import { parseIdArgs } from './id-args.js';
 import { checkDispatchable } from './now.js';
-import { COMPENSATE_ACTIONS, parseRate, type CompensateAction } from '../../core/compensate-plan.js';
+import { COMPENSATE_ACTIONS, type CompensateAction } from '../../core/compensate-plan.js';
+import { parseRate } from '../../core/pacer.js';
 import type { CompensateRequest, CompensateResult } from '../../ops/compensation/types.js';
 
 /** The flags of `compensate`, as the command parsed them. */

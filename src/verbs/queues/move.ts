@@ -7,7 +7,7 @@ import { TaskreconError, usageError } from '../../errors.js';
 import { openBroker, type BrokerChoice } from '../../brokers/index.js';
 import type { MovedJob, MoveRequest, MoveResult, MoveWhat } from '../../brokers/types.js';
 import { requireAuditTable } from '../../ops/audit-trail.js';
-import { parseRate } from '../../core/compensate-plan.js';
+import { parseRate } from '../../core/pacer.js';
 import { defaultOperator } from '../../ops/operator.js';
 import { databaseGiven } from './index.js';
 

@@ -5,7 +5,7 @@ import type { Row } from '../../db/types.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import { requireAuditTable } from '../../ops/audit-trail.js';
 import { checkSupported } from '../../ops/compensation/run.js';
-import { pacing } from '../../core/compensate-plan.js';
+import { pacing } from '../../core/pacer.js';
 import { Run } from '../../ops/compensation/run.js';
 import { MAX_KEPT_RESULTS, type CompensateItem } from '../../ops/compensation/types.js';
 
