@@ -1,17 +1,15 @@
 import { BaseCommand } from '../base-command.js';
-import type { TaskId } from '../core/task.js';
 import { ExitCode } from '../errors.js';
 import { untilStopped } from '../stop-signals.js';
 import {
-  compensate,
   COMPENSATE_FLAGS,
   COMPENSATE_IDS_ARG,
   type CompensateAction,
   compensateOutcome,
   compensateRequest,
   type CompensateResult,
-  dispatchNow,
   previewCandidates,
+  runCompensate,
   supportedActions,
 } from '../verbs/compensate/index.js';
 import { showTask } from '../verbs/show/index.js';
@@ -81,25 +79,20 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
       Object.assign(request, { ids: choice.ids, action: choice.action, reason: choice.reason, limit: 0 });
     }
     const bar = startBar(request.action, !this.jsonEnabled());
-    const retried: TaskId[] = [];
     const result = await untilStopped(
       () => writeErr('stopping after the batch in hand (press Ctrl-C again to abort it; it is rolled back)'),
-      async (shouldStop) => {
-        const done = await compensate(source, {
-          ...request,
-          shouldStop,
-          onProgress: (count, total, applied) => bar.update(count, total, applied),
-          onApplied: this.flags.now ? (applied) => retried.push(...applied) : undefined,
-        });
-        if (this.flags.now && retried.length > 0 && !shouldStop())
-          done.dispatched = await dispatchNow(
-            source,
-            retried,
-            this.context.config,
-            this.context.source().stuckAfterMs,
-          );
-        return done;
-      },
+      (shouldStop) =>
+        runCompensate({
+          source,
+          request: {
+            ...request,
+            shouldStop,
+            onProgress: (count, total, applied) => bar.update(count, total, applied),
+          },
+          now: this.flags.now
+            ? { config: this.context.config, stuckAfterMs: this.context.source().stuckAfterMs }
+            : undefined,
+        }),
     ).finally(() => bar.stop());
     if (!this.jsonEnabled()) this.log(renderCompensate(result));
     const outcome = compensateOutcome(request, result);

@@ -25,7 +25,7 @@ export {
   type QueueGauge,
   type QueueReportSection,
   type QueueThresholds,
-} from './report.js';
+} from '../../ops/queue-report.js';
 
 /**
  * `queues`: read-only inspection of every chosen broker — counts, peeked samples, findings, and the

@@ -19,7 +19,7 @@ import {
 } from '../../db/sql/sweep.js';
 import { toIso } from '../../db/task-sql.js';
 import type { Row } from '../../db/types.js';
-import { rowEventId, rowId } from '../../ops/rows.js';
+import { rowEventId, rowId } from '../rows.js';
 
 /**
  * What a sweep would do with one source, read and decided but not written: the failed rows in

@@ -1,7 +1,7 @@
-import { bizTypeWarnings } from '../../core/filter-warnings.js';
-import { closest } from '../../config/suggest.js';
-import type { BoundSource } from '../../db/bind-source.js';
-import { bizTypeExists, selectBizTypes } from '../../db/sql/biz-types.js';
+import { bizTypeWarnings } from '../core/filter-warnings.js';
+import { closest } from '../config/suggest.js';
+import type { BoundSource } from '../db/bind-source.js';
+import { bizTypeExists, selectBizTypes } from '../db/sql/biz-types.js';
 
 /** How many known biz types a warning lists at most. */
 const KNOWN_LIMIT = 50;
