@@ -8,17 +8,10 @@ import {
   compensateOutcome,
   compensateRequest,
   type CompensateResult,
-  previewCandidates,
   runCompensate,
-  supportedActions,
 } from '../verbs/compensate/index.js';
-import { showTask } from '../verbs/show/index.js';
 import { renderCompensate, startBar } from '../render/compensate.js';
-import { renderShow } from '../render/show.js';
 import { writeErr } from '../render/terminal.js';
-
-/** How many matches the interactive picker lists at most. */
-const PICKER_ROWS = 100;
 
 export default class Compensate extends BaseCommand<typeof Compensate> {
   static override summary =
@@ -58,18 +51,11 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
     });
     if (interactive) {
       // Loaded only here: the prompt library is not needed by scripted runs.
-      const { pickInteractively } = await import('../render/compensate-prompt.js');
-      const choice = await pickInteractively(
-        {
-          load: (action, limit) => previewCandidates(source, { ...request, action }, limit ?? PICKER_ROWS),
-          actions: supportedActions(source),
-          action: this.flags.action as CompensateAction | undefined,
-          preselected: request.ids !== undefined,
-          reason: request.reason ?? undefined,
-          reasonRequired,
-          sourceName: source.name,
-          detail: async (id) => renderShow(await showTask(source, String(id)), { full: false }),
-        },
+      const { pickForRequest } = await import('../render/compensate-prompt.js');
+      const choice = await pickForRequest(
+        source,
+        request,
+        { action: this.flags.action as CompensateAction | undefined, reasonRequired },
         (text) => this.log(text),
       );
       if (!choice || choice === 'none') {
