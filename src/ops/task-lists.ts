@@ -1,3 +1,8 @@
+/**
+ * The lists of the task table (stuck, due, failed) as scan, the console and doctor read them, and
+ * the source facts every verb reports.
+ */
+
 import type { BoundSource } from '../db/bind-source.js';
 import { and } from '../db/fragment.js';
 import {
@@ -12,8 +17,6 @@ import {
   type ListKind,
   type ScanFilter,
 } from '../db/sql/scan.js';
-
-/** The lists of the task table (stuck, due, failed) as every verb reads them, and the source facts every verb reports. */
 
 export interface SourceInfo {
   name: string;

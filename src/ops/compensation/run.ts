@@ -32,7 +32,7 @@ import { sourceInfo } from '../task-lists.js';
 
 /**
  * One compensation run: the bookkeeping of its result and the batch that locks rows, re-checks
- * their state, writes, audits and commits them together (see compensate.ts for the selection).
+ * their state, writes, audits and commits them together (see verbs/compensate/ for the selection).
  */
 
 /** Picks the framework a failed-jobs profile belongs to. */

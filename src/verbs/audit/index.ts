@@ -1,4 +1,3 @@
 /** audit: the taskrecon_audit trail, read back (latest, streamed, per task) and required before a write. */
 export * from './audit.js';
 export { resolveRunId } from './run-prefix.js';
-export { defaultOperator } from '../../ops/operator.js';

@@ -3,7 +3,6 @@ export * from './compensate.js';
 export { checkDispatchable, dispatchNow } from './now.js';
 export { ACTION_RULES, COMPENSATE_ACTIONS, type CompensateAction } from '../../core/compensate-plan.js';
 export { parseRate } from '../../core/pacer.js';
-export { rowEventId, rowId, rowJson, rowStatus } from '../../ops/rows.js';
 export { compensateOutcome, compensateRequest, type CompensateFlags } from './request.js';
 export { COMPENSATE_FLAGS, COMPENSATE_IDS_ARG } from './flags.js';
 export { compensateFrozen } from './frozen.js';
