@@ -7,4 +7,4 @@ export { compensateOutcome, compensateRequest, type CompensateFlags } from './re
 export { COMPENSATE_FLAGS, COMPENSATE_IDS_ARG } from './flags.js';
 export { compensateFrozen } from './frozen.js';
 export { supportedActions } from './supported-actions.js';
-export { runCompensate, type CompensateRun } from './run.js';
+export { runCompensate, type CompensateRun } from './orchestrate.js';

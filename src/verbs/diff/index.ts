@@ -16,4 +16,4 @@ export { confirmEnqueue, enqueueDeclined } from './enqueue-confirm.js';
 export { ruleIndexes } from '../../ops/rule-indexes.js';
 export { DIFF_FLAGS } from './flags.js';
 export { checkDiffFlags, diffActor, enqueueRequest } from './request.js';
-export { reconcile, type DiffRun, type DiffRunFlags, type DiffRunResult } from './run.js';
+export { reconcile, type DiffRun, type DiffRunFlags, type DiffRunResult } from './orchestrate.js';
