@@ -5,6 +5,8 @@
  * contract; a field that does not apply to a broker kind is null, never 0.
  */
 
+import type { LocalClock } from '../core/clock.js';
+
 export type BrokerKind = 'redis' | 'rabbitmq';
 
 /** Dead-letter detail from a peeked sample (RabbitMQ `x-death`); null where it does not apply. */
@@ -177,6 +179,8 @@ export interface MoveRequest {
   limit?: number;
   /** Jobs per second (undefined: as fast as the broker takes them). */
   ratePerSecond?: number;
+  /** The clock the rate is kept on (default: the system's). */
+  clock?: LocalClock;
   /** Batch size: one atomic step. */
   batch: number;
   dryRun: boolean;

@@ -1,8 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { countFlag, FORMATS, resolveTime, timeFlag } from '../flags.js';
-import { latestAudit, streamAudit, type AuditEntry } from '../verbs/audit/index.js';
-import { resolveRunId } from '../verbs/audit/run-prefix.js';
+import { type AuditEntry, latestAudit, resolveRunId, streamAudit } from '../verbs/audit/index.js';
 import type { AuditFilter } from '../db/port/index.js';
 import { AUDIT_CSV_HEADER, auditCsvLine, auditNdjsonLine, renderAudit } from '../render/audit.js';
 import { writeOut } from '../render/terminal.js';

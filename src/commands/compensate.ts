@@ -1,26 +1,17 @@
 import { BaseCommand } from '../base-command.js';
-import type { TaskId } from '../core/task.js';
 import { ExitCode } from '../errors.js';
 import { untilStopped } from '../stop-signals.js';
 import {
   COMPENSATE_FLAGS,
   COMPENSATE_IDS_ARG,
-  compensate,
+  type CompensateAction,
   compensateOutcome,
   compensateRequest,
-  dispatchNow,
-  previewCandidates,
-  type CompensateAction,
   type CompensateResult,
+  runCompensate,
 } from '../verbs/compensate/index.js';
-import { showTask } from '../verbs/show/index.js';
-import { supportedActions } from '../verbs/compensate/supported-actions.js';
 import { renderCompensate, startBar } from '../render/compensate.js';
-import { renderShow } from '../render/show.js';
 import { writeErr } from '../render/terminal.js';
-
-/** How many matches the interactive picker lists at most. */
-const PICKER_ROWS = 100;
 
 export default class Compensate extends BaseCommand<typeof Compensate> {
   static override summary =
@@ -60,18 +51,11 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
     });
     if (interactive) {
       // Loaded only here: the prompt library is not needed by scripted runs.
-      const { pickInteractively } = await import('../render/compensate-prompt.js');
-      const choice = await pickInteractively(
-        {
-          load: (action, limit) => previewCandidates(source, { ...request, action }, limit ?? PICKER_ROWS),
-          actions: supportedActions(source),
-          action: this.flags.action as CompensateAction | undefined,
-          preselected: request.ids !== undefined,
-          reason: request.reason ?? undefined,
-          reasonRequired,
-          sourceName: source.name,
-          detail: async (id) => renderShow(await showTask(source, String(id)), { full: false }),
-        },
+      const { pickForRequest } = await import('../render/compensate-prompt.js');
+      const choice = await pickForRequest(
+        source,
+        request,
+        { action: this.flags.action as CompensateAction | undefined, reasonRequired },
         (text) => this.log(text),
       );
       if (!choice || choice === 'none') {
@@ -81,25 +65,20 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
       Object.assign(request, { ids: choice.ids, action: choice.action, reason: choice.reason, limit: 0 });
     }
     const bar = startBar(request.action, !this.jsonEnabled());
-    const retried: TaskId[] = [];
     const result = await untilStopped(
       () => writeErr('stopping after the batch in hand (press Ctrl-C again to abort it; it is rolled back)'),
-      async (shouldStop) => {
-        const done = await compensate(source, {
-          ...request,
-          shouldStop,
-          onProgress: (count, total, applied) => bar.update(count, total, applied),
-          onApplied: this.flags.now ? (applied) => retried.push(...applied) : undefined,
-        });
-        if (this.flags.now && retried.length > 0 && !shouldStop())
-          done.dispatched = await dispatchNow(
-            source,
-            retried,
-            this.context.config,
-            this.context.source().stuckAfterMs,
-          );
-        return done;
-      },
+      (shouldStop) =>
+        runCompensate({
+          source,
+          request: {
+            ...request,
+            shouldStop,
+            onProgress: (count, total, applied) => bar.update(count, total, applied),
+          },
+          now: this.flags.now
+            ? { config: this.context.config, stuckAfterMs: this.context.source().stuckAfterMs }
+            : undefined,
+        }),
     ).finally(() => bar.stop());
     if (!this.jsonEnabled()) this.log(renderCompensate(result));
     const outcome = compensateOutcome(request, result);

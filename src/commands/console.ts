@@ -7,7 +7,7 @@ import { startConsole } from '../console/server.js';
 import { usageError } from '../errors.js';
 import { countFlag } from '../flags.js';
 import { writeErr } from '../render/terminal.js';
-import { defaultOperator } from '../verbs/diff/index.js';
+import { defaultOperator } from '../ops/operator.js';
 
 export interface ConsoleResult {
   url: string;

@@ -6,7 +6,7 @@ import { buildSandbox } from '../verbs/demo/index.js';
 import { TOUR_STEPS } from '../verbs/demo/index.js';
 import { runTour, type StepOutcome } from '../verbs/demo/index.js';
 import { ExitCode } from '../errors.js';
-import { prepareDemoQueues } from '../verbs/queues/demo.js';
+import { prepareDemoQueues } from '../verbs/demo/index.js';
 
 export interface DemoResult {
   file: string;

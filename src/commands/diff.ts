@@ -1,31 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { BaseCommand } from '../base-command.js';
 import { totalOf } from '../core/diff.js';
 import { ExitCode } from '../errors.js';
-import { resolveTime } from '../flags.js';
-import {
-  checkDiffFlags,
-  DIFF_FLAGS,
-  diffActor,
-  enqueueRequest,
-  prepareRules,
-  RuleTargets,
-  runDiff,
-  selectRules,
-  type DiffResult,
-  type RuleTarget,
-  type WalkChoice,
-} from '../verbs/diff/index.js';
+import { askYesNo } from '../render/confirm.js';
 import { findingStream, renderDiff } from '../render/diff.js';
 import { startProgress } from '../render/progress.js';
 import { confirmCreate, renderCreateMissing } from '../render/sweep.js';
-import {
-  CreateMissingSession,
-  withCollector,
-  type CreateMissingResult,
-} from '../verbs/sweep/create-missing.js';
-import { confirmEnqueue, enqueueDeclined } from '../verbs/diff/enqueue-confirm.js';
-import { askYesNo } from '../render/confirm.js';
+import { DIFF_FLAGS, reconcile, type DiffRunResult } from '../verbs/diff/index.js';
 
 export default class Diff extends BaseCommand<typeof Diff> {
   static override summary = 'Reconcile tasks against the business tables they were supposed to change.';
@@ -42,8 +22,6 @@ export default class Diff extends BaseCommand<typeof Diff> {
 
   static override flags = DIFF_FLAGS;
 
-  private targets: RuleTargets | undefined;
-
   /** Without --enqueue or --create-missing diff only reads: it reads from readDb when one is configured. */
   static override readOnly = true;
 
@@ -51,59 +29,31 @@ export default class Diff extends BaseCommand<typeof Diff> {
     return !this.flags.enqueue && !this.flags['create-missing'];
   }
 
-  async run(): Promise<DiffResult & { createMissing?: CreateMissingResult }> {
+  async run(): Promise<DiffRunResult> {
     const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
-    checkDiffFlags(this.flags);
-    const rules = selectRules(this.context.config.rules ?? [], this.flags.rule);
-    const main = await this.openSource();
-    const nowEpoch = await main.db.nowEpoch();
-    this.targets = new RuleTargets(this.context, main);
-    const targets: RuleTarget[] = [];
-    for (const rule of rules) targets.push(await this.targets.open(rule));
-    const sinceEpoch = resolveTime(this.flags.since, nowEpoch);
-    const untilEpoch = resolveTime(this.flags.until, nowEpoch);
-    const walk = this.flags.walk as WalkChoice;
-    const prepared = await prepareRules(targets, { sinceEpoch, untilEpoch, walk });
-    const interactive = !this.jsonEnabled() && Boolean(process.stdin.isTTY && process.stdout.isTTY);
-    if (!(await confirmEnqueue(this.flags, interactive, askYesNo))) throw enqueueDeclined();
-    const creating = this.flags['create-missing']
-      ? await CreateMissingSession.open(targets, this.context.config.rules ?? [], {
-          dryRun: Boolean(this.flags['dry-run']),
-          yes: this.flags.yes,
-          interactive,
-        })
-      : undefined;
-    const progress = startProgress('diff', format !== 'json' || !this.jsonEnabled());
     const stream = format === 'ndjson' || format === 'csv' ? findingStream(format) : undefined;
-    const result = await runDiff(prepared, {
-      sinceEpoch,
-      untilEpoch,
-      chunkTimeMs: this.flags['chunk-time'],
-      samplesPerKind: this.flags.samples,
-      progress: (text) => progress.update(text),
+    const result = await reconcile({
+      context: this.context,
+      flags: this.flags,
+      openSource: () => this.openSource(),
+      interactive: !this.jsonEnabled() && Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      ask: askYesNo,
+      confirmCreate,
+      progress: () => startProgress('diff', format !== 'json' || !this.jsonEnabled()),
       onWarning: (message) => this.warnLine(message),
-      onFinding: withCollector(creating?.collect, stream?.onFinding),
-      enqueue: enqueueRequest(this.flags),
-    }).finally(() => progress.stop());
-    if (stream) {
-      await stream.flush();
-      const t = result.total;
-      this.note(
-        `missing ${t.missing}, duplicate ${t.duplicate}, orphan ${t.orphan}, unsettled ${t.unsettled} over ${result.rules.length} rule(s)`,
-      );
-    } else if (format === 'table') this.log(renderDiff(result));
-    if (totalOf(result.total) > 0) this.setExit(ExitCode.findings);
-    if (!creating) return result;
-    const createMissing = await creating.run(
-      { ...diffActor(this.flags, null), runId: randomUUID() },
-      this.flags.yes ? undefined : confirmCreate,
-    );
-    if (format === 'table') this.log(renderCreateMissing(createMissing));
-    return { ...result, createMissing };
-  }
-
-  override async finally(error: Error | undefined): Promise<void> {
-    await this.targets?.close();
-    await super.finally(error);
+      onFinding: stream?.onFinding,
+      onDiff: async (diff) => {
+        if (stream) {
+          await stream.flush();
+          const t = diff.total;
+          this.note(
+            `missing ${t.missing}, duplicate ${t.duplicate}, orphan ${t.orphan}, unsettled ${t.unsettled} over ${diff.rules.length} rule(s)`,
+          );
+        } else if (format === 'table') this.log(renderDiff(diff));
+        if (totalOf(diff.total) > 0) this.setExit(ExitCode.findings);
+      },
+    });
+    if (result.createMissing && format === 'table') this.log(renderCreateMissing(result.createMissing));
+    return result;
   }
 }

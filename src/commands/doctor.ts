@@ -3,7 +3,7 @@ import { BaseCommand } from '../base-command.js';
 import { ExitCode } from '../errors.js';
 import { runDoctor, type DoctorResult } from '../verbs/doctor/index.js';
 import { renderDoctor } from '../render/doctor.js';
-import { brokerDoctorChecks, withBrokerChecks } from '../verbs/queues/doctor.js';
+import { brokerDoctorChecks, withBrokerChecks } from '../verbs/doctor/index.js';
 
 export default class Doctor extends BaseCommand<typeof Doctor> {
   static override readOnly = true;

@@ -3,17 +3,19 @@ import { RetryPolicies } from '../core/backoff.js';
 import { registryFromConfig } from '../dispatch/registry.js';
 import {
   checkRedrive,
+  everyAttemptFailed,
+  ReasonTally,
   REDRIVE_FLAGS,
   redriveLeaseMs,
-  runRedrive,
   type RedriveResult,
+  runRedrive,
+  summaryEvent,
 } from '../verbs/redrive/index.js';
 import { startProgress } from '../render/progress.js';
 import { eventLine, renderRedrive } from '../render/redrive.js';
 import { renderReasons } from '../render/redrive-reasons.js';
 import { appendFileSync } from 'node:fs';
 import { ExitCode } from '../errors.js';
-import { everyAttemptFailed, ReasonTally, summaryEvent } from '../verbs/redrive/reasons.js';
 import { writeErr } from '../render/terminal.js';
 import { stopThenAbort } from '../stop-signals.js';
 

@@ -1,22 +1,16 @@
 import { BaseCommand, describeError } from '../base-command.js';
-import type { ReportResult } from '../core/report.js';
 import { STATUS_EXIT } from '../core/thresholds.js';
 import { writeFileAtomic } from '../files.js';
+import { renderReportAs } from '../render/report-output.js';
+import { writeOut } from '../render/terminal.js';
 import {
-  buildReport,
-  checkReportSource,
-  notifyReport,
   REPORT_FLAGS,
   reportRequest,
-  reportTrend,
+  runReport,
   writeDownFile,
+  type FullReport,
   type ReportFormat,
 } from '../verbs/report/index.js';
-import { writeOut } from '../render/terminal.js';
-import { sweepCounts, sweepFigures } from '../verbs/sweep/index.js';
-import { unknownBizTypeWarnings } from '../verbs/scan/biz-type-check.js';
-import { reportQueues, type QueueReportSection } from '../verbs/queues/report.js';
-import { renderReportAs } from '../render/report-output.js';
 
 export default class Report extends BaseCommand<typeof Report> {
   // --format json is rendered here, to stdout or to --output; only --json is oclif's JSON mode.
@@ -47,42 +41,26 @@ export default class Report extends BaseCommand<typeof Report> {
     return !this.flags.notify && (this.flags.webhook?.length ?? 0) === 0;
   }
 
-  async run(): Promise<ReportResult> {
+  async run(): Promise<FullReport> {
     // Every input is checked before the database is touched: bad input exits 3 with nothing written.
-    const { thresholds, windowMs, targets, cooldownSeconds, output } = reportRequest(
+    const request = reportRequest(
       this.flags,
       this.context.config.report ?? {},
       this.context.source().profile.kind === 'failed-jobs',
     );
+    const { output } = request;
     // From here on the input is good: a run that fails now marks its Prometheus file down.
     if (output && this.format() === 'prometheus') this.downFile = output;
-    const source = await this.openSource();
-    checkReportSource(source, this.flags['biz-type']);
-    const nowEpoch = await source.db.nowEpoch();
-    for (const warning of await unknownBizTypeWarnings(source, this.flags['biz-type']))
-      this.warnLine(warning);
-    const report = await buildReport(source, {
-      nowEpoch,
-      windowSeconds: Math.round(windowMs / 1000),
-      stuckAfterMs: this.flags['stuck-after'] ?? this.context.source().stuckAfterMs,
+    const result = await runReport({
+      source: await this.openSource(),
+      config: this.context.config,
+      request,
       bizTypes: this.flags['biz-type'],
-      thresholds,
+      stuckAfterMs: this.flags['stuck-after'] ?? this.context.source().stuckAfterMs,
       fullScan: this.flags['full-scan'] ?? false,
+      trend: this.flags.trend,
+      warn: (line) => this.warnLine(line),
     });
-    const notifications = await notifyReport(source.db, report, { targets, cooldownSeconds, nowEpoch });
-    for (const n of notifications)
-      if (n.outcome === 'failed') this.warnLine(`webhook ${n.kind} ${n.target} failed: ${n.error}`);
-    const sweep = await sweepFigures(source, this.context.config, Math.round(windowMs / 1000));
-    const queues = await reportQueues(this.context.config);
-    const trend = this.flags.trend ? await reportTrend(source, this.flags.trend, nowEpoch) : undefined;
-    const result: ReportResult & { queues?: QueueReportSection } = {
-      ...report,
-      ...(sweep ? { sweep: sweepCounts(sweep) } : {}),
-      ...(queues ? { queues } : {}),
-      ...(trend ? { trend } : {}),
-      notifications,
-    };
-    if (queues && STATUS_EXIT[queues.status] > STATUS_EXIT[result.status]) result.status = queues.status;
     this.setExit(STATUS_EXIT[result.status]);
     const format = this.format();
     const rendered = renderReportAs(format, result);

@@ -9,8 +9,7 @@ import {
   statusFlag,
   timeFlag,
 } from '../flags.js';
-import { scan, scanRequest, type ScanResult } from '../verbs/scan/index.js';
-import { unknownBizTypeWarnings } from '../verbs/scan/biz-type-check.js';
+import { scan, scanRequest, type ScanResult, unknownBizTypeWarnings } from '../verbs/scan/index.js';
 import { startProgress } from '../render/progress.js';
 import { streamScanRows } from '../render/scan-stream.js';
 import { listSecondFailures, type SecondFailureRow } from '../verbs/sweep/index.js';

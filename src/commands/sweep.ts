@@ -4,8 +4,7 @@ import { ExitCode } from '../errors.js';
 import { durationFlag } from '../flags.js';
 import { renderSweep, sweepNeedsAPerson } from '../render/sweep.js';
 import { withPasteConnection } from '../render/paste.js';
-import { buildSweepRequest } from '../verbs/sweep/request.js';
-import { runSweep, type SweepResult } from '../verbs/sweep/index.js';
+import { buildSweepRequest, runSweep, type SweepResult } from '../verbs/sweep/index.js';
 
 export default class Sweep extends BaseCommand<typeof Sweep> {
   static override summary =

@@ -1,9 +1,8 @@
 import type { TaskId } from '../core/task.js';
 import { parseDuration } from '../core/duration.js';
 import type { BoundSource } from '../db/bind-source.js';
-import { containsText } from '../db/fragment.js';
-import { type ListCursor, and } from '../db/port/index.js';
-import type { Fragment } from '../db/task-sql.js';
+import { and, containsText, type Fragment } from '../db/fragment.js';
+import type { ListCursor } from '../db/port/index.js';
 import { usageError } from '../errors.js';
 import { listWhere } from '../verbs/scan/index.js';
 

@@ -105,23 +105,3 @@ export function selectableStatuses(
   const from = ACTION_RULES[action].from;
   return wanted?.length ? from.filter((s) => wanted.includes(s)) : [...from];
 }
-
-/** Rows per second → rows per batch and the pause that keeps the pace (one batch at least every 200 ms at high rates). */
-export function pacing(
-  ratePerSecond: number | undefined,
-  maxBatch: number,
-): { batch: number; minBatchMs: number } {
-  if (!ratePerSecond) return { batch: maxBatch, minBatchMs: 0 };
-  const batch = Math.max(1, Math.min(maxBatch, Math.floor(ratePerSecond / 5)));
-  return { batch, minBatchMs: (batch / ratePerSecond) * 1000 };
-}
-
-/** Parses `--rate 200/s`, `200`, `12000/m` into rows per second. */
-export function parseRate(input: string): number | undefined {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(?:\/\s*(s|sec|m|min|h))?\s*$/.exec(input);
-  if (!match) return undefined;
-  const n = Number(match[1]);
-  const per = match[2] === 'm' || match[2] === 'min' ? 60 : match[2] === 'h' ? 3600 : 1;
-  const rate = n / per;
-  return rate > 0 ? rate : undefined;
-}

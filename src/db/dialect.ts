@@ -21,6 +21,11 @@ export interface DialectDdl {
  * on the server side, so that a JS Date is never bound as a DATETIME and the client's time zone
  * never matters.
  */
+/** Whether a SQL expression is exactly this column, quoted as the dialect quotes it. */
+export function isColumn(dialect: Dialect, expr: string, column: string): boolean {
+  return expr === dialect.quoteId(column);
+}
+
 export interface Dialect {
   quoteId(identifier: string): string;
   /** An expression giving the column as epoch seconds (NULL stays NULL). */

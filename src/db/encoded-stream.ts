@@ -1,4 +1,4 @@
-import type { Fragment } from './task-sql.js';
+import type { Fragment } from './fragment.js';
 import type { Db, RowEncoder } from './types.js';
 
 /**

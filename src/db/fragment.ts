@@ -21,6 +21,14 @@ export function and(parts: Fragment[]): Fragment {
   return { sql: kept.map((p) => `(${p.sql})`).join(' AND '), params: kept.flatMap((p) => p.params) };
 }
 
+/** `CASE WHEN a THEN 1 WHEN b THEN 2 … ELSE otherwise END`: the value of the first predicate that holds. */
+export function caseWhen(branches: ReadonlyArray<readonly [Fragment, number]>, otherwise: number): Fragment {
+  return {
+    sql: `CASE ${branches.map(([when, then]) => `WHEN ${when.sql} THEN ${then}`).join(' ')} ELSE ${otherwise} END`,
+    params: branches.flatMap(([when]) => when.params),
+  };
+}
+
 /**
  * Which rows a scan (or a compensate selection) looks at: biz types, a created-at window (epoch
  * seconds), text in the last error and queues.

@@ -4,7 +4,7 @@ import type { Dialect } from './dialect.js';
 import { placeholders, type Fragment } from './fragment.js';
 import type { Profile } from './profiles/types.js';
 
-export { placeholders, type Fragment } from './fragment.js';
+export { placeholders } from './fragment.js';
 
 /** How many characters of `last_error` a list shows; `show` prints it whole. */
 export const LIST_ERROR_CHARS = 1000;

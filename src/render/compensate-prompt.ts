@@ -1,6 +1,16 @@
 import { checkbox, confirm, input, select } from '@inquirer/prompts';
 import type { Task, TaskId } from '../core/task.js';
-import { ACTION_RULES, COMPENSATE_ACTIONS, type CompensateAction } from '../verbs/compensate/index.js';
+import type { BoundSource } from '../db/bind-source.js';
+import {
+  ACTION_RULES,
+  COMPENSATE_ACTIONS,
+  previewCandidates,
+  supportedActions,
+  type CompensateAction,
+  type CompensateRequest,
+} from '../verbs/compensate/index.js';
+import { showTask } from '../verbs/show/index.js';
+import { renderShow } from './show.js';
 import { oneLine } from './terminal.js';
 
 /** The picker lists at most this many tasks to page through; more is a job for "all matching" or filters. */
@@ -123,4 +133,29 @@ export async function pickInteractively(
   });
   if (!yes) return undefined;
   return { ids, action, reason: reason.trim() === '' ? null : reason.trim() };
+}
+
+/** How many matches the picker lists at most. */
+const PICKER_ROWS = 100;
+
+/** The picker over a compensate request on a source: its matches, the actions the profile allows, `show` for detail. */
+export function pickForRequest(
+  source: BoundSource,
+  request: CompensateRequest,
+  ask: { action?: CompensateAction; reasonRequired: boolean },
+  write: (text: string) => void,
+): Promise<PickerChoice | 'none' | undefined> {
+  return pickInteractively(
+    {
+      load: (action, limit) => previewCandidates(source, { ...request, action }, limit ?? PICKER_ROWS),
+      actions: supportedActions(source),
+      action: ask.action,
+      preselected: request.ids !== undefined,
+      reason: request.reason ?? undefined,
+      reasonRequired: ask.reasonRequired,
+      sourceName: source.name,
+      detail: async (id) => renderShow(await showTask(source, String(id)), { full: false }),
+    },
+    write,
+  );
 }

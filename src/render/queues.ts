@@ -1,6 +1,5 @@
 import type { MoveResult, QueueFinding, QueuesResult, QueueStats } from '../brokers/types.js';
-import type { RecoverResult } from '../verbs/queues/move.js';
-import type { QueueGauge, QueueReportSection } from '../verbs/queues/report.js';
+import type { QueueGauge, QueueReportSection, RecoverResult } from '../verbs/queues/index.js';
 import { auditRunCommand, withPasteConnection } from './paste.js';
 import { renderFamily, type Family } from './prometheus.js';
 import { heading, renderTable } from './table.js';

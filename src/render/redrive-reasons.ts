@@ -1,4 +1,4 @@
-import type { ErrorReason } from '../verbs/redrive/reasons.js';
+import type { ErrorReason } from '../verbs/redrive/index.js';
 import { chalk, printable } from './terminal.js';
 
 /** Why tasks were retried or failed in a redrive run: the top error reasons with their counts. */

@@ -1,6 +1,6 @@
 import type { ReportResult } from '../core/report.js';
 import type { Trend } from '../core/trend.js';
-import type { QueueReportSection } from '../verbs/queues/report.js';
+import type { QueueReportSection } from '../verbs/queues/index.js';
 import { renderNagios } from './nagios.js';
 import { renderPrometheus } from './prometheus.js';
 import { renderQueuePrometheus, renderQueueReport } from './queues.js';

@@ -1,6 +1,5 @@
-import type { CreateMissingResult } from '../verbs/sweep/create-missing.js';
-import type { SecondFailureRow } from '../verbs/sweep/figures.js';
-import type { SweepResult } from '../verbs/sweep/types.js';
+import type { CreateMissingResult } from '../verbs/diff/index.js';
+import type { SecondFailureRow, SweepResult } from '../verbs/sweep/index.js';
 import { auditRunCommand } from './paste.js';
 import { heading, renderTable } from './table.js';
 import { chalk } from './terminal.js';

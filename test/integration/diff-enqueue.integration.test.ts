@@ -6,7 +6,7 @@ import { normalizeRule } from '../../src/core/diff.js';
 import { bindSource } from '../../src/db/bind-source.js';
 import { connect } from '../../src/db/connect.js';
 import { profileFor } from '../../src/db/profiles/registry.js';
-import { ruleIndexes } from '../../src/verbs/diff/indexes.js';
+import { ruleIndexes } from '../../src/ops/rule-indexes.js';
 import { runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareDemoQueues, type DemoQueues } from '../../src/verbs/queues/demo.js';
+import { prepareDemoQueues, type DemoQueues } from '../../src/verbs/demo/queues.js';
 import { runCli, runJson } from '../support/cli.js';
 
 // queues and sweep print commands to paste with the connection and the broker the user ran with:

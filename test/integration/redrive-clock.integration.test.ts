@@ -12,8 +12,8 @@ import type { Db } from '../../src/db/types.js';
 import { registryOf } from '../../src/dispatch/registry.js';
 import type { Dispatcher } from '../../src/dispatch/types.js';
 import type { ClaimedTask } from '../../src/db/sql/claims.js';
-import { Heartbeat } from '../../src/verbs/redrive/heartbeat.js';
-import { runRedrive } from '../../src/verbs/redrive/redrive.js';
+import { Heartbeat } from '../../src/ops/redrive/heartbeat.js';
+import { runRedrive } from '../../src/ops/redrive/redrive.js';
 
 /**
  * redrive's local clock (pacing, and the lease check before a queued task is dispatched) driven

@@ -17,7 +17,7 @@ import { bindSource } from '../../src/db/bind-source.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
 import { registryOf } from '../../src/dispatch/registry.js';
 import { HttpDispatcher } from '../../src/dispatch/http.js';
-import { runRedrive } from '../../src/verbs/redrive/redrive.js';
+import { runRedrive } from '../../src/ops/redrive/redrive.js';
 
 interface RetryLine {
   attempt: number;

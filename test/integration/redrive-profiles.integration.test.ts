@@ -14,7 +14,7 @@ import { RetryPolicies } from '../../src/core/backoff.js';
 import { registryOf } from '../../src/dispatch/registry.js';
 import { MarkOnlyDispatcher } from '../../src/dispatch/mark-only.js';
 import type { Dispatcher } from '../../src/dispatch/types.js';
-import { runRedrive, type RedriveOptions } from '../../src/verbs/redrive/redrive.js';
+import { runRedrive, type RedriveOptions } from '../../src/ops/redrive/redrive.js';
 
 interface RedriveJson {
   claimed: number;

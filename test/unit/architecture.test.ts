@@ -41,6 +41,55 @@ function importsOf(name: string): string[] {
   return found;
 }
 
+/** Each file of src/ with the .ts files it imports: the graph the import rules read (a test feeds its own). */
+interface ImportGraphEntry {
+  name: string;
+  imports: readonly string[];
+}
+const GRAPH: ImportGraphEntry[] = FILES.map((f) => ({ name: f.name, imports: importsOf(f.name) }));
+
+/** The verb folder a file lies in (verbs/diff/walk/x.ts → diff), if any. */
+function verbOf(name: string): string | undefined {
+  return /^verbs\/([^/]+)\//.exec(name)?.[1];
+}
+
+/** The verbs that drive the others (fault drills, the demo's tour): they may import other verbs. */
+const DRIVING_VERBS = ['drill', 'demo'];
+
+/** Imports from one verb folder into another, but for the verbs that drive the others. */
+function crossVerbImports(graph: readonly ImportGraphEntry[]): string[] {
+  return graph.flatMap(({ name, imports }) => {
+    const from = verbOf(name);
+    if (!from || DRIVING_VERBS.includes(from)) return [];
+    return imports
+      .filter((target) => verbOf(target) !== undefined && verbOf(target) !== from)
+      .map((target) => `src/${name} imports src/${target}`);
+  });
+}
+
+/** Imports into a verb folder from outside it that do not go through its index.ts. */
+function importsPastVerbIndex(graph: readonly ImportGraphEntry[]): string[] {
+  return graph.flatMap(({ name, imports }) =>
+    imports
+      .filter((target) => {
+        const verb = verbOf(target);
+        return verb !== undefined && verb !== verbOf(name) && target !== `verbs/${verb}/index.ts`;
+      })
+      .map((target) => `src/${name} imports src/${target}`),
+  );
+}
+
+/** Imports from files under `from` into files under `into` (both src-relative folder prefixes). */
+function importsInto(graph: readonly ImportGraphEntry[], from: string, into: string): string[] {
+  return graph
+    .filter(({ name }) => name.startsWith(from))
+    .flatMap(({ name, imports }) =>
+      imports
+        .filter((target) => target.startsWith(into))
+        .map((target) => `src/${name} imports src/${target}`),
+    );
+}
+
 /** The source with comments blanked, so prose about SQL or chalk is not code. */
 function stripComments(source: string): string {
   return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
@@ -154,6 +203,37 @@ const SQL_TEXT = new RegExp(
   ].join('|'),
 );
 
+/**
+ * Identifier quoting and the SQL pieces that travel without a statement around them: CASE WHEN,
+ * backticks doubled (the escape inside a quoted identifier), `a`.`b`, and a keyword before a
+ * backtick-quoted name. Backticks around words in messages (Markdown code) are not quoting.
+ */
+const IDENTIFIER_QUOTING = new RegExp(
+  [
+    String.raw`\bCASE\s+WHEN\s`,
+    '``',
+    '`[^`\\s]*`\\s*\\.\\s*`',
+    String.raw`\b(FROM|JOIN|INTO|UPDATE|TABLE|BY|ON)\s+` + '`',
+  ].join('|'),
+);
+
+/** Code (comments blanked) that quotes identifiers itself. */
+const QUOTE_CALL = /\bquoteId\b/;
+
+/** What writes SQL or quotes identifiers outside db/: literals with SQL or quoting, code calling quoteId. */
+function sqlOutsideDb(
+  files: ReadonlyArray<{ name: string; literals: readonly string[]; code: string }>,
+): string[] {
+  return files
+    .filter((f) => !f.name.startsWith('db/'))
+    .flatMap((f) => [
+      ...f.literals
+        .filter((literal) => SQL_TEXT.test(literal) || IDENTIFIER_QUOTING.test(literal))
+        .map((literal) => `src/${f.name}: ${literal.slice(0, 80).replace(/\s+/g, ' ')}`),
+      ...(QUOTE_CALL.test(f.code) ? [`src/${f.name}: quotes identifiers (quoteId)`] : []),
+    ]);
+}
+
 /** The string and template literals of a file, read by the TypeScript parser (`${…}` for each substitution). */
 function literals(name: string): string[] {
   const file = ts.createSourceFile(name, text.get(name) ?? '', ts.ScriptTarget.Latest, true);
@@ -227,12 +307,25 @@ describe('the layout of src/', () => {
     expect(offenders, offenders.join('\n')).toEqual([]);
   });
 
-  it('writes SQL only under db/', () => {
-    const offenders = FILES.filter((f) => !f.name.startsWith('db/')).flatMap((f) =>
-      literals(f.name)
-        .filter((literal) => SQL_TEXT.test(literal))
-        .map((literal) => `src/${f.name}: ${literal.slice(0, 80).replace(/\s+/g, ' ')}`),
+  it('writes SQL and quotes identifiers only under db/', () => {
+    const offenders = sqlOutsideDb(
+      FILES.map((f) => ({ name: f.name, literals: literals(f.name), code: code(f.name) })),
     );
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('keeps each verb from importing another (but drill and demo, which drive them)', () => {
+    const offenders = crossVerbImports(GRAPH);
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('enters a verb from outside only through its index.ts', () => {
+    const offenders = importsPastVerbIndex(GRAPH);
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
+  it('keeps the shared operations (ops/) below the verbs', () => {
+    const offenders = importsInto(GRAPH, 'ops/', 'verbs/');
     expect(offenders, offenders.join('\n')).toEqual([]);
   });
 
@@ -350,5 +443,55 @@ describe('the layout of src/', () => {
         { from: 'db/sql-store.ts', to: 'db/sql/claims.ts' },
       ]),
     ).toEqual(['src/verbs/redrive/feed.ts imports src/db/sql/claims.ts']);
+
+    // One verb into another: flagged, but not from the verbs that drive the others.
+    expect(
+      crossVerbImports([
+        { name: 'verbs/sweep/retry.ts', imports: ['verbs/compensate/index.ts', 'verbs/sweep/plan.ts'] },
+        { name: 'verbs/drill/system.ts', imports: ['verbs/redrive/index.ts'] },
+        { name: 'verbs/diff/walk/x.ts', imports: ['verbs/diff/plan.ts', 'ops/rows.ts'] },
+      ]),
+    ).toEqual(['src/verbs/sweep/retry.ts imports src/verbs/compensate/index.ts']);
+
+    // Past a verb's index: flagged from commands, the console, other layers and the driving verbs alike.
+    expect(
+      importsPastVerbIndex([
+        { name: 'commands/diff.ts', imports: ['verbs/diff/index.ts', 'verbs/diff/enqueue-confirm.ts'] },
+        { name: 'verbs/drill/effect-check.ts', imports: ['verbs/diff/plan.ts'] },
+        { name: 'verbs/diff/run.ts', imports: ['verbs/diff/plan.ts'] },
+      ]),
+    ).toEqual([
+      'src/commands/diff.ts imports src/verbs/diff/enqueue-confirm.ts',
+      'src/verbs/drill/effect-check.ts imports src/verbs/diff/plan.ts',
+    ]);
+
+    // The shared layer reaching up into a verb.
+    expect(
+      importsInto(
+        [
+          { name: 'ops/rows.ts', imports: ['verbs/compensate/index.ts', 'db/task-sql.ts'] },
+          { name: 'verbs/sweep/plan.ts', imports: ['verbs/compensate/index.ts'] },
+        ],
+        'ops/',
+        'verbs/',
+      ),
+    ).toEqual(['src/ops/rows.ts imports src/verbs/compensate/index.ts']);
+
+    // SQL and identifier quoting outside db/; Markdown code in messages is not quoting.
+    expect(
+      sqlOutsideDb([
+        { name: 'verbs/diff/prepare.ts', literals: ['CASE WHEN ${…} THEN 1 ELSE 0 END'], code: '' },
+        { name: 'verbs/doctor/schema.ts', literals: [], code: 'source.db.dialect.quoteId(model.column)' },
+        { name: 'verbs/x.ts', literals: ['`${…}`.`${…}`', 'SELECT 1 FROM `${…}`', '``'], code: '' },
+        { name: 'render/x.ts', literals: ['Run `${…}` to see every change', '`'], code: '' },
+        { name: 'db/sql/x.ts', literals: ['CASE WHEN ${…} THEN 1 END'], code: 'dialect.quoteId(name)' },
+      ]),
+    ).toEqual([
+      'src/verbs/diff/prepare.ts: CASE WHEN ${…} THEN 1 ELSE 0 END',
+      'src/verbs/doctor/schema.ts: quotes identifiers (quoteId)',
+      'src/verbs/x.ts: `${…}`.`${…}`',
+      'src/verbs/x.ts: SELECT 1 FROM `${…}`',
+      'src/verbs/x.ts: ``',
+    ]);
   });
 });

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  actionUnsupported,
-  decide,
-  pacing,
-  parseRate,
-  selectableStatuses,
-} from '../../src/core/compensate-plan.js';
+import { actionUnsupported, decide, selectableStatuses } from '../../src/core/compensate-plan.js';
+import { pacing, parseRate } from '../../src/core/pacer.js';
 
 describe('compensate rules', () => {
   it('moves only the states each action takes, says "already" at the target, refuses the rest with the reason', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import type { TaskId } from '../../src/core/task.js';
-import { Run } from '../../src/verbs/compensate/run.js';
-import type { CompensateRequest } from '../../src/verbs/compensate/types.js';
+import { Run } from '../../src/ops/compensation/run.js';
+import type { CompensateRequest } from '../../src/ops/compensation/types.js';
 import { FakeStore, fakeSource, settled } from '../support/fake-store.js';
 
 // Nothing here waits on real time: a test that hangs is a failure, found fast.

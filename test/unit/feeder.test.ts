@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { Feeder, type FeedOptions, type QueuedTask } from '../../src/verbs/redrive/feed.js';
-import type { RedriveCounts, RedriveEvent } from '../../src/verbs/redrive/types.js';
+import { Feeder, type FeedOptions, type QueuedTask } from '../../src/ops/redrive/feed.js';
+import type { RedriveCounts, RedriveEvent } from '../../src/ops/redrive/types.js';
 import { FakeStore, fakeSource, settled } from '../support/fake-store.js';
 
 // Nothing here waits on real time: a test that hangs is a failure, found fast.

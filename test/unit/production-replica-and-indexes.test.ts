@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { replicaNote } from '../../src/db/replica.js';
-import { indexServes } from '../../src/verbs/scan/full-scan.js';
+import { indexServes } from '../../src/ops/full-scan.js';
 import { replicaCheck } from '../../src/verbs/doctor/replica.js';
 
 const index = (...columns: string[]) => ({ name: 'i', columns, unique: false });

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { RetryPolicies } from '../../src/core/backoff.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { Settler, SETTLE_BATCH, SETTLE_MAX_WAIT_MS } from '../../src/verbs/redrive/settle.js';
-import type { RedriveCounts, RedriveEvent } from '../../src/verbs/redrive/types.js';
+import { Settler, SETTLE_BATCH, SETTLE_MAX_WAIT_MS } from '../../src/ops/redrive/settle.js';
+import type { RedriveCounts, RedriveEvent } from '../../src/ops/redrive/types.js';
 import { FakeStore, fakeSource, settled } from '../support/fake-store.js';
 
 // Nothing here waits on real time: a test that hangs is a failure, found fast.

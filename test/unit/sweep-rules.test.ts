@@ -140,14 +140,14 @@ describe('the sweep policy', () => {
 
 describe('which sweep retries count towards maxSweeps', () => {
   it('a failed job counts retries of its earlier failed rows, never of the row itself (a concurrent sweep)', async () => {
-    const { precedes } = await import('../../src/verbs/sweep/plan.js');
+    const { precedes } = await import('../../src/ops/sweep/plan.js');
     const audit = { identity: 'u1', taskId: '7', atEpoch: 1000.5 };
     expect(precedes(audit, { id: 9, failedAt: 1200 }, true)).toBe(true);
     expect(precedes(audit, { id: 7, failedAt: 900 }, true)).toBe(false);
   });
 
   it('a task counts retries made before it last failed, not one made after it was read', async () => {
-    const { precedes } = await import('../../src/verbs/sweep/plan.js');
+    const { precedes } = await import('../../src/ops/sweep/plan.js');
     const audit = { identity: 'e1', taskId: '3', atEpoch: 1000.5 };
     expect(precedes(audit, { id: 3, failedAt: 1001 }, false)).toBe(true);
     expect(precedes(audit, { id: 3, failedAt: 1000 }, false)).toBe(false);

@@ -1,6 +1,7 @@
 import type { ChannelModel, ConfirmChannel, GetMessage, Options } from 'amqplib';
 import { createHash } from 'node:crypto';
 import { TaskreconError, usageError } from '../../errors.js';
+import { Pacer } from '../../core/pacer.js';
 import type { MovedJob, MoveRequest, MoveResult } from '../types.js';
 import { closeQuietly, isNotFound, openChannel, openConfirmChannel, type AmqpTarget } from './connection.js';
 
@@ -163,7 +164,7 @@ export async function moveRabbit(input: MoveInput): Promise<MoveResult & { alrea
   let matched = 0;
   let moved = 0;
   let alreadyMoved: number | null = request.movedBefore ? 0 : null;
-  const started = Date.now();
+  const pacer = new Pacer(request.ratePerSecond, request.clock);
   try {
     let drained = false;
     while (!drained && taken < depth && matched < limit && !request.shouldStop()) {
@@ -228,11 +229,7 @@ export async function moveRabbit(input: MoveInput): Promise<MoveResult & { alrea
       await request.onBatch(jobs);
       for (const m of batch) source.ack(m);
       moved += batch.length;
-      if (request.ratePerSecond) {
-        const due = started + (moved / request.ratePerSecond) * 1000;
-        const wait = due - Date.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      }
+      await pacer.wait(moved);
     }
   } finally {
     for (const m of held) source.nack(m, false, true);

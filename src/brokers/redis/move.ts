@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { Pacer, pacing } from '../../core/pacer.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import type { MovedJob, MoveRequest, MoveResult, MoveWhat } from '../types.js';
 import { redisNow } from './inspect.js';
@@ -22,15 +23,14 @@ type Part = 'ready' | 'delayed' | 'reserved';
 
 /** A batch small enough that `rate` jobs/s are about five batches a second. */
 function batchFor(request: Pick<MoveRequest, 'batch' | 'ratePerSecond'>): number {
-  if (!request.ratePerSecond) return request.batch;
-  return Math.max(1, Math.min(request.batch, Math.floor(request.ratePerSecond / 5)));
+  return pacing(request.ratePerSecond, request.batch).batch;
 }
 
-/** Sleeps as long as keeps `done` jobs since `startedMs` at or under `rate` per second. */
-async function pace(done: number, startedMs: number, rate: number | undefined): Promise<void> {
-  if (!rate) return;
-  const due = startedMs + (done / rate) * 1000 - Date.now();
-  if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
+/** What a move or recover may still take, what it took, and the pace it keeps across queues and parts. */
+interface Budget {
+  left: number;
+  done: number;
+  pacer: Pacer;
 }
 
 /** The job's id for the audit: its payload uuid / id, else a fingerprint of the member. */
@@ -97,7 +97,7 @@ async function movePart(
   target: MoveTarget,
   request: MoveRequest,
   part: Part,
-  budget: { left: number; done: number; startedMs: number },
+  budget: Budget,
 ): Promise<number> {
   const from = queueKeys(target.layout, request.from);
   const to = queueKeys(target.layout, request.to as string);
@@ -145,7 +145,7 @@ async function movePart(
     budget.left -= jobs.length;
     budget.done += jobs.length;
     if (jobs.length) await request.onBatch(jobs);
-    await pace(budget.done, budget.startedMs, request.ratePerSecond);
+    await budget.pacer.wait(budget.done);
   }
   return moved;
 }
@@ -167,7 +167,7 @@ export async function moveJobs(target: MoveTarget, request: MoveRequest): Promis
     runId: request.runId,
   };
   if (request.dryRun) return result;
-  const budget = { left: limit, done: 0, startedMs: Date.now() };
+  const budget: Budget = { left: limit, done: 0, pacer: new Pacer(request.ratePerSecond, request.clock) };
   for (const part of parts) {
     if (request.shouldStop() || budget.left <= 0) break;
     result.moved += await movePart(target, request, part, budget);
@@ -181,7 +181,7 @@ async function migrate(
   request: RecoverRequest,
   keys: QueueKeys,
   part: 'delayed' | 'reserved',
-  budget: { left: number; done: number; startedMs: number },
+  budget: Budget,
 ): Promise<MoveResult> {
   const fromKey = partKey(keys, part) as string;
   const result: MoveResult = {
@@ -233,7 +233,7 @@ async function migrate(
         payload: m,
       })),
     );
-    await pace(budget.done, budget.startedMs, request.ratePerSecond);
+    await budget.pacer.wait(budget.done);
   }
   result.matched = Math.max(result.matched, result.moved);
   return result;
@@ -247,7 +247,11 @@ export async function recoverJobs(
   request: RecoverRequest,
   queues: readonly string[],
 ): Promise<MoveResult[]> {
-  const budget = { left: request.limit ?? Number.POSITIVE_INFINITY, done: 0, startedMs: Date.now() };
+  const budget: Budget = {
+    left: request.limit ?? Number.POSITIVE_INFINITY,
+    done: 0,
+    pacer: new Pacer(request.ratePerSecond, request.clock),
+  };
   const results: MoveResult[] = [];
   for (const queue of queues) {
     const keys = queueKeys(target.layout, queue);

@@ -2,8 +2,14 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import type { QueuesResult } from '../../brokers/types.js';
 import { renderQueues, withPasteHints } from '../../render/queues.js';
-import { brokersFor, exitFor, inspectQueues, snapshotStore } from '../../verbs/queues/index.js';
-import { brokerFlags, peekFlag } from '../../verbs/queues/flags.js';
+import {
+  brokerFlags,
+  brokersFor,
+  exitFor,
+  inspectQueues,
+  peekFlag,
+  snapshotStore,
+} from '../../verbs/queues/index.js';
 
 export default class Queues extends BaseCommand<typeof Queues> {
   static override summary =

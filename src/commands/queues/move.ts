@@ -3,10 +3,17 @@ import { BaseCommand } from '../../base-command.js';
 import type { MoveResult, MoveWhat } from '../../brokers/types.js';
 import { ExitCode } from '../../errors.js';
 import { confirmMove, renderMove } from '../../render/queues.js';
-import { brokerFlags, moveFlags, rabbitMoveFlags } from '../../verbs/queues/flags.js';
-import { brokerFor, parseMatchHeader } from '../../verbs/queues/index.js';
-import { runMove } from '../../verbs/queues/move.js';
-import { confirmMoveOrStop, moveOptionsOf, stoppedEarly } from '../../verbs/queues/move-request.js';
+import {
+  brokerFlags,
+  brokerFor,
+  confirmMoveOrStop,
+  moveFlags,
+  moveOptionsOf,
+  parseMatchHeader,
+  rabbitMoveFlags,
+  runMove,
+  stoppedEarly,
+} from '../../verbs/queues/index.js';
 
 export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
   static override summary =

@@ -2,10 +2,16 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { ExitCode } from '../../errors.js';
 import { confirmMove, renderRecover } from '../../render/queues.js';
-import { brokerFlags, moveFlags } from '../../verbs/queues/flags.js';
-import { brokerFor } from '../../verbs/queues/index.js';
-import { runRecover, type RecoverResult } from '../../verbs/queues/move.js';
-import { confirmMoveOrStop, moveOptionsOf, stoppedEarly } from '../../verbs/queues/move-request.js';
+import {
+  brokerFlags,
+  brokerFor,
+  confirmMoveOrStop,
+  moveFlags,
+  moveOptionsOf,
+  type RecoverResult,
+  runRecover,
+  stoppedEarly,
+} from '../../verbs/queues/index.js';
 
 export default class QueuesRecover extends BaseCommand<typeof QueuesRecover> {
   static override summary =

@@ -6,9 +6,9 @@ import {
   compensate,
   COMPENSATE_ACTIONS,
   type CompensateAction,
+  compensateFrozen,
   type CompensateRequest,
 } from '../../verbs/compensate/index.js';
-import { compensateFrozen } from '../../verbs/compensate/frozen.js';
 import { parseTaskId } from '../../verbs/show/index.js';
 import { MAX_FROZEN } from '../bulk.js';
 import type { ConsoleDeps } from '../deps.js';

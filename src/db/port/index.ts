@@ -86,6 +86,7 @@ export { idRangeWhere } from '../sql/compensate.js';
 export { CREATE_FIELDS } from '../sql/create-missing.js';
 export { DEMO_BUSINESS_DDL, isDemoBizType } from '../sql/demo.js';
 export { utf8Collation } from '../sql/diff-checksum.js';
+export { businessRefs } from '../sql/diff-schema.js';
 export { isIntegerType } from '../sql/diff-keys.js';
 export { ROLE_DONE, ROLE_OPEN } from '../sql/diff.js';
 export { EFFECT_KEY, EFFECT_TABLE } from '../sql/reference-effect.js';

@@ -1,6 +1,7 @@
 import { AUDIT_TABLE } from '../ddl.js';
 import type { Dialect } from '../dialect.js';
-import { placeholders, type Fragment } from '../task-sql.js';
+import type { Fragment } from '../fragment.js';
+import { placeholders } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
 
 /**

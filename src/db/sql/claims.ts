@@ -1,10 +1,10 @@
 // Over 300 lines: every claim, fence and settle statement of redrive in one place, so their guards can be read side by side.
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
-import { placeholders, toId, toInt, toText, type Fragment } from '../task-sql.js';
+import { and, type Fragment } from '../fragment.js';
+import { placeholders, toId, toInt, toText } from '../task-sql.js';
 import type { Queryable } from '../types.js';
 import { probeSkipLocked } from './doctor.js';
-import { and } from './scan.js';
 import type { ClaimFence } from './transitions.js';
 
 /**

@@ -1,9 +1,10 @@
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import type { Dialect } from '../dialect.js';
-import { placeholders, type Fragment, type TaskSql } from '../task-sql.js';
+import { and, type Fragment } from '../fragment.js';
+import { placeholders, type TaskSql } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
-import { and, type ScanFilter } from './scan.js';
+import type { ScanFilter } from './scan.js';
 
 /**
  * Statements of manual compensation (`compensate`): selecting candidates a page at a time by id,

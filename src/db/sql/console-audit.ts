@@ -1,6 +1,6 @@
 import { AUDIT_TABLE } from '../ddl.js';
 import type { Dialect } from '../dialect.js';
-import type { Fragment } from '../task-sql.js';
+import type { Fragment } from '../fragment.js';
 import type { Queryable } from '../types.js';
 
 /** What the console's audit log filters on. */

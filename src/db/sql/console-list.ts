@@ -1,7 +1,7 @@
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
-import { placeholders, type Fragment } from '../task-sql.js';
-import { and } from './scan.js';
+import { and, type Fragment } from '../fragment.js';
+import { placeholders } from '../task-sql.js';
 
 /**
  * The console's lists: keyset pages (never OFFSET) in the backward order of the status index

@@ -2,7 +2,8 @@
 import { HASH_SPACE, HASH_SUM_MODULUS, type KeySemantics } from '../../core/diff-keys.js';
 import { restrictingParents, type HashKind, type LevelQuery } from '../../core/diff-levels.js';
 import type { Dialect } from '../dialect.js';
-import { placeholders, type Fragment } from '../task-sql.js';
+import type { Fragment } from '../fragment.js';
+import { placeholders } from '../task-sql.js';
 import type { Db, Queryable } from '../types.js';
 import { castText } from './diff-keys.js';
 

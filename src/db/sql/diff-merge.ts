@@ -1,4 +1,4 @@
-import type { Fragment } from '../task-sql.js';
+import type { Fragment } from '../fragment.js';
 import type { Db, Queryable } from '../types.js';
 import { BK, businessDerived, keyRange, type BusinessSide, type TaskSide } from './diff.js';
 

@@ -1,3 +1,4 @@
+import type { Dialect } from '../dialect.js';
 import type { Db, Queryable } from '../types.js';
 
 /**
@@ -27,6 +28,11 @@ export async function columnCollation(db: Db, table: string, column: string): Pr
  */
 export async function integerPrimaryKey(db: Db, table: string): Promise<string | undefined> {
   return db.engine.integerPrimaryKey(db, table);
+}
+
+/** The business table and its key column as the business database quotes them. */
+export function businessRefs(dialect: Dialect, table: string, key: string): { table: string; key: string } {
+  return { table: dialect.quoteId(table), key: dialect.quoteId(key) };
 }
 
 /**

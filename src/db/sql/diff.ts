@@ -1,6 +1,7 @@
 // Over 300 lines: the same-server diff statements (missing, unsettled, orphan, duplicate walks), one module so their joins agree.
 import type { Dialect } from '../dialect.js';
-import { placeholders, type Fragment } from '../task-sql.js';
+import type { Fragment } from '../fragment.js';
+import { placeholders } from '../task-sql.js';
 import type { Queryable } from '../types.js';
 import { keyMatch, type KeyExpr } from './diff-keys.js';
 

@@ -13,13 +13,14 @@ export async function explain(db: Db, sql: string, params: readonly unknown[]): 
 
 /**
  * How many rows hold each stored status value.
- * In: the quoted table and status column. Out: one row per value. Reads the status index (or the table).
+ * In: the quoted table and the status column's name. Out: one row per value. Reads the status index (or the table).
  */
 export async function statusValueCounts(
   db: Db,
   table: string,
-  statusColumn: string,
+  statusColumnName: string,
 ): Promise<Array<{ raw: unknown; count: number }>> {
+  const statusColumn = db.dialect.quoteId(statusColumnName);
   const rows = await db.query<{ raw: unknown; n: unknown }>(
     `SELECT ${statusColumn} AS raw, COUNT(*) AS n FROM ${table} GROUP BY ${statusColumn}`,
   );

@@ -6,8 +6,9 @@ import {
   type WindowRow,
 } from '../../core/report.js';
 import type { BoundSource } from '../bind-source.js';
-import { toId, toIso, toText, type Fragment } from '../task-sql.js';
-import { and, filterWhere, type ScanFilter } from './scan.js';
+import { and, type Fragment } from '../fragment.js';
+import { toId, toIso, toText } from '../task-sql.js';
+import { filterWhere, type ScanFilter } from './scan.js';
 
 /**
  * The report's statements. Everything is aggregated in the database: the window's rows are never

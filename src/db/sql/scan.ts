@@ -1,10 +1,10 @@
 import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
-import { and, filterWhere, type ScanFilter } from '../fragment.js';
-import type { Fragment, TaskSql } from '../task-sql.js';
+import { and, filterWhere, type Fragment, type ScanFilter } from '../fragment.js';
+import type { TaskSql } from '../task-sql.js';
 import type { Db, RowEncoder } from '../types.js';
 
-export { and, filterWhere, windowField, type ScanFilter } from '../fragment.js';
+export { filterWhere, windowField, type ScanFilter } from '../fragment.js';
 
 export interface StatusCountRow {
   bizType: string | null;

@@ -3,9 +3,9 @@ import type { BoundSource } from '../bind-source.js';
 import { AUDIT_TABLE } from '../ddl.js';
 import { auditClock } from './audit.js';
 import type { Dialect } from '../dialect.js';
-import { placeholders, type Fragment } from '../task-sql.js';
+import { placeholders } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
-import { and } from '../fragment.js';
+import { and, type Fragment } from '../fragment.js';
 
 /**
  * Statements of the failure sweep: the failed rows it looks at, and what the audit log knows of

@@ -2,9 +2,9 @@ import { TRANSITIONS, type TransitionName } from '../../core/state-machine.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import { TaskreconError } from '../../errors.js';
 import type { BoundSource } from '../bind-source.js';
-import { placeholders, type Fragment, type TaskSql } from '../task-sql.js';
+import { and, type Fragment } from '../fragment.js';
+import { placeholders, type TaskSql } from '../task-sql.js';
 import type { Queryable } from '../types.js';
-import { and } from './scan.js';
 
 /**
  * Guarded writes of the state machine: every statement names the state it expects

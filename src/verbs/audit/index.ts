@@ -1,3 +1,3 @@
 /** audit: the taskrecon_audit trail, read back (latest, streamed, per task) and required before a write. */
 export * from './audit.js';
-export { defaultOperator } from './operator.js';
+export { resolveRunId } from './run-prefix.js';

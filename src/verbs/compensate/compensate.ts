@@ -5,19 +5,19 @@ import { and, filterWhere, inList, type Fragment } from '../../db/fragment.js';
 import { toIso } from '../../db/task-sql.js';
 import type { Row } from '../../db/types.js';
 import { usageError } from '../../errors.js';
-import { requireAuditTable } from '../audit/index.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
+import { ACTION_RULES, selectableStatuses } from '../../core/compensate-plan.js';
+import { pacing } from '../../core/pacer.js';
+import { rowId } from '../../ops/rows.js';
+import { checkSupported, Run } from '../../ops/compensation/run.js';
 import {
-  ACTION_RULES,
-  actionUnsupported,
-  pacing,
-  selectableStatuses,
-  type CompensateAction,
-} from './plan.js';
-import { rowId } from './rows.js';
-import { Run } from './run.js';
-import { DEFAULT_BATCH, type CompensateRequest, type CompensateResult } from './types.js';
+  DEFAULT_BATCH,
+  type CompensateRequest,
+  type CompensateResult,
+} from '../../ops/compensation/types.js';
 
-export * from './types.js';
+export * from '../../ops/compensation/types.js';
+export { checkSupported } from '../../ops/compensation/run.js';
 
 /**
  * Manual compensation (the classic task-table design): moves selected tasks through the state
@@ -33,16 +33,6 @@ export * from './types.js';
 /** How many rows go in one batch: the rate's share of a fifth of a second, capped. */
 function batchSize(request: CompensateRequest): number {
   return pacing(request.rate, request.batchSize ?? DEFAULT_BATCH).batch;
-}
-
-/** Checks the action against the table before anything is read or written. */
-export function checkSupported(source: BoundSource, action: CompensateAction): void {
-  const why = actionUnsupported(action, {
-    profile: source.profile.name,
-    kind: source.profile.kind,
-    statuses: source.sql.statuses(),
-  });
-  if (why) throw usageError(`cannot ${action} on source ${source.name}: ${why}`);
 }
 
 /**

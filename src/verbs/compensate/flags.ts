@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { countFlag, errorLikeFlag, queueFlag, statusFlag, timeFlag } from '../../flags.js';
-import { COMPENSATE_ACTIONS } from './plan.js';
+import { COMPENSATE_ACTIONS } from '../../core/compensate-plan.js';
 
 /** The positional arguments of `compensate` (parsed by parseIdArgs). */
 export const COMPENSATE_IDS_ARG = Args.string({

@@ -1,10 +1,14 @@
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { requireAuditTable } from '../audit/index.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
 import { checkSupported } from './compensate.js';
-import { pacing } from './plan.js';
-import { Run } from './run.js';
-import { DEFAULT_BATCH, type CompensateRequest, type CompensateResult } from './types.js';
+import { pacing } from '../../core/pacer.js';
+import { Run } from '../../ops/compensation/run.js';
+import {
+  DEFAULT_BATCH,
+  type CompensateRequest,
+  type CompensateResult,
+} from '../../ops/compensation/types.js';
 
 /**
  * A compensation of a frozen selection (the console's bulk action after its preview): exactly the

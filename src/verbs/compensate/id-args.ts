@@ -2,7 +2,7 @@ import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import type { IdRange } from '../../db/port/index.js';
 import { usageError } from '../../errors.js';
-import { hasNumericId, parseTaskId } from '../show/index.js';
+import { hasNumericId, parseTaskId } from '../../ops/task-id.js';
 
 /**
  * The positional arguments of `compensate`: task ids, space or comma separated, and on a table

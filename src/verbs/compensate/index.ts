@@ -1,7 +1,10 @@
 /** compensate: manual, guarded and audited changes of chosen tasks. */
 export * from './compensate.js';
 export { checkDispatchable, dispatchNow } from './now.js';
-export { ACTION_RULES, COMPENSATE_ACTIONS, parseRate, type CompensateAction } from './plan.js';
-export { rowEventId, rowId, rowJson, rowStatus } from './rows.js';
+export { ACTION_RULES, COMPENSATE_ACTIONS, type CompensateAction } from '../../core/compensate-plan.js';
+export { parseRate } from '../../core/pacer.js';
 export { compensateOutcome, compensateRequest, type CompensateFlags } from './request.js';
 export { COMPENSATE_FLAGS, COMPENSATE_IDS_ARG } from './flags.js';
+export { compensateFrozen } from './frozen.js';
+export { supportedActions } from './supported-actions.js';
+export { runCompensate, type CompensateRun } from './orchestrate.js';

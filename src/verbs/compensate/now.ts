@@ -9,7 +9,7 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_LEASE_SECONDS,
   runRedrive,
-} from '../redrive/index.js';
+} from '../../ops/redrive/redrive.js';
 
 /**
  * `compensate --action retry --now`: the tasks just sent back to pending are claimed and run at once

@@ -5,12 +5,13 @@ import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { ExitCode, usageError, type ExitCodeValue } from '../../errors.js';
 import { resolveTime } from '../../flags.js';
-import { defaultOperator } from '../audit/index.js';
-import { errorAndQueueFilter } from '../scan/index.js';
+import { defaultOperator } from '../../ops/operator.js';
+import { errorAndQueueFilter } from '../../ops/text-filters.js';
 import { parseIdArgs } from './id-args.js';
 import { checkDispatchable } from './now.js';
-import { COMPENSATE_ACTIONS, parseRate, type CompensateAction } from './plan.js';
-import type { CompensateRequest, CompensateResult } from './types.js';
+import { COMPENSATE_ACTIONS, type CompensateAction } from '../../core/compensate-plan.js';
+import { parseRate } from '../../core/pacer.js';
+import type { CompensateRequest, CompensateResult } from '../../ops/compensation/types.js';
 
 /** The flags of `compensate`, as the command parsed them. */
 export interface CompensateFlags {

@@ -1,5 +1,5 @@
 import type { BoundSource } from '../../db/bind-source.js';
-import { actionUnsupported, COMPENSATE_ACTIONS, type CompensateAction } from './plan.js';
+import { actionUnsupported, COMPENSATE_ACTIONS, type CompensateAction } from '../../core/compensate-plan.js';
 
 /** The actions this source's table can take (the picker's menu offers only these). */
 export function supportedActions(source: BoundSource): CompensateAction[] {

@@ -3,8 +3,8 @@ import { checkTransition, targetOf } from '../../core/state-machine.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { store } from '../../db/port/index.js';
-import { requireAuditTable } from '../audit/index.js';
-import { rowEventId, rowId, rowJson, rowStatus } from '../compensate/index.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
+import { rowEventId, rowId, rowJson, rowStatus } from '../../ops/rows.js';
 
 /**
  * `diff --enqueue`: tasks that say success while their effect is missing go back to pending,

@@ -4,6 +4,7 @@ import { BINARY_KEYS, semanticsOfCollation } from '../../core/diff-keys.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import {
   store,
+  businessRefs,
   isIntegerType,
   utf8Collation,
   type CrossBusinessSide,
@@ -11,13 +12,12 @@ import {
   type BusinessSide,
   type TaskSide,
 } from '../../db/port/index.js';
-import { filterWhere, notOrNull } from '../../db/fragment.js';
-import type { Fragment } from '../../db/task-sql.js';
+import { caseWhen, filterWhere, type Fragment, notOrNull } from '../../db/fragment.js';
 import type { Db } from '../../db/types.js';
 import { configError, TaskreconError } from '../../errors.js';
 import { mergeableCollation, padsSpaces } from '../../core/diff-weights.js';
 import { columnOf } from '../../db/profiles/types.js';
-import { servingIndex } from './indexes.js';
+import { servingIndex } from '../../ops/rule-indexes.js';
 import type { DiffPlan, PlanBase } from './plan.js';
 
 /**
@@ -78,10 +78,13 @@ function ruleError(rule: DiffRule, message: string, hint: string): TaskreconErro
 function rolePredicates(source: BoundSource, rule: DiffRule): Pick<TaskSide, 'role' | 'done' | 'open'> {
   const done = source.sql.statusIn(statusesOfRole('done', rule.taskStatus));
   const open = source.sql.statusIn(statusesOfRole('open', rule.taskStatus));
-  const role: Fragment = {
-    sql: `CASE WHEN ${done.sql} THEN 1 WHEN ${open.sql} THEN 2 ELSE 0 END`,
-    params: [...done.params, ...open.params],
-  };
+  const role = caseWhen(
+    [
+      [done, 1],
+      [open, 2],
+    ],
+    0,
+  );
   return { role, done, open };
 }
 
@@ -155,8 +158,8 @@ export async function prepareRule(
       `${guess ? `Did you mean '${guess}'? ` : ''}Columns: ${businessColumns.map((c) => c.name).join(', ')}.`,
     );
   }
-  const quoteBusiness = businessDb.dialect.quoteId;
-  const businessTable = quoteBusiness(rule.business.table);
+  const quotedBusiness = businessRefs(businessDb.dialect, rule.business.table, businessKey.name);
+  const businessTable = quotedBusiness.table;
   if (rule.business.where) {
     try {
       await store.diff.withReadOnly(businessDb, (q) =>
@@ -220,7 +223,7 @@ export async function prepareRule(
     key: keyExpr,
     keyIsInt: taskKeyIsInt,
     keyIsUtf8: utf8Collation(taskCollation),
-    inWindow: { sql: `CASE WHEN ${window.sql} THEN 1 ELSE 0 END`, params: window.params },
+    inWindow: caseWhen([[window, 1]], 0),
     notDone: notDonePredicate(source, rule),
   };
   const base: PlanBase = { rule, source, businessDb, warnings };
@@ -228,7 +231,7 @@ export async function prepareRule(
     const business: CrossBusinessSide = {
       dialect: businessDb.dialect,
       table: businessTable,
-      key: quoteBusiness(businessKey.name),
+      key: quotedBusiness.key,
       keyIsInt: businessKeyIsInt,
       keyIsUtf8: utf8Collation(businessCollation),
       ...(rule.business.where ? { where: rule.business.where } : {}),
@@ -237,7 +240,7 @@ export async function prepareRule(
   }
   const business: BusinessSide = {
     table: businessTable,
-    key: quoteBusiness(businessKey.name),
+    key: quotedBusiness.key,
     keyIsInt: businessKeyIsInt,
     ...(rule.business.where ? { where: rule.business.where } : {}),
   };

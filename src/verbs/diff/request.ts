@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { usageError } from '../../errors.js';
-import { defaultOperator } from '../audit/index.js';
+import { defaultOperator } from '../../ops/operator.js';
 
 export interface DiffWriteFlags {
   enqueue?: boolean;

@@ -70,6 +70,3 @@ export class RuleTargets {
     await Promise.allSettled(this.contexts.map((c) => c.close()));
   }
 }
-
-/** Kept for importers of the old place; the audit owns it. */
-export { defaultOperator } from '../audit/index.js';

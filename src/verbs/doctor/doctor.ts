@@ -11,7 +11,7 @@ import { replicaCheck } from './replica.js';
 import { replicaLag, type ReplicaLag } from '../../db/replica.js';
 import type { RuleConfig } from '../../config/schema.js';
 import { clockCheck, datetimeColumns, skipLockedCheck, versionCheck, zoneCheck } from './server.js';
-import type { SourceInfo } from '../scan/index.js';
+import type { SourceInfo } from '../../ops/task-lists.js';
 
 export type { CheckStatus, DoctorCheck, ExplainedQuery } from './check.js';
 

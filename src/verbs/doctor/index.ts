@@ -1,2 +1,3 @@
 /** doctor: can taskrecon trust this table, this server and these rules. */
 export * from './doctor.js';
+export { brokerDoctorChecks, withBrokerChecks } from './queues.js';

@@ -2,7 +2,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { store } from '../../db/port/index.js';
 import { summaryIndexCheck } from './summary-indexes.js';
 import type { Db, ExecResult, IndexInfo, Row } from '../../db/types.js';
-import { ALL_LISTS, capabilityNotes, streamList, type ScanOptions } from '../scan/index.js';
+import { ALL_LISTS, capabilityNotes, streamList, type ScanOptions } from '../../ops/task-lists.js';
 import { check, type DoctorCheck, type ExplainedQuery } from './check.js';
 
 interface Statement {

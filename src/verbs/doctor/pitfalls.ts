@@ -1,7 +1,7 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { store } from '../../db/port/index.js';
-import { DEFAULT_LEASE_SECONDS } from '../redrive/index.js';
+import { DEFAULT_LEASE_SECONDS } from '../../ops/redrive/redrive.js';
 import { check, type DoctorCheck } from './check.js';
 
 /**

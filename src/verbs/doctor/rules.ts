@@ -2,7 +2,7 @@ import type { RuleConfig } from '../../config/schema.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import type { Db } from '../../db/types.js';
 import { check, type DoctorCheck } from './check.js';
-import { ruleIndexes } from '../diff/index.js';
+import { ruleIndexes } from '../../ops/rule-indexes.js';
 
 /**
  * The indexes each diff rule on this source reads through. A missing one never makes a

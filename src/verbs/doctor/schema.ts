@@ -93,11 +93,7 @@ export async function statusValuesCheck(source: BoundSource): Promise<DoctorChec
   const model = source.profile.status;
   if (model.kind !== 'column') return undefined;
   if (!source.columns.some((c) => c.name.toLowerCase() === model.column.toLowerCase())) return undefined;
-  const counts = await store.doctor.statusValueCounts(
-    source.db,
-    source.sql.table,
-    source.db.dialect.quoteId(model.column),
-  );
+  const counts = await store.doctor.statusValueCounts(source.db, source.sql.table, model.column);
   const unknown = counts.filter((c) => source.sql.logicalStatus(c.raw) === 'unknown');
   const mapping = Object.entries(model.values)
     .map(([logical, raw]) => `${logical}=${(raw ?? []).join('|')}`)

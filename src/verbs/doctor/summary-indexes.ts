@@ -1,6 +1,6 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import type { IndexInfo } from '../../db/types.js';
-import { createIndexSql, FULL_SCAN_FREE_ROWS, indexServes, recommendedIndexes } from '../scan/full-scan.js';
+import { createIndexSql, FULL_SCAN_FREE_ROWS, indexServes, recommendedIndexes } from '../../ops/full-scan.js';
 import { check, type DoctorCheck } from './check.js';
 
 /**

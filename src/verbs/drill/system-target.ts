@@ -3,7 +3,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import type { Db } from '../../db/types.js';
 import { usageError, configError } from '../../errors.js';
 import { closest } from '../../config/suggest.js';
-import { requireAuditTable } from '../audit/index.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
 import type { SystemTarget } from './drill.js';
 
 /**

@@ -16,6 +16,16 @@ import {
 import type { BrokerClient, QueueFinding, QueuesResult } from '../../brokers/types.js';
 
 export * from './request.js';
+export { brokerFlags, moveFlags, peekFlag, rabbitMoveFlags } from './flags.js';
+export { runMove, runRecover, type MoveOptions, type RecoverResult } from './move.js';
+export { confirmMoveOrStop, moveOptionsOf, stoppedEarly, type MoveFlagValues } from './move-request.js';
+export {
+  reportQueues,
+  type QueueBreach,
+  type QueueGauge,
+  type QueueReportSection,
+  type QueueThresholds,
+} from '../../ops/queue-report.js';
 
 /**
  * `queues`: read-only inspection of every chosen broker — counts, peeked samples, findings, and the

@@ -7,9 +7,9 @@ import { TaskreconError, usageError } from '../../errors.js';
 import { untilStopped } from '../../stop-signals.js';
 import { openBroker, type BrokerChoice } from '../../brokers/index.js';
 import type { MovedJob, MoveRequest, MoveResult, MoveWhat } from '../../brokers/types.js';
-import { requireAuditTable } from '../audit/audit.js';
-import { parseRate } from '../compensate/plan.js';
-import { defaultOperator } from '../diff/targets.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
+import { parseRate } from '../../core/pacer.js';
+import { defaultOperator } from '../../ops/operator.js';
 import { databaseGiven } from './index.js';
 
 /**

@@ -1,6 +1,11 @@
 import { Flags } from '@oclif/core';
 import { countFlag, durationFlag } from '../../flags.js';
-import { DEFAULT_BATCH, DEFAULT_CONCURRENCY, DEFAULT_LEASE_SECONDS, DEFAULT_PAUSE_MS } from './redrive.js';
+import {
+  DEFAULT_BATCH,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_LEASE_SECONDS,
+  DEFAULT_PAUSE_MS,
+} from '../../ops/redrive/redrive.js';
 
 /** The flags of `redrive`; --lease is checked by redriveLeaseMs(). */
 export const REDRIVE_FLAGS = {

@@ -1,4 +1,4 @@
-import type { RedriveCounts, RedriveEvent, RedriveResult } from './types.js';
+import type { RedriveCounts, RedriveEvent, RedriveResult } from '../../ops/redrive/types.js';
 
 /** How many distinct error reasons a summary names (the rest are counted as "other"). */
 export const TOP_REASONS = 5;

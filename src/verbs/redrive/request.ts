@@ -1,7 +1,7 @@
 import type { BoundSource } from '../../db/bind-source.js';
 import type { MapRegistry } from '../../dispatch/registry.js';
 import { usageError } from '../../errors.js';
-import { assertRedrivable, DEFAULT_LEASE_SECONDS } from './redrive.js';
+import { assertRedrivable, DEFAULT_LEASE_SECONDS } from '../../ops/redrive/redrive.js';
 
 /** --lease in milliseconds (default 5m); claims are fenced in whole seconds, so at least 1s. */
 export function redriveLeaseMs(lease: number | undefined): number {

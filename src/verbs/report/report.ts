@@ -13,8 +13,8 @@ import { evaluate, type Thresholds } from '../../core/thresholds.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { store, type CountRow } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
-import { capabilityNotes, sourceInfo } from '../scan/index.js';
-import { planFigures, REPORT_FIGURES } from '../scan/full-scan.js';
+import { capabilityNotes, sourceInfo } from '../../ops/task-lists.js';
+import { planFigures, REPORT_FIGURES } from '../../ops/full-scan.js';
 
 export interface ReportOptions {
   /** The database's now, read once per run: every cutoff derives from it. */

@@ -1,4 +1,5 @@
 /** scan: counts and lists of the task table, and the source facts every verb reports. */
 export * from './scan.js';
 export { scanRequest, type ScanFlags } from './request.js';
-export { errorAndQueueFilter, type TextAndQueueFlags } from './filters.js';
+export { unknownBizTypeWarnings } from '../../ops/biz-type-check.js';
+export { errorAndQueueFilter, type TextAndQueueFlags } from '../../ops/text-filters.js';

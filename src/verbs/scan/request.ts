@@ -4,7 +4,7 @@ import { windowField } from '../../db/fragment.js';
 import type { ListKind } from '../../db/port/index.js';
 import { usageError } from '../../errors.js';
 import { resolveTime } from '../../flags.js';
-import { errorAndQueueFilter, type TextAndQueueFlags } from './filters.js';
+import { errorAndQueueFilter, type TextAndQueueFlags } from '../../ops/text-filters.js';
 import { ALL_LISTS, type ScanOptions } from './scan.js';
 
 /** Which lists a --status asks for: processing is stuck, pending is due, failed is failed. */

@@ -1,19 +1,30 @@
 import { LOGICAL_STATUSES, type LogicalStatus, type Task } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
+import { store } from '../../db/port/index.js';
+import { planFigures, summaryNeedsFullScan, type Figure } from '../../ops/full-scan.js';
+import type { CountRow, ListKind } from '../../db/port/index.js';
 import {
-  store,
-  and,
-  dueWhere,
-  filterWhere,
-  LIST_STATUS,
-  stuckWhere,
-  type CountRow,
-  type ListEncoder,
-  type ListKind,
-  type ScanFilter,
-} from '../../db/port/index.js';
-import { planFigures, summaryNeedsFullScan, type Figure } from './full-scan.js';
+  ALL_LISTS,
+  capabilityNotes,
+  sourceInfo,
+  streamList,
+  type ScanOptions,
+  type SourceInfo,
+} from '../../ops/task-lists.js';
 import { toIso } from '../../db/task-sql.js';
+
+export {
+  ALL_LISTS,
+  capabilityNotes,
+  DEFAULT_PAGE_SIZE,
+  listWhere,
+  sourceInfo,
+  streamList,
+  streamListBatches,
+  streamListEncoded,
+  type ScanOptions,
+  type SourceInfo,
+} from '../../ops/task-lists.js';
 
 export type StatusCounts = Record<LogicalStatus, number> & { unknown: number };
 
@@ -34,13 +45,6 @@ export interface ScanSummary {
   oldestDueSeconds: number | null;
 }
 
-export interface SourceInfo {
-  name: string;
-  profile: string;
-  table: string;
-  db: string;
-}
-
 /** The JSON contract of `scan`. */
 export interface ScanResult {
   source: SourceInfo;
@@ -57,54 +61,8 @@ export interface ScanResult {
   skipped?: Figure[];
 }
 
-export interface ScanOptions extends ScanFilter {
-  nowEpoch: number;
-  stuckAfterMs: number;
-  /** Rows per list; 0 lists every row. */
-  limit: number;
-  /** Which lists to fill (default all three). */
-  lists?: ListKind[];
-  /**
-   * false: on a large table, hold back the figures no index serves (and say so); true: read the
-   * whole table for them. Undefined computes every figure without asking (small embedded uses).
-   */
-  fullScan?: boolean;
-  pageSize?: number;
-}
-
-export const ALL_LISTS: ListKind[] = ['stuck', 'due', 'failed'];
-/**
- * Rows per keyset page. Each page is one statement streamed in constant memory, so a page can be
- * large: every page costs a fresh index dive and statement start (measured ≈0.1–0.2 s on a busy
- * 2-core server), while a page still ends within seconds, so no statement holds a read view long.
- */
-export const DEFAULT_PAGE_SIZE = 100_000;
-
-export function sourceInfo(source: BoundSource): SourceInfo {
-  return {
-    name: source.name,
-    profile: source.profile.name,
-    table: source.profile.table,
-    db: source.db.display,
-  };
-}
-
 function emptyCounts(): StatusCounts {
   return { pending: 0, processing: 0, success: 0, failed: 0, compensated: 0, unknown: 0 };
-}
-
-/** What the profile lacks for stuck and due, as notes; undefined entries mean computable. */
-export function capabilityNotes(source: BoundSource): { stuck?: string; due?: string } {
-  const { sql, profile } = source;
-  const statuses = sql.statuses();
-  const notes: { stuck?: string; due?: string } = {};
-  if (!statuses.includes('processing'))
-    notes.stuck = `${profile.name} rows are never processing: stuck is n/a`;
-  else if (!sql.has('updatedAt')) notes.stuck = `${profile.name} has no updated_at column: stuck is n/a`;
-  if (!statuses.includes('pending'))
-    notes.due = `${profile.name} rows are never pending: due is n/a (retry them with \`taskrecon compensate\`)`;
-  else if (!sql.has('nextRetryAt')) notes.due = `${profile.name} has no next-retry column: due is n/a`;
-  return notes;
 }
 
 /**
@@ -187,67 +145,6 @@ export async function scanSummary(
   );
   if (!perBizType) return { summary, byBizType: [], notes, skipped: plan?.skipped };
   return { summary, byBizType, notes, ...(plan?.skipped.length ? { skipped: plan.skipped } : {}) };
-}
-
-/** The WHERE of one list, or undefined when the profile cannot have it. */
-export function listWhere(source: BoundSource, kind: ListKind, options: ScanOptions) {
-  const capability = capabilityNotes(source);
-  const filter = filterWhere(source.sql, options);
-  if (kind === 'due')
-    return capability.due ? undefined : and([dueWhere(source.sql, options.nowEpoch), filter]);
-  if (kind === 'stuck') {
-    return capability.stuck
-      ? undefined
-      : and([stuckWhere(source.sql, options.nowEpoch - Math.floor(options.stuckAfterMs / 1000)), filter]);
-  }
-  return and([source.sql.statusIn([LIST_STATUS[kind]]), filter]);
-}
-
-/** Streams one list's rows (arrays in taskSelect order). */
-export function streamList(
-  source: BoundSource,
-  kind: ListKind,
-  options: ScanOptions,
-): AsyncGenerator<unknown[]> | undefined {
-  const where = listWhere(source, kind, options);
-  if (!where) return undefined;
-  return store.tasks.listRows(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
-    nullNextRetry: kind !== 'due',
-  });
-}
-
-/** Streams one list's rows in batches (the fast path of `scan --format ndjson|csv`). */
-export function streamListBatches(
-  source: BoundSource,
-  kind: ListKind,
-  options: ScanOptions,
-): AsyncGenerator<unknown[][]> | undefined {
-  const where = listWhere(source, kind, options);
-  if (!where) return undefined;
-  return store.tasks.listBatches(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
-    nullNextRetry: kind !== 'due',
-  });
-}
-
-/** Streams one list's rows encoded from the wire (needs `db.streamEncoded`): chunks of output bytes. */
-export function streamListEncoded(
-  source: BoundSource,
-  kind: ListKind,
-  options: ScanOptions,
-  encoder: ListEncoder,
-): AsyncGenerator<Buffer> | undefined {
-  const where = listWhere(source, kind, options);
-  if (!where) return undefined;
-  return store.tasks.listEncoded(
-    source,
-    where,
-    options.limit,
-    options.pageSize ?? DEFAULT_PAGE_SIZE,
-    encoder,
-    {
-      nullNextRetry: kind !== 'due',
-    },
-  );
 }
 
 /** A whole scan, lists collected (use streamList for unbounded output). */

@@ -1,12 +1,13 @@
-import type { TaskDetail, TaskId } from '../../core/task.js';
+import type { TaskDetail } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { store } from '../../db/port/index.js';
+import { hasNumericId, parseTaskId, parseTaskKey, type TaskKey } from '../../ops/task-id.js';
 import { toText } from '../../db/task-sql.js';
-import { TaskreconError, usageError } from '../../errors.js';
-import { auditHistory, type AuditEntry } from '../audit/index.js';
-import { sourceInfo, type SourceInfo } from '../scan/index.js';
+import { TaskreconError } from '../../errors.js';
+import { auditHistory, type AuditEntry } from '../../ops/audit-trail.js';
+import { sourceInfo, type SourceInfo } from '../../ops/task-lists.js';
 
-const NUMERIC_ID = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
+export { hasNumericId, parseTaskId, parseTaskKey, type TaskKey };
 
 /** The task of `show`: every field, the payload parsed when it is JSON, the last error whole. */
 export interface ShownTask extends TaskDetail {
@@ -20,55 +21,6 @@ export interface ShowResult {
   task: ShownTask;
   /** Manual changes to this task, oldest first (taskrecon_audit). */
   audit: AuditEntry[];
-}
-
-/** Which key `show` looks a task up by, and the value as the table compares it. */
-export interface TaskKey {
-  key: 'id' | 'eventId';
-  value: TaskId;
-}
-
-/** Whether the table's id column holds whole numbers (ids compare as integers, ranges make sense). */
-export function hasNumericId(source: BoundSource): boolean {
-  return idColumn(source) !== undefined;
-}
-
-function idColumn(source: BoundSource) {
-  const ref = source.profile.fields.id;
-  const column =
-    ref && 'column' in ref
-      ? source.columns.find((c) => c.name.toLowerCase() === ref.column.toLowerCase())
-      : undefined;
-  return column && NUMERIC_ID.has(column.dataType) ? column : undefined;
-}
-
-/**
- * The id as the table compares it: an integer for an integer id column. Text that cannot be an
- * integer id is taken as an event id (Laravel's uuid, async_task's event_id) when the profile has
- * one; otherwise it is refused.
- */
-export function parseTaskKey(source: BoundSource, input: string): TaskKey {
-  const column = idColumn(source);
-  const text = input.trim();
-  if (!column) return { key: 'id', value: text };
-  if (/^\d+$/.test(text))
-    return { key: 'id', value: Number.isSafeInteger(Number(text)) ? Number(text) : text };
-  if (source.sql.has('eventId')) return { key: 'eventId', value: text };
-  throw usageError(
-    `'${input}' is not a task id: ${source.profile.table}.${column.name} holds whole numbers`,
-    'Pass the id as `scan` lists it, e.g. `taskrecon show 42`.',
-  );
-}
-
-/** A task id as the table compares it (an integer for an integer id column); refused when it cannot be one. */
-export function parseTaskId(source: BoundSource, input: string): TaskId {
-  const parsed = parseTaskKey(source, input);
-  if (parsed.key === 'id') return parsed.value;
-  const ref = source.profile.fields.id;
-  throw usageError(
-    `'${input}' is not a task id: ${source.profile.table}.${ref && 'column' in ref ? ref.column : 'id'} holds whole numbers`,
-    'Pass ids as `scan` lists them, e.g. 42.',
-  );
 }
 
 /** Splits a payload into its parsed JSON value and its text; a payload that is not JSON stays text. */

@@ -3,7 +3,7 @@ import type { Db } from '../../db/types.js';
 import { maskWebhookUrl, NOTIFY_SPECS } from '../../notify/registry.js';
 import { sendWebhook } from '../../notify/send.js';
 import type { Alert, AlertFailing, NotifyTarget } from '../../notify/types.js';
-import type { PlannedRow } from './plan.js';
+import type { PlannedRow } from '../../ops/sweep/plan.js';
 import type { SweepResult } from './types.js';
 
 /**

@@ -4,20 +4,21 @@ import { toIso } from '../../db/task-sql.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import type { NotifyTarget } from '../../notify/types.js';
 import { alertSecondFailures, notYetAlerted, type SecondFailure } from './alert.js';
-import { identityReader, isoOrNull, planSource, type PlannedRow } from './plan.js';
+import { identityReader, isoOrNull, planSource, type PlannedRow } from '../../ops/sweep/plan.js';
 import { retryThroughCompensate } from './retry.js';
 import { MAX_SWEEP_RESULTS, type SweepItem, type SweepItemOutcome, type SweepResult } from './types.js';
 
 export * from './types.js';
-export { sweepable, planSource } from './plan.js';
+export { sweepable, planSource } from '../../ops/sweep/plan.js';
 export {
   listSecondFailures,
   sweepCounts,
   sweepFigures,
   type SecondFailureRow,
   type SweepFigures,
-} from './figures.js';
+} from '../../ops/sweep/figures.js';
 export { openSweepSources, sweepRulesOf } from './sources.js';
+export { buildSweepRequest, type SweepFlags } from './request.js';
 
 /**
  * The failure sweep (the hourly sweep of the think-queue failed_jobs table): for each source, the

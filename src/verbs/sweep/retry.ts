@@ -3,11 +3,11 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { SWEEP_RETRY_ACTION } from '../../db/port/index.js';
 import type { Row } from '../../db/types.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
-import { requireAuditTable } from '../audit/audit.js';
-import { checkSupported } from '../compensate/compensate.js';
-import { pacing } from '../compensate/plan.js';
-import { Run } from '../compensate/run.js';
-import { MAX_KEPT_RESULTS, type CompensateItem } from '../compensate/types.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
+import { checkSupported } from '../../ops/compensation/run.js';
+import { pacing } from '../../core/pacer.js';
+import { Run } from '../../ops/compensation/run.js';
+import { MAX_KEPT_RESULTS, type CompensateItem } from '../../ops/compensation/types.js';
 
 /**
  * The sweep's retries go through compensate's retry path, not a copy of it: the same batch locks

@@ -5,7 +5,7 @@ import { isKnownZone } from '../../core/sweep-window.js';
 import { Context } from '../../context.js';
 import { bindSource } from '../../db/bind-source.js';
 import { configError, usageError } from '../../errors.js';
-import { sweepable } from './plan.js';
+import { sweepable } from '../../ops/sweep/plan.js';
 import type { SweepSource } from './index.js';
 
 /** The config's sweep rules, compiled; exit 3 (nothing read or written) when they cannot be used. */

@@ -1,6 +1,6 @@
 import { DenseDigests } from '../../../core/dense-digests.js';
 import { drainEncoded } from '../../../db/encoded-stream.js';
-import type { Fragment } from '../../../db/task-sql.js';
+import type { Fragment } from '../../../db/fragment.js';
 import type { Db, RowEncoder } from '../../../db/types.js';
 
 /**

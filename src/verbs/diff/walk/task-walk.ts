@@ -1,5 +1,6 @@
 import { FIRST_CHUNK_SPAN, nextChunkSpan } from '../../../core/diff.js';
 import { store, type ChunkRange as IdRange } from '../../../db/port/index.js';
+import { isColumn } from '../../../db/dialect.js';
 import type { Queryable } from '../../../db/types.js';
 import type { SameServerPlan } from '../plan.js';
 import { emitClassified } from './classify.js';
@@ -77,7 +78,7 @@ export async function taskWalk(
 /** Whether the task ids are integers (ranged by arithmetic); an unknown id column is assumed so. */
 function chunkableIds(plan: SameServerPlan): boolean {
   const { source } = plan;
-  const idColumn = source.columns.find((c) => plan.task.id === source.db.dialect.quoteId(c.name));
+  const idColumn = source.columns.find((c) => isColumn(source.db.dialect, plan.task.id, c.name));
   return !idColumn || /int/.test(idColumn.dataType);
 }
 

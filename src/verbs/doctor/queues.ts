@@ -1,9 +1,9 @@
-import { errorText } from './errors.js';
+import { errorText } from '../../ops/error-text.js';
 import { openBroker } from '../../brokers/index.js';
 import type { BrokerConfig } from '../../config/brokers.js';
 import type { TaskreconConfig } from '../../config/schema.js';
 import type { BrokerClient } from '../../brokers/types.js';
-import { check, type DoctorCheck } from '../doctor/check.js';
+import { check, type DoctorCheck } from './check.js';
 
 /**
  * The broker half of `doctor`: each configured broker's own checks (`BrokerClient.doctor()`:

@@ -1,9 +1,10 @@
+import type { LocalClock } from '../../core/clock.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { ManualFilter } from '../../db/port/index.js';
 import type { Row } from '../../db/types.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
-import type { CompensateAction } from './plan.js';
-import type { SourceInfo } from '../scan/index.js';
+import type { CompensateAction } from '../../core/compensate-plan.js';
+import type { SourceInfo } from '../task-lists.js';
 
 /** The request and result of a compensation run (the JSON contract of `compensate`). */
 
@@ -60,6 +61,8 @@ export interface CompensateRequest {
   limit: number;
   /** Rows per second; undefined = as fast as the database goes. */
   rate?: number;
+  /** The clock the rate is kept on (default: the system's). */
+  clock?: LocalClock;
   batchSize?: number;
   queueConnections?: Record<string, QueueConnectionConfig>;
   /** How the audit rows name the change (default: the action and the row's event id); the sweep records `sweep-retry` and the job identity. */

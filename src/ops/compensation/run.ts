@@ -1,4 +1,5 @@
 import { systemClock, type LocalClock } from '../../core/clock.js';
+import { Pacer } from '../../core/pacer.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { store as portStore, type AuditInsert, type CompensateStore } from '../../db/port/index.js';
@@ -12,19 +13,25 @@ import {
 import { laravelQueue } from '../../dispatch/laravel-queue.js';
 import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
 import { TaskreconError, usageError } from '../../errors.js';
-import { ACTION_RULES, decide, DELETED } from './plan.js';
-import { rowEventId, rowId, rowJson, rowStatus } from './rows.js';
+import {
+  ACTION_RULES,
+  actionUnsupported,
+  decide,
+  DELETED,
+  type CompensateAction,
+} from '../../core/compensate-plan.js';
+import { rowEventId, rowId, rowJson, rowStatus } from '../rows.js';
 import {
   MAX_KEPT_RESULTS,
   type CompensateItem,
   type CompensateRequest,
   type CompensateResult,
 } from './types.js';
-import { sourceInfo } from '../scan/index.js';
+import { sourceInfo } from '../task-lists.js';
 
 /**
  * One compensation run: the bookkeeping of its result and the batch that locks rows, re-checks
- * their state, writes, audits and commits them together (see compensate.ts for the selection).
+ * their state, writes, audits and commits them together (see verbs/compensate/ for the selection).
  */
 
 /** Picks the framework a failed-jobs profile belongs to. */
@@ -34,11 +41,22 @@ function flavorOf(source: BoundSource): QueueFlavor | undefined {
   return undefined;
 }
 
+/** Checks the action against the table before anything is read or written. */
+export function checkSupported(source: BoundSource, action: CompensateAction): void {
+  const why = actionUnsupported(action, {
+    profile: source.profile.name,
+    kind: source.profile.kind,
+    statuses: source.sql.statuses(),
+  });
+  if (why) throw usageError(`cannot ${action} on source ${source.name}: ${why}`);
+}
+
 export class Run {
   readonly result: CompensateResult;
   private readonly started: number;
   private requeuer: FailedJobRequeuer | undefined;
   private processed = 0;
+  private readonly pacer: Pacer;
 
   constructor(
     private readonly source: BoundSource,
@@ -46,10 +64,11 @@ export class Run {
     private readonly nowEpoch: number,
     /** The statements of a batch (the installed store unless a test gives its own). */
     private readonly store: CompensateStore = portStore,
-    /** Paces the run and times it. */
-    private readonly clock: LocalClock = systemClock,
+    /** Paces the run and times it (the request's clock, else the system's). */
+    private readonly clock: LocalClock = request.clock ?? systemClock,
   ) {
-    this.started = clock.nowMs();
+    this.started = this.clock.nowMs();
+    this.pacer = new Pacer(request.rate, this.clock);
     this.result = {
       action: request.action,
       operator: request.operator,
@@ -237,11 +256,7 @@ export class Run {
 
   /** Paces the run to `rate` rows per second, cumulatively (a slow batch is not punished twice). */
   async pace(): Promise<void> {
-    const rate = this.request.rate;
-    if (!rate) return;
-    const due = this.started + (this.processed / rate) * 1000;
-    const wait = due - this.clock.nowMs();
-    if (wait > 0) await this.clock.sleep(wait);
+    await this.pacer.wait(this.processed);
   }
 
   finish(): CompensateResult {

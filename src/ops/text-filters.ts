@@ -1,6 +1,6 @@
-import type { BoundSource } from '../../db/bind-source.js';
-import type { ScanFilter } from '../../db/fragment.js';
-import { usageError } from '../../errors.js';
+import type { BoundSource } from '../db/bind-source.js';
+import type { ScanFilter } from '../db/fragment.js';
+import { usageError } from '../errors.js';
 
 /** The flags that narrow a selection by last error and queue (scan and compensate take both). */
 export interface TextAndQueueFlags {

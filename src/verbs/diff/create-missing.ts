@@ -3,8 +3,8 @@ import type { Finding } from '../../core/diff.js';
 import { store, CREATE_FIELDS } from '../../db/port/index.js';
 import { columnOf } from '../../db/profiles/types.js';
 import { usageError } from '../../errors.js';
-import { requireAuditTable } from '../audit/audit.js';
-import type { RuleTarget } from '../diff/index.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
+import type { RuleTarget } from './diff.js';
 
 /**
  * `diff --create-missing`: the dispatch that never happened (the payment callback's push threw, the

@@ -1,10 +1,10 @@
-import type { BoundSource } from '../../db/bind-source.js';
-import { columnOf } from '../../db/profiles/types.js';
-import { store } from '../../db/port/index.js';
-import type { ScanFilter } from '../../db/fragment.js';
-import { windowField } from '../../db/fragment.js';
-import type { IndexInfo } from '../../db/types.js';
-import { TaskreconError } from '../../errors.js';
+import type { BoundSource } from '../db/bind-source.js';
+import { columnOf } from '../db/profiles/types.js';
+import { store } from '../db/port/index.js';
+import type { ScanFilter } from '../db/fragment.js';
+import { windowField } from '../db/fragment.js';
+import type { IndexInfo } from '../db/types.js';
+import { TaskreconError } from '../errors.js';
 
 /**
  * Which summary figures an index can answer, and which would read the whole table. On a table the

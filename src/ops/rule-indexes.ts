@@ -1,9 +1,9 @@
-import type { RuleConfig } from '../../config/schema.js';
-import type { DiffRule } from '../../core/diff.js';
-import type { BoundSource } from '../../db/bind-source.js';
-import { columnOf } from '../../db/profiles/types.js';
-import { store } from '../../db/port/index.js';
-import type { Db, IndexInfo } from '../../db/types.js';
+import type { RuleConfig } from '../config/schema.js';
+import type { DiffRule } from '../core/diff.js';
+import type { BoundSource } from '../db/bind-source.js';
+import { columnOf } from '../db/profiles/types.js';
+import { store } from '../db/port/index.js';
+import type { Db, IndexInfo } from '../db/types.js';
 
 /**
  * The indexes a diff rule reads through, and whether each exists — for `doctor`. Without them a

@@ -12,7 +12,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { store, type IdentityAudit, SWEEP_COLUMNS, SWEEP_RETRY_ACTION } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
 import type { Row } from '../../db/types.js';
-import { rowEventId, rowId } from '../compensate/rows.js';
+import { rowEventId, rowId } from '../rows.js';
 
 /**
  * What a sweep would do with one source, read and decided but not written: the failed rows in

@@ -1,8 +1,8 @@
-import { valueAtPath } from '../../core/json-path.js';
-import type { LogicalStatus, TaskId } from '../../core/task.js';
-import type { TaskSql } from '../../db/task-sql.js';
-import { toId } from '../../db/task-sql.js';
-import type { Row } from '../../db/types.js';
+import { valueAtPath } from '../core/json-path.js';
+import type { LogicalStatus, TaskId } from '../core/task.js';
+import type { TaskSql } from '../db/task-sql.js';
+import { toId } from '../db/task-sql.js';
+import type { Row } from '../db/types.js';
 
 /**
  * Reading whole rows (SELECT *) the way the profile maps them: the value of a column whatever the

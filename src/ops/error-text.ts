@@ -1,5 +1,5 @@
-import { maskDsnText } from '../../db/dsn.js';
-import { TaskreconError } from '../../errors.js';
+import { maskDsnText } from '../db/dsn.js';
+import { TaskreconError } from '../errors.js';
 
 /** An error as `report` and `doctor` show a broker they could not inspect: message and hint, password masked. */
 export function errorText(error: unknown): { message: string; hint: string | null } {

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRedisClient } from '../../brokers/redis/connection.js';
-import type { TourStep } from '../demo/steps.js';
+import type { TourStep } from './steps.js';
 
 /**
  * The queues step of `taskrecon demo`: when a Redis answers on 127.0.0.1:6379, a scratch key prefix

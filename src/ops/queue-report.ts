@@ -1,9 +1,9 @@
-import type { TaskreconConfig } from '../../config/schema.js';
-import { errorText } from './errors.js';
-import { usageError } from '../../errors.js';
-import { openBroker } from '../../brokers/index.js';
-import type { BrokerConfig } from '../../config/brokers.js';
-import type { BrokerClient, QueueStats } from '../../brokers/types.js';
+import type { TaskreconConfig } from '../config/schema.js';
+import { errorText } from './error-text.js';
+import { usageError } from '../errors.js';
+import { openBroker } from '../brokers/index.js';
+import type { BrokerConfig } from '../config/brokers.js';
+import type { BrokerClient, QueueStats } from '../brokers/types.js';
 
 /**
  * The broker half of `report`: one gauge row per queue of every configured broker, checked against

@@ -1,7 +1,7 @@
-import { bizTypeWarnings } from '../../core/filter-warnings.js';
-import { closest } from '../../config/suggest.js';
-import type { BoundSource } from '../../db/bind-source.js';
-import { store } from '../../db/port/index.js';
+import { bizTypeWarnings } from '../core/filter-warnings.js';
+import { closest } from '../config/suggest.js';
+import type { BoundSource } from '../db/bind-source.js';
+import { store } from '../db/port/index.js';
 
 /** How many known biz types a warning lists at most. */
 const KNOWN_LIMIT = 50;

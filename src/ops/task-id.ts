@@ -1,0 +1,54 @@
+import type { TaskId } from '../core/task.js';
+import type { BoundSource } from '../db/bind-source.js';
+import { usageError } from '../errors.js';
+
+const NUMERIC_ID = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
+
+/** Which key `show` looks a task up by, and the value as the table compares it. */
+export interface TaskKey {
+  key: 'id' | 'eventId';
+  value: TaskId;
+}
+
+/** Whether the table's id column holds whole numbers (ids compare as integers, ranges make sense). */
+export function hasNumericId(source: BoundSource): boolean {
+  return idColumn(source) !== undefined;
+}
+
+function idColumn(source: BoundSource) {
+  const ref = source.profile.fields.id;
+  const column =
+    ref && 'column' in ref
+      ? source.columns.find((c) => c.name.toLowerCase() === ref.column.toLowerCase())
+      : undefined;
+  return column && NUMERIC_ID.has(column.dataType) ? column : undefined;
+}
+
+/**
+ * The id as the table compares it: an integer for an integer id column. Text that cannot be an
+ * integer id is taken as an event id (Laravel's uuid, async_task's event_id) when the profile has
+ * one; otherwise it is refused.
+ */
+export function parseTaskKey(source: BoundSource, input: string): TaskKey {
+  const column = idColumn(source);
+  const text = input.trim();
+  if (!column) return { key: 'id', value: text };
+  if (/^\d+$/.test(text))
+    return { key: 'id', value: Number.isSafeInteger(Number(text)) ? Number(text) : text };
+  if (source.sql.has('eventId')) return { key: 'eventId', value: text };
+  throw usageError(
+    `'${input}' is not a task id: ${source.profile.table}.${column.name} holds whole numbers`,
+    'Pass the id as `scan` lists it, e.g. `taskrecon show 42`.',
+  );
+}
+
+/** A task id as the table compares it (an integer for an integer id column); refused when it cannot be one. */
+export function parseTaskId(source: BoundSource, input: string): TaskId {
+  const parsed = parseTaskKey(source, input);
+  if (parsed.key === 'id') return parsed.value;
+  const ref = source.profile.fields.id;
+  throw usageError(
+    `'${input}' is not a task id: ${source.profile.table}.${ref && 'column' in ref ? ref.column : 'id'} holds whole numbers`,
+    'Pass ids as `scan` lists them, e.g. 42.',
+  );
+}

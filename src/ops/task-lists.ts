@@ -1,0 +1,131 @@
+/**
+ * The lists of the task table (stuck, due, failed) as scan, the console and doctor read them, and
+ * the source facts every verb reports.
+ */
+
+import type { BoundSource } from '../db/bind-source.js';
+import { and } from '../db/fragment.js';
+import {
+  store,
+  dueWhere,
+  filterWhere,
+  LIST_STATUS,
+  stuckWhere,
+  type ListEncoder,
+  type ListKind,
+  type ScanFilter,
+} from '../db/port/index.js';
+
+export interface SourceInfo {
+  name: string;
+  profile: string;
+  table: string;
+  db: string;
+}
+
+export interface ScanOptions extends ScanFilter {
+  nowEpoch: number;
+  stuckAfterMs: number;
+  /** Rows per list; 0 lists every row. */
+  limit: number;
+  /** Which lists to fill (default all three). */
+  lists?: ListKind[];
+  /**
+   * false: on a large table, hold back the figures no index serves (and say so); true: read the
+   * whole table for them. Undefined computes every figure without asking (small embedded uses).
+   */
+  fullScan?: boolean;
+  pageSize?: number;
+}
+
+export const ALL_LISTS: ListKind[] = ['stuck', 'due', 'failed'];
+/**
+ * Rows per keyset page. Each page is one statement streamed in constant memory, so a page can be
+ * large: every page costs a fresh index dive and statement start (measured ≈0.1–0.2 s on a busy
+ * 2-core server), while a page still ends within seconds, so no statement holds a read view long.
+ */
+export const DEFAULT_PAGE_SIZE = 100_000;
+
+export function sourceInfo(source: BoundSource): SourceInfo {
+  return {
+    name: source.name,
+    profile: source.profile.name,
+    table: source.profile.table,
+    db: source.db.display,
+  };
+}
+
+/** What the profile lacks for stuck and due, as notes; undefined entries mean computable. */
+export function capabilityNotes(source: BoundSource): { stuck?: string; due?: string } {
+  const { sql, profile } = source;
+  const statuses = sql.statuses();
+  const notes: { stuck?: string; due?: string } = {};
+  if (!statuses.includes('processing'))
+    notes.stuck = `${profile.name} rows are never processing: stuck is n/a`;
+  else if (!sql.has('updatedAt')) notes.stuck = `${profile.name} has no updated_at column: stuck is n/a`;
+  if (!statuses.includes('pending'))
+    notes.due = `${profile.name} rows are never pending: due is n/a (retry them with \`taskrecon compensate\`)`;
+  else if (!sql.has('nextRetryAt')) notes.due = `${profile.name} has no next-retry column: due is n/a`;
+  return notes;
+}
+
+/** The WHERE of one list, or undefined when the profile cannot have it. */
+export function listWhere(source: BoundSource, kind: ListKind, options: ScanOptions) {
+  const capability = capabilityNotes(source);
+  const filter = filterWhere(source.sql, options);
+  if (kind === 'due')
+    return capability.due ? undefined : and([dueWhere(source.sql, options.nowEpoch), filter]);
+  if (kind === 'stuck') {
+    return capability.stuck
+      ? undefined
+      : and([stuckWhere(source.sql, options.nowEpoch - Math.floor(options.stuckAfterMs / 1000)), filter]);
+  }
+  return and([source.sql.statusIn([LIST_STATUS[kind]]), filter]);
+}
+
+/** Streams one list's rows (arrays in taskSelect order). */
+export function streamList(
+  source: BoundSource,
+  kind: ListKind,
+  options: ScanOptions,
+): AsyncGenerator<unknown[]> | undefined {
+  const where = listWhere(source, kind, options);
+  if (!where) return undefined;
+  return store.tasks.listRows(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
+    nullNextRetry: kind !== 'due',
+  });
+}
+
+/** Streams one list's rows in batches (the fast path of `scan --format ndjson|csv`). */
+export function streamListBatches(
+  source: BoundSource,
+  kind: ListKind,
+  options: ScanOptions,
+): AsyncGenerator<unknown[][]> | undefined {
+  const where = listWhere(source, kind, options);
+  if (!where) return undefined;
+  return store.tasks.listBatches(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
+    nullNextRetry: kind !== 'due',
+  });
+}
+
+/** Streams one list's rows encoded from the wire (needs `db.streamEncoded`): chunks of output bytes. */
+export function streamListEncoded(
+  source: BoundSource,
+  kind: ListKind,
+  options: ScanOptions,
+  encoder: ListEncoder,
+): AsyncGenerator<Buffer> | undefined {
+  const where = listWhere(source, kind, options);
+  if (!where) return undefined;
+  return store.tasks.listEncoded(
+    source,
+    where,
+    options.limit,
+    options.pageSize ?? DEFAULT_PAGE_SIZE,
+    encoder,
+    {
+      nullNextRetry: kind !== 'due',
+    },
+  );
+}

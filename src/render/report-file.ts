@@ -1,2 +1,0 @@
-/** Kept for importers of the old place: report files are written by src/files.ts. */
-export { checkOutputPath, writeFileAtomic } from '../files.js';

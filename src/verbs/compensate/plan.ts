@@ -1,2 +1,0 @@
-/** The compensate plan is pure and lives in core/; this is its place in the verb. */
-export * from '../../core/compensate-plan.js';

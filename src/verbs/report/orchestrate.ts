@@ -1,0 +1,66 @@
+import type { TaskreconConfig } from '../../config/schema.js';
+import type { ReportResult } from '../../core/report.js';
+import { STATUS_EXIT } from '../../core/thresholds.js';
+import type { BoundSource } from '../../db/bind-source.js';
+import { unknownBizTypeWarnings } from '../../ops/biz-type-check.js';
+import { reportQueues, type QueueReportSection } from '../../ops/queue-report.js';
+import { sweepCounts, sweepFigures } from '../../ops/sweep/figures.js';
+import { notifyReport } from './notify.js';
+import { buildReport } from './report.js';
+import { checkReportSource, type ReportRequest } from './request.js';
+import { reportTrend } from './trend.js';
+
+/** A whole `report` run as the command and the console ask for it. */
+export interface ReportRun {
+  source: BoundSource;
+  config: TaskreconConfig;
+  /** The checked inputs (see reportRequest). */
+  request: ReportRequest;
+  bizTypes?: string[];
+  stuckAfterMs: number;
+  fullScan: boolean;
+  /** --trend: the span of the trend series, if one is wanted. */
+  trend?: string;
+  /** Told each warning worth a line (unknown biz types, a webhook that failed). */
+  warn: (line: string) => void;
+}
+
+export type FullReport = ReportResult & { queues?: QueueReportSection };
+
+/**
+ * `report`: the metrics against their thresholds, the notifications they call for, the sweep's
+ * figures, the brokers' queues and the trend, as one result whose status is the worst of them.
+ */
+export async function runReport(run: ReportRun): Promise<FullReport> {
+  const { source, request } = run;
+  checkReportSource(source, run.bizTypes);
+  const nowEpoch = await source.db.nowEpoch();
+  for (const warning of await unknownBizTypeWarnings(source, run.bizTypes)) run.warn(warning);
+  const report = await buildReport(source, {
+    nowEpoch,
+    windowSeconds: Math.round(request.windowMs / 1000),
+    stuckAfterMs: run.stuckAfterMs,
+    bizTypes: run.bizTypes,
+    thresholds: request.thresholds,
+    fullScan: run.fullScan,
+  });
+  const notifications = await notifyReport(source.db, report, {
+    targets: request.targets,
+    cooldownSeconds: request.cooldownSeconds,
+    nowEpoch,
+  });
+  for (const n of notifications)
+    if (n.outcome === 'failed') run.warn(`webhook ${n.kind} ${n.target} failed: ${n.error}`);
+  const sweep = await sweepFigures(source, run.config, Math.round(request.windowMs / 1000));
+  const queues = await reportQueues(run.config);
+  const trend = run.trend ? await reportTrend(source, run.trend, nowEpoch) : undefined;
+  const result: FullReport = {
+    ...report,
+    ...(sweep ? { sweep: sweepCounts(sweep) } : {}),
+    ...(queues ? { queues } : {}),
+    ...(trend ? { trend } : {}),
+    notifications,
+  };
+  if (queues && STATUS_EXIT[queues.status] > STATUS_EXIT[result.status]) result.status = queues.status;
+  return result;
+}
