@@ -22,6 +22,7 @@ const ENGINE_MEMBERS: Record<keyof Engine, true> = {
   columnCollation: true,
   integerPrimaryKey: true,
   mayProbeSkipLocked: true,
+  clockText: true,
 };
 
 const DIALECT_MEMBERS: Record<keyof Dialect, true> = {

@@ -122,4 +122,6 @@ export interface Engine {
    * where one writer holds the whole database anyway.
    */
   readonly mayProbeSkipLocked: boolean;
+  /** How doctor names the server's clocks, in the server's own words, around the client's skew. */
+  clockText(clock: ServerClock, skewText: string): string;
 }

@@ -193,9 +193,7 @@ function formatHours(seconds: number): string {
 export function clockCheck(clock: ServerClock, clientEpoch: number): DoctorCheck & { skewSeconds: number } {
   const skew = clock.nowEpoch - clientEpoch;
   const skewText = `client ${clientEpoch} (skew ${skew >= 0 ? '+' : ''}${skew}s)`;
-  const text = engineFor(clock.engine).embedded
-    ? `database clock ${clock.nowEpoch} (${clock.utcNow} UTC), ${skewText}`
-    : `server UNIX_TIMESTAMP() ${clock.nowEpoch}, ${skewText}; NOW() ${clock.now}, UTC_TIMESTAMP() ${clock.utcNow}`;
+  const text = engineFor(clock.engine).clockText(clock, skewText);
   if (Math.abs(skew) > CLOCK_SKEW_WARN_SECONDS) {
     return {
       ...check(

@@ -22,6 +22,8 @@ export const mysqlEngine: Engine = {
   name: 'mysql',
   dialect: mysqlDialect,
   embedded: false,
+  clockText: (clock, skewText) =>
+    `server UNIX_TIMESTAMP() ${clock.nowEpoch}, ${skewText}; NOW() ${clock.now}, UTC_TIMESTAMP() ${clock.utcNow}`,
   defaultPort: 3306,
   mayProbeSkipLocked: true,
   async open(dsn, options) {

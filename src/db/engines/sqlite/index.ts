@@ -18,6 +18,7 @@ export const sqliteEngine: Engine = {
   name: 'sqlite',
   dialect: sqliteDialect,
   embedded: true,
+  clockText: (clock, skewText) => `database clock ${clock.nowEpoch} (${clock.utcNow} UTC), ${skewText}`,
   defaultPort: null,
   // One writer holds the whole database: claims never need SKIP LOCKED.
   mayProbeSkipLocked: false,
