@@ -1,24 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { Feeder, type FeedOptions, type QueuedTask } from '../../src/ops/redrive/feed.js';
-import type { RedriveCounts, RedriveEvent } from '../../src/ops/redrive/types.js';
+import { zeroCounts, type RedriveEvent } from '../../src/ops/redrive/types.js';
 import { FakeStore, fakeSource, settled } from '../support/fake-store.js';
 
 // Nothing here waits on real time: a test that hangs is a failure, found fast.
 vi.setConfig({ testTimeout: 5000 });
 
-function counts(): RedriveCounts {
-  return {
-    claimed: 0,
-    succeeded: 0,
-    delivered: 0,
-    retried: 0,
-    failed: 0,
-    lostRace: 0,
-    recoveredStuck: 0,
-    released: 0,
-  };
-}
+const counts = zeroCounts;
 
 function setup(options: Partial<FeedOptions> = {}) {
   const clock = new ManualClock();

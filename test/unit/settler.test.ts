@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { RetryPolicies } from '../../src/core/backoff.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { Settler, SETTLE_BATCH, SETTLE_MAX_WAIT_MS } from '../../src/ops/redrive/settle.js';
-import type { RedriveCounts, RedriveEvent } from '../../src/ops/redrive/types.js';
+import { zeroCounts, type RedriveEvent } from '../../src/ops/redrive/types.js';
 import { FakeStore, fakeSource, settled } from '../support/fake-store.js';
 
 // Nothing here waits on real time: a test that hangs is a failure, found fast.
@@ -11,16 +11,7 @@ vi.setConfig({ testTimeout: 5000 });
 function setup() {
   const clock = new ManualClock();
   const store = new FakeStore(clock);
-  const counts: RedriveCounts = {
-    claimed: 0,
-    succeeded: 0,
-    delivered: 0,
-    retried: 0,
-    failed: 0,
-    lostRace: 0,
-    recoveredStuck: 0,
-    released: 0,
-  };
+  const counts = zeroCounts();
   const events: RedriveEvent[] = [];
   const settler = new Settler(
     fakeSource(),

@@ -9,7 +9,7 @@ import { TaskreconError } from '../../errors.js';
 import { Feeder } from './feed.js';
 import { Heartbeat } from './heartbeat.js';
 import { Settler } from './settle.js';
-import type { RedriveCounts, RedriveOptions, RedriveResult } from './types.js';
+import { zeroCounts, type RedriveOptions, type RedriveResult } from './types.js';
 
 export type { RedriveEvent, RedriveOptions, RedriveResult } from './types.js';
 
@@ -80,16 +80,7 @@ export async function runRedrive(source: BoundSource, options: RedriveOptions): 
   const cutoffEpoch = await source.db.nowEpoch();
   const cutoffs = { cutoffEpoch, stuckCutoffEpoch: cutoffEpoch - stuckAfterSeconds };
   const registry = options.dispatchers;
-  const counts: RedriveCounts = {
-    claimed: 0,
-    succeeded: 0,
-    delivered: 0,
-    retried: 0,
-    failed: 0,
-    lostRace: 0,
-    recoveredStuck: 0,
-    released: 0,
-  };
+  const counts = zeroCounts();
 
   // Which biz types to claim: the ones asked for, and of those only the ones with a handler (unless a default exists).
   const hasBizType = source.sql.has('bizType');

@@ -37,6 +37,20 @@ export type RedriveCounts = Pick<
   'claimed' | 'succeeded' | 'delivered' | 'retried' | 'failed' | 'lostRace' | 'recoveredStuck' | 'released'
 >;
 
+/** A run's counts before its first claim. */
+export function zeroCounts(): RedriveCounts {
+  return {
+    claimed: 0,
+    succeeded: 0,
+    delivered: 0,
+    retried: 0,
+    failed: 0,
+    lostRace: 0,
+    recoveredStuck: 0,
+    released: 0,
+  };
+}
+
 /** One structured line per attempt (`--log-format json`), after its outcome is committed. */
 export interface RedriveEvent {
   event:
