@@ -1,15 +1,15 @@
 import type { Hono } from 'hono';
 import { TREND_SPAN_NAMES } from '../../core/trend.js';
-import { store, LIST_STATUS } from '../../db/port/index.js';
+import { store } from '../../db/port/index.js';
 import { backlogHistory, queuesBody } from '../pages/queues.js';
 import { html } from '../html.js';
 import { toAuditEntry, type AuditEntry } from '../../verbs/audit/index.js';
-import { capabilityNotes, scanSummary } from '../../verbs/scan/index.js';
+import { capabilityNotes, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
 import { sampleTasks } from '../bulk-sample.js';
 import type { ConsoleDeps } from '../deps.js';
 import type { ConsoleEnv } from '../env.js';
-import { decodeCursor, encodeCursor, listPredicate, PAGE_SIZE, parseListQuery } from '../filters.js';
+import { decodeCursor, encodeCursor, listFilter, PAGE_SIZE, parseListQuery } from '../filters.js';
 import { notFoundPage } from '../errors.js';
 import { auditBody } from '../pages/audit.js';
 import { bulkBody } from '../pages/bulk.js';
@@ -55,11 +55,13 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const params = new URL(c.req.url).searchParams;
     const query = parseListQuery(params);
     const nowEpoch = await source.db.nowEpoch();
-    const where = listPredicate(source, query, nowEpoch, deps.stuckAfterMs);
+    const filter = listFilter(query, nowEpoch, deps.stuckAfterMs);
     const title = `${query.list[0]?.toUpperCase()}${query.list.slice(1)} tasks`;
     const frame = frameFor(c, deps, state, { title, nav: query.list });
-    const bulkActions = actionsFor(deps, LIST_STATUS[query.list]);
-    if (!where) {
+    const bulkActions = actionsFor(deps, listStatus(query.list));
+    const cursor = decodeCursor(params.get('after') ?? undefined);
+    const found = await listPage(source, filter, cursor, PAGE_SIZE);
+    if (!found) {
       const notes = capabilityNotes(source);
       const why = (query.list === 'due' ? notes.due : notes.stuck) ?? `this table has no ${query.list} list`;
       return c.html(
@@ -77,12 +79,10 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
         ),
       );
     }
-    const cursor = decodeCursor(params.get('after') ?? undefined);
-    const { rows, next } = await store.tasks.selectListPage(source, where, cursor, PAGE_SIZE);
     const body = listBody({
       query,
-      tasks: rows.map((r) => source.sql.toTask(r)),
-      next: next && encodeCursor(next),
+      tasks: found.tasks,
+      next: found.next && encodeCursor(found.next),
       first: cursor === undefined,
       bulkActions,
       csrf: frame.csrf,
