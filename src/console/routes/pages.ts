@@ -1,9 +1,9 @@
 import type { Hono } from 'hono';
-import { TREND_SPAN_NAMES } from '../../core/trend.js';
 import { store } from '../../db/port/index.js';
 import { backlogHistory, queuesBody } from '../pages/queues.js';
 import { html } from '../html.js';
 import { toAuditEntry, type AuditEntry } from '../../verbs/audit/index.js';
+import { allTrends } from '../../verbs/report/index.js';
 import { capabilityNotes, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
 import { sampleTasks } from '../bulk-sample.js';
@@ -31,16 +31,16 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
 
   app.get('/', async (c) => {
     const nowEpoch = await source.db.nowEpoch();
-    const [head, ...trends] = await Promise.all([
+    const [head, trends] = await Promise.all([
       scanSummary(source, { nowEpoch, stuckAfterMs: deps.stuckAfterMs, limit: 0 }),
-      ...TREND_SPAN_NAMES.map((span) => store.state.loadTrend(source, span, nowEpoch)),
+      allTrends(source, nowEpoch),
     ]);
     const history = await store.state.selectSnapshotsSince(
       source.db,
       nowEpoch - SNAPSHOT_SPAN_SECONDS,
       SNAPSHOT_ROWS,
     );
-    const body = html`${overviewBody({ ...head, trends: trends as Awaited<ReturnType<typeof store.state.loadTrend>>[] })}${
+    const body = html`${overviewBody({ ...head, trends })}${
       history.length
         ? html`<section>
             <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
