@@ -3,6 +3,7 @@ import { store } from '../../db/port/index.js';
 import { backlogHistory, queuesBody } from '../pages/queues.js';
 import { html } from '../html.js';
 import { toAuditEntry, type AuditEntry } from '../../verbs/audit/index.js';
+import { snapshotHistory } from '../../verbs/queues/index.js';
 import { allTrends } from '../../verbs/report/index.js';
 import { capabilityNotes, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
@@ -21,9 +22,6 @@ import { overviewBody } from '../pages/overview.js';
 import { actionsFor, frameFor, type RouteState } from './shared.js';
 
 const AUDIT_PAGE = 50;
-/** Backlog history: the snapshots of the last 7 days, at most this many rows. */
-const SNAPSHOT_SPAN_SECONDS = 7 * 86_400;
-const SNAPSHOT_ROWS = 20_000;
 
 /** Every page the console shows: reads only. */
 export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: RouteState): void {
@@ -35,11 +33,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       scanSummary(source, { nowEpoch, stuckAfterMs: deps.stuckAfterMs, limit: 0 }),
       allTrends(source, nowEpoch),
     ]);
-    const history = await store.state.selectSnapshotsSince(
-      source.db,
-      nowEpoch - SNAPSHOT_SPAN_SECONDS,
-      SNAPSHOT_ROWS,
-    );
+    const history = await snapshotHistory(source.db, nowEpoch);
     const body = html`${overviewBody({ ...head, trends })}${
       history.length
         ? html`<section>
@@ -159,7 +153,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const nowEpoch = await source.db.nowEpoch();
     const [result, history] = await Promise.all([
       deps.queues.inspect(nowEpoch),
-      store.state.selectSnapshotsSince(source.db, nowEpoch - SNAPSHOT_SPAN_SECONDS, SNAPSHOT_ROWS),
+      snapshotHistory(source.db, nowEpoch),
     ]);
     const frame = frameFor(c, deps, state, { title: 'Queues', nav: 'queues' });
     return c.html(page(frame, queuesBody(result, history)));
