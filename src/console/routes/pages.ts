@@ -1,8 +1,7 @@
 import type { Hono } from 'hono';
-import { store } from '../../db/port/index.js';
 import { backlogHistory, queuesBody } from '../pages/queues.js';
 import { html } from '../html.js';
-import { toAuditEntry, type AuditEntry } from '../../verbs/audit/index.js';
+import { auditPage } from '../../verbs/audit/index.js';
 import { snapshotHistory } from '../../verbs/queues/index.js';
 import { allTrends } from '../../verbs/report/index.js';
 import { capabilityNotes, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
@@ -107,43 +106,18 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const q = (name: string) => (c.req.query(name) ?? '').trim();
     const query = { operator: q('operator'), action: q('action'), task: q('task'), run: q('run') };
     const before = Number(q('before'));
-    let entries: AuditEntry[] = [];
-    let older: number | undefined;
-    if (await store.audit.tableExists(source.db)) {
-      const filter = {
+    const { entries, older } = await auditPage(
+      source.db,
+      {
         source: source.name,
         operator: query.operator || undefined,
         action: query.action || undefined,
         taskId: query.task || undefined,
         runId: query.run || undefined,
-      };
-      const ids = await store.audit.selectIdsBefore(
-        source.db,
-        source.db.dialect,
-        filter,
-        Number.isSafeInteger(before) && before > 0 ? before : undefined,
-        AUDIT_PAGE + 1,
-      );
-      const shown = ids.slice(0, AUDIT_PAGE);
-      const oldest = shown[shown.length - 1];
-      if (oldest !== undefined) {
-        const records = await store.audit.selectPage(
-          source.db,
-          source.db.dialect,
-          {
-            source: source.name,
-            runId: filter.runId,
-            operator: filter.operator,
-            actions: filter.action ? [filter.action] : undefined,
-            taskIds: filter.taskId ? [filter.taskId] : undefined,
-          },
-          oldest - 1,
-          shown.length,
-        );
-        entries = records.map(toAuditEntry).reverse();
-      }
-      if (ids.length > AUDIT_PAGE) older = oldest;
-    }
+      },
+      Number.isSafeInteger(before) && before > 0 ? before : undefined,
+      AUDIT_PAGE,
+    );
     const frame = frameFor(c, deps, state, { title: 'Audit log', nav: 'audit' });
     return c.html(page(frame, auditBody(query, entries, older)));
   });
