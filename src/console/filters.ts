@@ -1,10 +1,7 @@
 import type { TaskId } from '../core/task.js';
 import { parseDuration } from '../core/duration.js';
-import type { BoundSource } from '../db/bind-source.js';
-import { and, containsText, type Fragment } from '../db/fragment.js';
-import type { ListCursor } from '../db/port/index.js';
 import { usageError } from '../errors.js';
-import { listWhere } from '../verbs/scan/index.js';
+import type { ListCursor, ListFilter } from '../verbs/scan/index.js';
 
 /** The lists the console pages through, as `scan` names them. */
 export const LIST_KINDS = ['failed', 'stuck', 'due'] as const;
@@ -65,27 +62,18 @@ export function parseWhen(text: string, nowEpoch: number, name: string): number 
   return Math.floor(ms / 1000);
 }
 
-/** The predicate of a list with its filters, as of `nowEpoch` (undefined when the table cannot have the list). */
-export function listPredicate(
-  source: BoundSource,
-  query: ListQuery,
-  nowEpoch: number,
-  stuckAfterMs: number,
-): Fragment | undefined {
-  const base = listWhere(source, query.list, {
+/** The list a query asks for, as of `nowEpoch` (the scan verb builds its predicate). */
+export function listFilter(query: ListQuery, nowEpoch: number, stuckAfterMs: number): ListFilter {
+  return {
+    list: query.list,
     nowEpoch,
     stuckAfterMs,
-    limit: 0,
-    bizTypes: query.bizTypes.length ? query.bizTypes : undefined,
+    bizTypes: query.bizTypes,
     sinceEpoch: parseWhen(query.since, nowEpoch, 'since'),
     untilEpoch: parseWhen(query.until, nowEpoch, 'until'),
-  });
-  if (!base) return undefined;
-  return and([
-    base,
-    containsText(source.sql.expr('lastError'), query.error),
-    containsText(source.sql.expr('payload'), query.payload),
-  ]);
+    errorText: query.error,
+    payloadText: query.payload,
+  };
 }
 
 export function encodeCursor(cursor: ListCursor): string {

@@ -263,6 +263,70 @@ function statementImportOffenders(imports: ReadonlyArray<{ from: string; to: str
     .map(({ from, to }) => `src/${from} imports src/${to}`);
 }
 
+/** A relative import or re-export of a file: the src-relative .ts file it names, and whether only types come through. */
+interface ModuleImport {
+  to: string;
+  typeOnly: boolean;
+}
+
+/**
+ * The relative imports and re-exports of a source text, read by the TypeScript parser. Type-only:
+ * `import type`, `export type`, named imports that are all `type`, and `import('…')` in a type;
+ * a call of `import('…')` loads the module.
+ */
+function moduleImports(name: string, source: string): ModuleImport[] {
+  const file = ts.createSourceFile(name, source, ts.ScriptTarget.Latest, true);
+  const found: ModuleImport[] = [];
+  const add = (specifier: ts.Node | undefined, typeOnly: boolean): void => {
+    if (!specifier || !ts.isStringLiteral(specifier) || !specifier.text.startsWith('.')) return;
+    const to = join(dirname(name), specifier.text).split(sep).join('/').replace(/\.js$/, '.ts');
+    found.push({ to, typeOnly });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node)) {
+      const clause = node.importClause;
+      const bindings = clause?.namedBindings;
+      const allTypes =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (clause.name === undefined &&
+            bindings !== undefined &&
+            ts.isNamedImports(bindings) &&
+            bindings.elements.length > 0 &&
+            bindings.elements.every((e) => e.isTypeOnly)));
+      add(node.moduleSpecifier, allTypes);
+    } else if (ts.isExportDeclaration(node)) {
+      const clause = node.exportClause;
+      const allTypes =
+        node.isTypeOnly ||
+        (clause !== undefined &&
+          ts.isNamedExports(clause) &&
+          clause.elements.length > 0 &&
+          clause.elements.every((e) => e.isTypeOnly));
+      add(node.moduleSpecifier, allTypes);
+    } else if (ts.isImportTypeNode(node)) {
+      const argument = node.argument;
+      if (ts.isLiteralTypeNode(argument)) add(argument.literal, true);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      add(node.arguments[0], false);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
+
+/** What the console may take from db/ beyond types: the DSN masking of its error text. */
+const CONSOLE_DB_ALLOWED = ['db/dsn.ts'];
+
+/** The console calls verbs: anything but types it imports from db/ (the masking of dsn.ts aside). */
+function consoleDbImports(imports: ReadonlyArray<{ from: string } & ModuleImport>): string[] {
+  return imports
+    .filter(({ from, to, typeOnly }) => from.startsWith('console/') && to.startsWith('db/') && !typeOnly)
+    .filter(({ to }) => !CONSOLE_DB_ALLOWED.includes(to))
+    .map(({ from, to }) => `src/${from} imports src/${to}`);
+}
+
 describe('the layout of src/', () => {
   it('has no import cycle between folders', () => {
     const edges = new Map<string, Set<string>>();
@@ -389,6 +453,15 @@ describe('the layout of src/', () => {
     expect(offenders, offenders.join('\n')).toEqual([]);
   });
 
+  it('keeps the console on verbs: from db/ it imports types only (and dsn.ts for masking)', () => {
+    const offenders = consoleDbImports(
+      FILES.flatMap((f) =>
+        moduleImports(f.name, text.get(f.name) ?? '').map((i) => ({ from: f.name, ...i })),
+      ),
+    );
+    expect(offenders, offenders.join('\n')).toEqual([]);
+  });
+
   it('can fail: each rule flags a planted case', () => {
     expect(SQL_TEXT.test('SELECT id FROM ${…} WHERE x = ?')).toBe(true);
     expect(SQL_TEXT.test('${…} IN (${…})')).toBe(true);
@@ -443,6 +516,43 @@ describe('the layout of src/', () => {
         { from: 'db/sql-store.ts', to: 'db/sql/claims.ts' },
       ]),
     ).toEqual(['src/verbs/redrive/feed.ts imports src/db/sql/claims.ts']);
+
+    // The console reaching the storage port (or any of db/ but dsn.ts) for more than types.
+    expect(
+      moduleImports(
+        'console/routes/x.ts',
+        [
+          "import { store, type ListCursor } from '../../db/port/index.js';",
+          "import type { BoundSource } from '../../db/bind-source.js';",
+          "import { type Fragment } from '../../db/fragment.js';",
+          "export { and } from '../../db/fragment.js';",
+          "export type { Db } from '../../db/types.js';",
+          "let t: typeof import('../../db/task-sql.js').toIso;",
+          "const m = await import('../../db/connect.js');",
+        ].join('\n'),
+      ).map((i) => `${i.to}${i.typeOnly ? ' (types)' : ''}`),
+    ).toEqual([
+      'db/port/index.ts',
+      'db/bind-source.ts (types)',
+      'db/fragment.ts (types)',
+      'db/fragment.ts',
+      'db/types.ts (types)',
+      'db/task-sql.ts (types)',
+      'db/connect.ts',
+    ]);
+    expect(
+      consoleDbImports([
+        { from: 'console/routes/pages.ts', to: 'db/port/index.ts', typeOnly: false },
+        { from: 'console/filters.ts', to: 'db/fragment.ts', typeOnly: false },
+        { from: 'console/deps.ts', to: 'db/bind-source.ts', typeOnly: true },
+        { from: 'console/bulk.ts', to: 'db/dsn.ts', typeOnly: false },
+        { from: 'console/pages/list.ts', to: 'verbs/scan/index.ts', typeOnly: false },
+        { from: 'verbs/scan/list-page.ts', to: 'db/port/index.ts', typeOnly: false },
+      ]),
+    ).toEqual([
+      'src/console/routes/pages.ts imports src/db/port/index.ts',
+      'src/console/filters.ts imports src/db/fragment.ts',
+    ]);
 
     // One verb into another: flagged, but not from the verbs that drive the others.
     expect(

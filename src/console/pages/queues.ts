@@ -1,4 +1,4 @@
-import type { SnapshotRow } from '../../db/port/index.js';
+import type { SnapshotRow } from '../../verbs/queues/index.js';
 import type { QueuesResult } from '../../brokers/types.js';
 import { html, type Html } from '../html.js';
 import { barChart, formatCount } from './charts.js';

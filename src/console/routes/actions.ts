@@ -1,6 +1,5 @@
 import type { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
-import { store, LIST_STATUS } from '../../db/port/index.js';
 import { usageError } from '../../errors.js';
 import {
   compensate,
@@ -9,11 +8,12 @@ import {
   compensateFrozen,
   type CompensateRequest,
 } from '../../verbs/compensate/index.js';
+import { listIds, listStatus } from '../../verbs/scan/index.js';
 import { parseTaskId } from '../../verbs/show/index.js';
 import { MAX_FROZEN } from '../bulk.js';
 import type { ConsoleDeps } from '../deps.js';
 import type { ConsoleEnv } from '../env.js';
-import { listPredicate, parseListQuery } from '../filters.js';
+import { listFilter, parseListQuery } from '../filters.js';
 import { notFoundPage } from '../errors.js';
 import { ACTION_LABELS } from '../pages/actions.js';
 import { actionsFor, type RouteState } from './shared.js';
@@ -83,10 +83,11 @@ export function actionRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Ro
     const action = actionOf(form);
     const query = parseListQuery(form);
     const nowEpoch = await source.db.nowEpoch();
-    const where = listPredicate(source, query, nowEpoch, deps.stuckAfterMs);
-    if (!where || !actionsFor(deps, LIST_STATUS[query.list]).includes(action))
-      throw usageError(`${action} does not apply to the ${query.list} list of this table`);
-    const ids = await store.tasks.selectListIds(source, where, MAX_FROZEN);
+    const filter = listFilter(query, nowEpoch, deps.stuckAfterMs);
+    const ids = actionsFor(deps, listStatus(query.list)).includes(action)
+      ? await listIds(source, filter, MAX_FROZEN)
+      : undefined;
+    if (!ids) throw usageError(`${action} does not apply to the ${query.list} list of this table`);
     if (ids.length > MAX_FROZEN)
       throw usageError(
         `more than ${MAX_FROZEN.toLocaleString('en-US')} tasks match`,

@@ -1,15 +1,15 @@
 import type { Hono } from 'hono';
-import { TREND_SPAN_NAMES } from '../../core/trend.js';
-import { store, LIST_STATUS } from '../../db/port/index.js';
 import { backlogHistory, queuesBody } from '../pages/queues.js';
 import { html } from '../html.js';
-import { toAuditEntry, type AuditEntry } from '../../verbs/audit/index.js';
-import { capabilityNotes, scanSummary } from '../../verbs/scan/index.js';
+import { auditPage } from '../../verbs/audit/index.js';
+import { snapshotHistory } from '../../verbs/queues/index.js';
+import { allTrends } from '../../verbs/report/index.js';
+import { capabilityNotes, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
 import { sampleTasks } from '../bulk-sample.js';
 import type { ConsoleDeps } from '../deps.js';
 import type { ConsoleEnv } from '../env.js';
-import { decodeCursor, encodeCursor, listPredicate, PAGE_SIZE, parseListQuery } from '../filters.js';
+import { decodeCursor, encodeCursor, listFilter, PAGE_SIZE, parseListQuery } from '../filters.js';
 import { notFoundPage } from '../errors.js';
 import { auditBody } from '../pages/audit.js';
 import { bulkBody } from '../pages/bulk.js';
@@ -21,9 +21,6 @@ import { overviewBody } from '../pages/overview.js';
 import { actionsFor, frameFor, type RouteState } from './shared.js';
 
 const AUDIT_PAGE = 50;
-/** Backlog history: the snapshots of the last 7 days, at most this many rows. */
-const SNAPSHOT_SPAN_SECONDS = 7 * 86_400;
-const SNAPSHOT_ROWS = 20_000;
 
 /** Every page the console shows: reads only. */
 export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: RouteState): void {
@@ -31,16 +28,12 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
 
   app.get('/', async (c) => {
     const nowEpoch = await source.db.nowEpoch();
-    const [head, ...trends] = await Promise.all([
+    const [head, trends] = await Promise.all([
       scanSummary(source, { nowEpoch, stuckAfterMs: deps.stuckAfterMs, limit: 0 }),
-      ...TREND_SPAN_NAMES.map((span) => store.state.loadTrend(source, span, nowEpoch)),
+      allTrends(source, nowEpoch),
     ]);
-    const history = await store.state.selectSnapshotsSince(
-      source.db,
-      nowEpoch - SNAPSHOT_SPAN_SECONDS,
-      SNAPSHOT_ROWS,
-    );
-    const body = html`${overviewBody({ ...head, trends: trends as Awaited<ReturnType<typeof store.state.loadTrend>>[] })}${
+    const history = await snapshotHistory(source.db, nowEpoch);
+    const body = html`${overviewBody({ ...head, trends })}${
       history.length
         ? html`<section>
             <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
@@ -55,11 +48,13 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const params = new URL(c.req.url).searchParams;
     const query = parseListQuery(params);
     const nowEpoch = await source.db.nowEpoch();
-    const where = listPredicate(source, query, nowEpoch, deps.stuckAfterMs);
+    const filter = listFilter(query, nowEpoch, deps.stuckAfterMs);
     const title = `${query.list[0]?.toUpperCase()}${query.list.slice(1)} tasks`;
     const frame = frameFor(c, deps, state, { title, nav: query.list });
-    const bulkActions = actionsFor(deps, LIST_STATUS[query.list]);
-    if (!where) {
+    const bulkActions = actionsFor(deps, listStatus(query.list));
+    const cursor = decodeCursor(params.get('after') ?? undefined);
+    const found = await listPage(source, filter, cursor, PAGE_SIZE);
+    if (!found) {
       const notes = capabilityNotes(source);
       const why = (query.list === 'due' ? notes.due : notes.stuck) ?? `this table has no ${query.list} list`;
       return c.html(
@@ -77,12 +72,10 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
         ),
       );
     }
-    const cursor = decodeCursor(params.get('after') ?? undefined);
-    const { rows, next } = await store.tasks.selectListPage(source, where, cursor, PAGE_SIZE);
     const body = listBody({
       query,
-      tasks: rows.map((r) => source.sql.toTask(r)),
-      next: next && encodeCursor(next),
+      tasks: found.tasks,
+      next: found.next && encodeCursor(found.next),
       first: cursor === undefined,
       bulkActions,
       csrf: frame.csrf,
@@ -113,43 +106,18 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const q = (name: string) => (c.req.query(name) ?? '').trim();
     const query = { operator: q('operator'), action: q('action'), task: q('task'), run: q('run') };
     const before = Number(q('before'));
-    let entries: AuditEntry[] = [];
-    let older: number | undefined;
-    if (await store.audit.tableExists(source.db)) {
-      const filter = {
+    const { entries, older } = await auditPage(
+      source.db,
+      {
         source: source.name,
         operator: query.operator || undefined,
         action: query.action || undefined,
         taskId: query.task || undefined,
         runId: query.run || undefined,
-      };
-      const ids = await store.audit.selectIdsBefore(
-        source.db,
-        source.db.dialect,
-        filter,
-        Number.isSafeInteger(before) && before > 0 ? before : undefined,
-        AUDIT_PAGE + 1,
-      );
-      const shown = ids.slice(0, AUDIT_PAGE);
-      const oldest = shown[shown.length - 1];
-      if (oldest !== undefined) {
-        const records = await store.audit.selectPage(
-          source.db,
-          source.db.dialect,
-          {
-            source: source.name,
-            runId: filter.runId,
-            operator: filter.operator,
-            actions: filter.action ? [filter.action] : undefined,
-            taskIds: filter.taskId ? [filter.taskId] : undefined,
-          },
-          oldest - 1,
-          shown.length,
-        );
-        entries = records.map(toAuditEntry).reverse();
-      }
-      if (ids.length > AUDIT_PAGE) older = oldest;
-    }
+      },
+      Number.isSafeInteger(before) && before > 0 ? before : undefined,
+      AUDIT_PAGE,
+    );
     const frame = frameFor(c, deps, state, { title: 'Audit log', nav: 'audit' });
     return c.html(page(frame, auditBody(query, entries, older)));
   });
@@ -159,7 +127,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const nowEpoch = await source.db.nowEpoch();
     const [result, history] = await Promise.all([
       deps.queues.inspect(nowEpoch),
-      store.state.selectSnapshotsSince(source.db, nowEpoch - SNAPSHOT_SPAN_SECONDS, SNAPSHOT_ROWS),
+      snapshotHistory(source.db, nowEpoch),
     ]);
     const frame = frameFor(c, deps, state, { title: 'Queues', nav: 'queues' });
     return c.html(page(frame, queuesBody(result, history)));

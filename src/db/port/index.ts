@@ -7,11 +7,11 @@ import type { StateStore } from './state.js';
 import type { TaskStore } from './tasks.js';
 
 /**
- * The storage port: everything above db/ (verbs, commands, the console, brokers, dispatch) reads
- * and writes through these interfaces, never through the statement modules of db/sql/. The SQL
- * store (db/sql-store.ts) implements them for MySQL/MariaDB and SQLite by calling those
- * statements; another layout of the tasks (another engine, tasks spread over shards) is one more
- * implementation of the same interfaces, installed with useStore().
+ * The storage port: everything above db/ (verbs, ops, commands, brokers, dispatch; the console
+ * through the verbs) reads and writes through these interfaces, never through the statement
+ * modules of db/sql/. The SQL store (db/sql-store.ts) implements them for MySQL/MariaDB and SQLite
+ * by calling those statements; another layout of the tasks (another engine, tasks spread over
+ * shards) is one more implementation of the same interfaces, installed with useStore().
  */
 export interface Store {
   tasks: TaskStore;

@@ -16,6 +16,7 @@ import {
 import type { BrokerClient, QueueFinding, QueuesResult } from '../../brokers/types.js';
 
 export * from './request.js';
+export { snapshotHistory, type SnapshotRow } from './history.js';
 export { brokerFlags, moveFlags, peekFlag, rabbitMoveFlags } from './flags.js';
 export { runMove, runRecover, type MoveOptions, type RecoverResult } from './move.js';
 export { confirmMoveOrStop, moveOptionsOf, stoppedEarly, type MoveFlagValues } from './move-request.js';

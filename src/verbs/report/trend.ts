@@ -8,3 +8,8 @@ export { TREND_SPAN_NAMES };
 export async function reportTrend(source: BoundSource, span: string, nowEpoch: number): Promise<Trend> {
   return store.state.loadTrend(source, span as TrendSpan, nowEpoch);
 }
+
+/** The trend of every span (in TREND_SPAN_NAMES order) as of `nowEpoch`: the console's overview charts. */
+export async function allTrends(source: BoundSource, nowEpoch: number): Promise<Trend[]> {
+  return Promise.all(TREND_SPAN_NAMES.map((span) => store.state.loadTrend(source, span, nowEpoch)));
+}

@@ -3,3 +3,13 @@ export * from './scan.js';
 export { scanRequest, type ScanFlags } from './request.js';
 export { unknownBizTypeWarnings } from '../../ops/biz-type-check.js';
 export { errorAndQueueFilter, type TextAndQueueFlags } from '../../ops/text-filters.js';
+export {
+  listIds,
+  listPage,
+  listStatus,
+  tasksByIds,
+  type ListCursor,
+  type ListFilter,
+  type ListKind,
+  type ListPage,
+} from './list-page.js';
