@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { postgresDialect } from '../../src/db/engines/postgres/dialect.js';
-import { numberPlaceholders } from '../../src/db/engines/postgres/placeholders.js';
+import { foldedAliases, numberPlaceholders } from '../../src/db/engines/postgres/placeholders.js';
 
 describe("PostgreSQL's numbered placeholders", () => {
   it('numbers each ? in order', () => {
@@ -32,5 +32,15 @@ describe("PostgreSQL's numbered placeholders", () => {
     expect(postgresDialect.quoteId('pgboss.job')).toBe('"pgboss"."job"');
     expect(postgresDialect.quoteId('async_task')).toBe('"async_task"');
     expect(postgresDialect.quoteId('we"ird')).toBe('"we""ird"');
+  });
+});
+
+describe("PostgreSQL's folded aliases", () => {
+  it('names each unquoted alias with capitals by the lower-case name the server gives it', () => {
+    const aliases = foldedAliases(
+      `SELECT "biz_type" AS bizType, COUNT(*) AS n, 'AS notThis' AS "quotedAlias", x as rawStatus FROM t`,
+    );
+    expect(aliases && Object.fromEntries(aliases)).toEqual({ biztype: 'bizType', rawstatus: 'rawStatus' });
+    expect(foldedAliases('SELECT a AS n FROM t')).toBeNull();
   });
 });

@@ -13,7 +13,7 @@ import {
 } from '../../statement-limit.js';
 import type { ConnectOptions } from '../types.js';
 import { postgresEngine } from './index.js';
-import { numberPlaceholders } from './placeholders.js';
+import { foldedAliases, numberPlaceholders } from './placeholders.js';
 import { tableWhere } from './server.js';
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -212,6 +212,21 @@ function statementError(
   return error;
 }
 
+/**
+ * Rows keyed by each alias as the statement wrote it: PostgreSQL folds unquoted aliases to lower
+ * case (`AS bizType` comes back as `biztype`), MySQL and SQLite keep them.
+ */
+function restoreAliases<T>(sql: string, rows: T[]): T[] {
+  const aliases = foldedAliases(sql);
+  if (!aliases) return rows;
+  return rows.map((row) => {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(row as Record<string, unknown>))
+      out[aliases.get(key) ?? key] = value;
+    return out as T;
+  });
+}
+
 /** What a statement runs on: one session of the pool, held by this object for a transaction or a read. */
 interface Session {
   query<R = unknown>(config: {
@@ -252,7 +267,7 @@ class PostgresQueryable implements Queryable {
         values: [...params],
         types: TYPES,
       });
-      return result.rows;
+      return restoreAliases(sql, result.rows);
     } catch (error) {
       throw statementError(error, this.displayText, { site, ms: this.limitMs });
     }
@@ -358,7 +373,7 @@ class PostgresDb implements Db {
             values: [...params],
             types: TYPES,
           });
-          return result.rows;
+          return restoreAliases(sql, result.rows);
         });
       } catch (error) {
         throw statementError(error, this.display, { site, ms: this.limitMs });
@@ -415,7 +430,7 @@ class PostgresDb implements Db {
           throw statementError(error, this.display, { site, ms: this.limitMs });
         }
         if (rows.length === 0) break;
-        yield rows;
+        yield options.rowsAsArray ? rows : restoreAliases(sql, rows);
         if (rows.length < STREAM_BATCH_ROWS) break;
       }
       clean = true;

@@ -23,6 +23,7 @@ declare module 'pg' {
     types?: CustomTypes;
   }
   export interface PoolConfig {
+    connectionString?: string;
     host?: string;
     port?: number;
     user?: string;

@@ -6,6 +6,35 @@
  */
 export function numberPlaceholders(sql: string): string {
   if (!sql.includes('?')) return sql;
+  return scan(sql).text;
+}
+
+/**
+ * The unquoted column aliases of a statement that hold capitals (`AS bizType`), by the lower-case
+ * name PostgreSQL gives them (it folds unquoted identifiers; MySQL keeps their case), or null when
+ * there are none. The code reads result rows by the alias as written.
+ */
+export function foldedAliases(sql: string): Map<string, string> | null {
+  return scan(sql).aliases;
+}
+
+/** Both answers of one pass over a statement, kept for the statements run again and again. */
+const scanned = new Map<string, { text: string; aliases: Map<string, string> | null }>();
+const SCANNED_MAX = 500;
+
+function scan(sql: string): { text: string; aliases: Map<string, string> | null } {
+  const known = scanned.get(sql);
+  if (known) return known;
+  const result = scanOnce(sql);
+  if (scanned.size >= SCANNED_MAX) scanned.clear();
+  scanned.set(sql, result);
+  return result;
+}
+
+const ALIAS = /^AS\s+([A-Za-z_][A-Za-z0-9_$]*)/i;
+
+function scanOnce(sql: string): { text: string; aliases: Map<string, string> | null } {
+  let aliases: Map<string, string> | null = null;
   let out = '';
   let n = 0;
   let i = 0;
@@ -18,6 +47,13 @@ export function numberPlaceholders(sql: string): string {
       continue;
     }
     let end = i + 1;
+    if ((c === 'A' || c === 'a') && !/[A-Za-z0-9_$]/.test(sql[i - 1] ?? ' ')) {
+      const alias = ALIAS.exec(sql.slice(i, i + 80))?.[1];
+      if (alias && alias !== alias.toLowerCase()) {
+        aliases ??= new Map();
+        aliases.set(alias.toLowerCase(), alias);
+      }
+    }
     if (c === "'" || c === '"') {
       // A doubled quote is the quote itself; a backslash escapes only in E'' strings.
       const escapes = c === "'" && i > 0 && /[eE]/.test(sql[i - 1] as string);
@@ -46,5 +82,5 @@ export function numberPlaceholders(sql: string): string {
     out += sql.slice(i, Math.min(end, length));
     i = end;
   }
-  return out;
+  return { text: out, aliases };
 }
