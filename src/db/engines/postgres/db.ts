@@ -14,7 +14,7 @@ import {
 import type { ConnectOptions } from '../types.js';
 import { postgresEngine } from './index.js';
 import { foldedAliases, numberPlaceholders } from './placeholders.js';
-import { tableWhere } from './server.js';
+import { rememberDefaultZone, tableWhere } from './server.js';
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 /** Rows per cursor read of streamBatches(): big enough that per-batch costs vanish, small enough to stay flat in memory. */
@@ -97,10 +97,12 @@ export async function openPostgres(dsn: PostgresDsn, options: ConnectOptions = {
   };
   const warnings: string[] = [];
   let zone: string;
+  let defaultZone: string;
   try {
     const probe = new pg.Client(base);
     await probe.connect();
     try {
+      defaultZone = await currentZone(probe);
       zone = await chooseZone(probe, options.appTimeZone);
     } finally {
       await probe.end();
@@ -119,7 +121,9 @@ export async function openPostgres(dsn: PostgresDsn, options: ConnectOptions = {
   // An idle pooled session the server ends is dropped by the pool; the next statement opens another.
   pool.on('error', () => undefined);
   const limitMs = options.maxStatementTimeMs ?? DEFAULT_MAX_STATEMENT_TIME_MS;
-  return new PostgresDb(pool, display, zone, warnings, limitMs);
+  const db = new PostgresDb(pool, display, zone, warnings, limitMs);
+  rememberDefaultZone(db, defaultZone);
+  return db;
 }
 
 /**
@@ -143,6 +147,10 @@ async function chooseZone(probe: Client, appTimeZone: string | undefined): Promi
       });
     }
   }
+  return currentZone(probe);
+}
+
+async function currentZone(probe: Client): Promise<string> {
   const result = await probe.query<{ zone: string }>(`SELECT current_setting('TimeZone') AS zone`);
   return String(result.rows[0]?.zone ?? 'UTC');
 }

@@ -8,6 +8,16 @@ import type { ReadPlan, ReplicaLag, ServerClock, ServerVerdict } from '../types.
 
 const FORMAT = "'YYYY-MM-DD HH24:MI:SS'";
 
+/**
+ * The TimeZone a session of the server gets when it sets none (postgresql.conf, or ALTER
+ * DATABASE/ROLE … SET), read when the connection opened, before taskrecon pinned its own.
+ */
+const defaultZones = new WeakMap<Db, string>();
+
+export function rememberDefaultZone(db: Db, zone: string): void {
+  defaultZones.set(db, zone);
+}
+
 /** A possibly schema-qualified table name as the catalogs' (schema, name); no schema: the search path's first. */
 export function splitTable(table: string): { schema: string | null; name: string } {
   const dot = table.lastIndexOf('.');
@@ -34,22 +44,23 @@ export function tableWhere(
  * In: nothing. Out: one row. Reads only settings.
  */
 export async function postgresServerClock(db: Db): Promise<ServerClock> {
+  const globalZone = defaultZones.get(db) ?? null;
   const [row] = await db.query<Row>(
     `SELECT current_setting('server_version') AS version,
-            (SELECT reset_val FROM pg_settings WHERE name = 'TimeZone') AS "globalZone",
             current_setting('TimeZone') AS "sessionZone",
             FLOOR(EXTRACT(EPOCH FROM statement_timestamp()))::bigint AS "nowEpoch",
             to_char(statement_timestamp(), ${FORMAT}) AS now,
             to_char(statement_timestamp() AT TIME ZONE 'UTC', ${FORMAT}) AS "utcNow",
             EXTRACT(TIMEZONE FROM statement_timestamp())::int AS "sessionOffset",
-            FLOOR(EXTRACT(EPOCH FROM (statement_timestamp() AT TIME ZONE (SELECT reset_val FROM pg_settings WHERE name = 'TimeZone'))
+            FLOOR(EXTRACT(EPOCH FROM (statement_timestamp() AT TIME ZONE COALESCE(?, current_setting('TimeZone')))
                 - (statement_timestamp() AT TIME ZONE 'UTC')))::int AS "globalOffset"`,
+    [globalZone],
   );
   if (!row) throw new Error("the server returned no row for current_setting('server_version')");
   return {
     engine: 'postgres',
     version: String(row.version),
-    globalZone: row.globalZone === null ? null : String(row.globalZone),
+    globalZone: globalZone ?? (row.sessionZone === null ? null : String(row.sessionZone)),
     sessionZone: row.sessionZone === null ? null : String(row.sessionZone),
     systemZone: null,
     nowEpoch: Number(row.nowEpoch),
