@@ -111,8 +111,17 @@ export async function openPostgres(dsn: PostgresDsn, options: ConnectOptions = {
     if (error instanceof TaskreconError) throw error;
     throw connectionError(error, display);
   }
+  // The connect timeout bounds opening a session, never waiting for a free one (as mysql2's pool
+  // waits): pg-pool would apply connectionTimeoutMillis to both, so each client carries its own.
+  const { connectionTimeoutMillis, ...poolBase } = base;
+  class TimedClient extends pg.Client {
+    constructor(config: PoolConfig = {}) {
+      super({ ...config, connectionTimeoutMillis });
+    }
+  }
   const pool = new pg.Pool({
-    ...base,
+    ...poolBase,
+    Client: TimedClient,
     max: options.poolSize ?? 4,
     options: [setting('TimeZone', zone), setting('default_transaction_isolation', 'read committed')].join(
       ' ',
@@ -249,7 +258,7 @@ interface Session {
 type IdentityCache = Map<string, Promise<string | null>>;
 
 class PostgresQueryable implements Queryable {
-  /** The statement_timeout this transaction's session now has (transactions only). */
+  /** Whether this transaction's session now has the read limit (else the session's default). */
   private limited = false;
 
   constructor(
@@ -262,11 +271,11 @@ class PostgresQueryable implements Queryable {
   async query<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     const site = statementSite();
     try {
-      // Inside a transaction the limit is switched on for reads and off for writes (SET LOCAL).
+      // Inside a transaction the limit is switched on for reads and back to the session's default for writes.
       const read = this.limitMs > 0 && READ_STATEMENT.test(sql);
       if (read !== this.limited) {
         await this.session.query({
-          text: `SET LOCAL statement_timeout = ${read ? Math.trunc(this.limitMs) : 0}`,
+          text: `SET LOCAL statement_timeout ${read ? `= ${Math.trunc(this.limitMs)}` : 'TO DEFAULT'}`,
         });
         this.limited = read;
       }
@@ -284,7 +293,7 @@ class PostgresQueryable implements Queryable {
   async execute(sql: string, params: readonly unknown[] = []): Promise<ExecResult> {
     try {
       if (this.limited) {
-        await this.session.query({ text: 'SET LOCAL statement_timeout = 0' });
+        await this.session.query({ text: 'SET LOCAL statement_timeout TO DEFAULT' });
         this.limited = false;
       }
       const returning = await this.insertIdColumn(sql);

@@ -36,6 +36,8 @@ declare module 'pg' {
     application_name?: string;
     options?: string;
     types?: CustomTypes;
+    /** The client class a pool opens its sessions with. */
+    Client?: new (config?: PoolConfig) => Client;
   }
   export interface Submittable {
     submit(connection: unknown): void;
