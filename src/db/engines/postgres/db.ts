@@ -21,6 +21,7 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 const STREAM_BATCH_ROWS = 1000;
 
 const READ_STATEMENT = /^\s*SELECT\b/i;
+const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
 const INSERT_INTO =
   /^\s*INSERT\s+INTO\s+((?:"(?:[^"]|"")*"|[A-Za-z_][\w$]*)(?:\.(?:"(?:[^"]|"")*"|[A-Za-z_][\w$]*))?)/i;
 
@@ -343,7 +344,7 @@ async function inTransaction<T>(
   pool: Pool,
   display: string,
   fn: (client: PoolClient) => Promise<T>,
-  begin = 'BEGIN ISOLATION LEVEL READ COMMITTED',
+  begin = BEGIN,
 ): Promise<T> {
   const client = await pool.connect().catch((error: unknown) => {
     throw statementError(error, display);
@@ -383,15 +384,20 @@ class PostgresDb implements Db {
     if (this.limitMs > 0 && READ_STATEMENT.test(sql)) {
       const site = statementSite();
       try {
-        return await inTransaction(this.pool, this.display, async (client) => {
-          await client.query(`SET LOCAL statement_timeout = ${Math.trunc(this.limitMs)}`);
-          const result = await client.query<T>({
-            text: numberPlaceholders(sql),
-            values: [...params],
-            types: TYPES,
-          });
-          return restoreAliases(sql, result.rows);
-        });
+        return await inTransaction(
+          this.pool,
+          this.display,
+          async (client) => {
+            const result = await client.query<T>({
+              text: numberPlaceholders(sql),
+              values: [...params],
+              types: TYPES,
+            });
+            return restoreAliases(sql, result.rows);
+          },
+          // One round trip: a statement without parameters may hold several.
+          `${BEGIN}; SET LOCAL statement_timeout = ${Math.trunc(this.limitMs)}`,
+        );
       } catch (error) {
         throw statementError(error, this.display, { site, ms: this.limitMs });
       }
@@ -428,10 +434,11 @@ class PostgresDb implements Db {
     let cursor: Cursor | undefined;
     let clean = false;
     try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      if (this.limitMs > 0 && READ_STATEMENT.test(sql)) {
-        await client.query(`SET LOCAL statement_timeout = ${Math.trunc(this.limitMs)}`);
-      }
+      await client.query(
+        this.limitMs > 0 && READ_STATEMENT.test(sql)
+          ? `${BEGIN}; SET LOCAL statement_timeout = ${Math.trunc(this.limitMs)}`
+          : BEGIN,
+      );
       const open = client.query(
         new Cursor(numberPlaceholders(sql), [...params], {
           ...(options.rowsAsArray ? { rowMode: 'array' as const } : {}),
