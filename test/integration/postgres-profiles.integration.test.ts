@@ -131,4 +131,43 @@ describe('timestamp without time zone on PostgreSQL', () => {
     );
     expect(Date.parse(json.due[0]?.nextRetryAt ?? '') / 1000).toBe(Number(row?.epoch));
   });
+
+  it('doctor fails the zone check when appTimeZone differs from the server default for such columns', async () => {
+    const cwd = configDir(`db: ${db.dsn}\nappTimeZone: Asia/Shanghai\n`);
+    const result = await runCli(['doctor', '--table', 'wall_task'], { cwd });
+    expect(result.stdout).toMatch(
+      /FAIL\s+time zones\s+DATETIME columns \(next_retry_time, created_at, updated_at\)/,
+    );
+    expect(result.stdout).toMatch(/differs by 8h from appTimeZone Asia\/Shanghai/);
+  });
+});
+
+describe('job_retries on PostgreSQL', () => {
+  it('creates job_retries with a CHECK on its statuses, scans it and redrives it', async () => {
+    const cwd = configDir(`db: ${db.dsn}\nhandlers:\n  default: { type: mark-only }\n`);
+    const init = await runCli(['init', '--profile', 'job-retries'], { cwd });
+    expect(init.code, init.stderr).toBe(0);
+    await expect(
+      db.sql.query(`INSERT INTO job_retries (job_id, status) VALUES ('bad', 'exploded')`),
+    ).rejects.toThrow(/check constraint/);
+    await db.sql.query(`
+      INSERT INTO job_retries (job_id, task_name, payload, attempts, next_retry_at, status, last_error) VALUES
+        ('j1', 'mail', '{}', 1, now() - interval '1 minute', 'pending', 'boom'),
+        ('j4', 'mail', '{}', 1, now() - interval '1 minute', 'retrying', NULL),
+        ('j2', 'mail', '{}', 3, now(), 'failed', 'gave up'),
+        ('j3', 'mail', '{}', 0, now() + interval '1 hour', 'pending', NULL)`);
+    const scan = await runJson<ScanJson>(['scan', '--profile', 'job-retries'], { cwd });
+    expect(scan.code, scan.stderr).toBe(0);
+    expect(scan.json.summary.total).toBe(4);
+    expect(scan.json.summary.byStatus).toMatchObject({ pending: 2, processing: 1, failed: 1 });
+    expect(scan.json.failed.map((t) => t.id)).toHaveLength(1);
+    const redrive = await runJson<{ claimed: number; succeeded: number }>(
+      ['redrive', '--profile', 'job-retries'],
+      {
+        cwd,
+      },
+    );
+    expect(redrive.code, redrive.stderr).toBe(0);
+    expect(redrive.json).toMatchObject({ claimed: 1, succeeded: 1 });
+  });
 });
