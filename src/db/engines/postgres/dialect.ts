@@ -28,12 +28,14 @@ export const postgresDialect: Dialect = {
     type === 'unix' ? col : type === 'timestamp' ? epochSeconds(col) : epochSeconds(`${col}::timestamptz`),
   epochParam: (type) =>
     type === 'unix' ? '?' : type === 'timestamp' ? 'to_timestamp(?)' : 'to_timestamp(?)::timestamp',
+  // Whole seconds, as MySQL's NOW() into a DATETIME: a row written now is due at a cutoff of now,
+  // which is bound in whole epoch seconds.
   nowOf: (type) =>
     type === 'unix'
       ? epochSeconds('statement_timestamp()')
       : type === 'timestamp'
-        ? 'statement_timestamp()'
-        : 'statement_timestamp()::timestamp',
+        ? "date_trunc('second', statement_timestamp())"
+        : "date_trunc('second', statement_timestamp()::timestamp)",
   nowEpoch: epochSeconds('statement_timestamp()'),
   // Failed-job payloads are text that may hold anything. PostgreSQL 13–15 has no "is valid JSON"
   // test, so the CASE casts only text shaped like a JSON object (`{…}`): other text reads as NULL;
