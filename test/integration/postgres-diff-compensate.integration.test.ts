@@ -72,3 +72,38 @@ describe('compensate and audit on PostgreSQL', () => {
     );
   });
 });
+
+describe('diff --create-missing on PostgreSQL', () => {
+  it('creates a pending task for each business row without one, once, audited', async () => {
+    await db.sql.query(`
+      CREATE TABLE paid_order (id bigserial PRIMARY KEY, order_no varchar(32) NOT NULL, user_id int NOT NULL,
+        amount numeric(10,2) NOT NULL, status varchar(16) NOT NULL);
+      CREATE INDEX idx_paid_order_no ON paid_order (order_no);
+      INSERT INTO paid_order (order_no, user_id, amount, status) VALUES
+        ('P1', 1, 99.50, 'paid'), ('P2', 2, 99.50, 'paid'), ('U1', 3, 1, 'unpaid');
+      INSERT INTO async_task (biz_type, biz_id, event_id, payload, status) VALUES ('sms', 'P1', 'pay:P1', '{}', 2);`);
+    const create = configDir(
+      [
+        `db: ${db.dsn}`,
+        'handlers:',
+        '  default: { type: mark-only }',
+        'rules:',
+        `  - { name: sms-paid, bizType: sms, taskStatus: [success], business: { table: paid_order, key: order_no, where: "status = 'paid'" }, create: { payload: [order_no, user_id, amount] } }`,
+        '',
+      ].join('\n'),
+    );
+    for (let run = 0; run < 2; run++) {
+      const result = await runCli(['diff', '--create-missing', '--yes', '--json'], { cwd: create });
+      expect(result.code, result.stderr).not.toBe(3);
+    }
+    const created = await db.rows<{ id: string; event_id: string; status: number; payload: string }>(
+      `SELECT id, event_id, status, payload::text AS payload FROM async_task WHERE biz_type = 'sms' AND biz_id <> 'P1'`,
+    );
+    expect(created.map((r) => [r.event_id, r.status])).toEqual([['sms-paid:P2', 0]]);
+    expect(JSON.parse(created[0]?.payload ?? '{}')).toMatchObject({ order_no: 'P2', user_id: 2 });
+    const audit = await db.rows<{ task_id: string }>(
+      `SELECT task_id FROM taskrecon_audit WHERE action = 'create-missing' AND event_id = 'sms-paid:P2'`,
+    );
+    expect(audit.map((r) => r.task_id)).toEqual([String(created[0]?.id)]);
+  });
+});
