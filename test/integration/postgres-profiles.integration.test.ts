@@ -171,3 +171,40 @@ describe('job_retries on PostgreSQL', () => {
     expect(redrive.json).toMatchObject({ claimed: 1, succeeded: 1 });
   });
 });
+
+describe('sweep on PostgreSQL', () => {
+  it('retries Laravel failures by rule into the database queue exactly once, and holds what a rule holds', async () => {
+    await db.sql.query(`
+      INSERT INTO failed_jobs (uuid, connection, queue, payload, exception) VALUES
+        ('s1', 'database', 'default', '{"uuid":"s1","displayName":"App\\\\Jobs\\\\SendSms","data":{}}', 'Exception: sms 429'),
+        ('s2', 'database', 'default', '{"uuid":"s2","displayName":"App\\\\Jobs\\\\SendSms","data":{}}', 'Exception: sms 429'),
+        ('s3', 'database', 'default', '{"uuid":"s3","displayName":"App\\\\Jobs\\\\Report","data":{}}', 'SQLSTATE[42S22]: Unknown column')`);
+    const cwd = configDir(
+      [
+        `db: ${db.dsn}`,
+        'sources:',
+        '  tasks: { profile: async-task, table: async_task, default: true }',
+        '  failed:',
+        '    profile: laravel-failed-jobs',
+        '    queue:',
+        '      connections:',
+        '        database: { driver: database, table: jobs }',
+        'sweeps:',
+        "  - { name: sms, match: { bizType: 'App\\Jobs\\SendSms' }, action: retry, rate: 50/s }",
+        "  - { name: schema, match: { errorLike: 'Unknown column' }, action: hold }",
+        '',
+      ].join('\n'),
+    );
+    const jobsBefore = (await db.rows('SELECT id FROM jobs')).length;
+    const first = await runJson<{ retried: number; held: number }>(['sweep'], { cwd });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json).toMatchObject({ retried: 2, held: 1 });
+    const again = await runJson<{ retried: number }>(['sweep'], { cwd });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json.retried).toBe(0);
+    expect((await db.rows('SELECT id FROM jobs')).length).toBe(jobsBefore + 2);
+    expect(await db.rows(`SELECT uuid FROM failed_jobs WHERE uuid LIKE 's%' ORDER BY uuid`)).toEqual([
+      { uuid: 's3' },
+    ]);
+  });
+});
