@@ -1,5 +1,6 @@
 import type { Db, Queryable, Row } from '../../types.js';
 import type { ReadPlan, ReplicaLag, ServerClock, ServerVerdict } from '../types.js';
+import { quotePostgresId } from './ddl.js';
 
 /**
  * What PostgreSQL answers about itself: clocks, replication, plans, statistics and the catalogs.
@@ -164,12 +165,18 @@ export async function postgresColumnCollation(db: Db, table: string, column: str
   return c === null || c === undefined ? null : String(c);
 }
 
-/** The primary key's one column, when it is an integer. */
+/** The primary key's one column, when it is an integer (whatever the constraint is named). */
 export async function postgresIntegerPrimaryKey(db: Db, table: string): Promise<string | undefined> {
-  const primary = (await db.indexes(table)).find((i) => i.name.endsWith('_pkey'));
-  if (!primary || primary.columns.length !== 1) return undefined;
-  const col = (await db.columns(table))?.find((c) => c.name === primary.columns[0]);
-  return col && /int/.test(col.dataType) ? col.name : undefined;
+  const rows = await db.query<{ name: string; typ: string }>(
+    `SELECT a.attname AS name, t.typname AS typ
+       FROM pg_index x
+       JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
+       JOIN pg_type t ON t.oid = a.atttypid
+      WHERE x.indrelid = to_regclass(?) AND x.indisprimary AND x.indnatts = 1`,
+    [quotePostgresId(table)],
+  );
+  const row = rows[0];
+  return row && /^int[248]$/.test(row.typ) ? row.name : undefined;
 }
 
 /**
