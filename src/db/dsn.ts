@@ -23,13 +23,15 @@ export interface FileDsn {
 
 /** The MySQL/MariaDB DSN is a server DSN. */
 export type MysqlDsn = ServerDsn;
+/** The PostgreSQL DSN is a server DSN (`sslmode` stays in its params). */
+export type PostgresDsn = ServerDsn;
 /** The SQLite DSN is a file DSN. */
 export type SqliteDsn = FileDsn;
 
 export type Dsn = ServerDsn | FileDsn;
 
 const DSN_HINT =
-  'Give a DSN as mysql://user:pass@host:3306/db or sqlite:PATH, with --db, TASKRECON_DB or `db:` in taskrecon.config.yaml.';
+  'Give a DSN as mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db or sqlite:PATH, with --db, TASKRECON_DB or `db:` in taskrecon.config.yaml.';
 
 /**
  * The scheme and engine of an embedded engine's DSN (`<scheme>:PATH`, no URL: a relative path is

@@ -92,14 +92,18 @@ export class TaskSql {
     return model.kind === 'column' ? model.values[status]?.[0] : undefined;
   }
 
-  /** The status expression as stored (for GROUP BY), or a constant for tables without a status column. */
+  /**
+   * The status expression as stored (for GROUP BY), or a constant for tables without a status
+   * column: cast, since a bare string literal is no GROUP BY expression everywhere (PostgreSQL
+   * refuses a non-integer constant there).
+   */
   rawStatusExpr(): string {
     const model = this.profile.status;
     if (model.kind === 'column') return this.dialect.quoteId(model.column);
     if (model.kind === 'reservation') {
       return `CASE WHEN ${this.dialect.quoteId(model.column)} IS NULL THEN 'pending' ELSE 'processing' END`;
     }
-    return `'${model.status}'`;
+    return this.dialect.castText(`'${model.status}'`);
   }
 
   /** Maps a stored status value onto its logical status. */

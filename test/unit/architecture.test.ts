@@ -130,6 +130,8 @@ const ENGINE_HOME = 'db/engines/';
 const DRIVER_HOMES: Record<string, string> = {
   mysql2: 'db/engines/mysql/',
   'better-sqlite3': 'db/engines/sqlite/',
+  pg: 'db/engines/postgres/',
+  'pg-cursor': 'db/engines/postgres/',
 };
 
 /** The database drivers a source text imports (statically or lazily) outside their engine's folder. */

@@ -22,13 +22,31 @@ describe('DSN', () => {
     );
   });
 
+  it('parses a PostgreSQL DSN: both schemes, the default port 5432, sslmode kept, the password masked', () => {
+    const dsn = parseDsn('postgresql://app:s3cr%40t@db.internal/shop?sslmode=require');
+    expect(dsn).toMatchObject({
+      kind: 'postgres',
+      user: 'app',
+      password: 's3cr@t',
+      host: 'db.internal',
+      port: 5432,
+      database: 'shop',
+    });
+    expect('params' in dsn && dsn.params.get('sslmode')).toBe('require');
+    expect(displayDsn(dsn)).toBe('postgres://app:***@db.internal:5432/shop');
+    expect(parseDsn('postgres://u@h:6432/db')).toMatchObject({ kind: 'postgres', port: 6432 });
+    expect(maskDsnText('cannot use postgres://app:hunter2@db:5432/x?sslmode=disable')).toBe(
+      'cannot use postgres://app:***@db:5432/x?sslmode=disable',
+    );
+  });
+
   it('parses sqlite paths', () => {
     expect(parseDsn('sqlite:/tmp/x.sqlite')).toEqual({ kind: 'sqlite', file: '/tmp/x.sqlite' });
     expect(parseDsn('sqlite:rel.sqlite')).toEqual({ kind: 'sqlite', file: 'rel.sqlite' });
   });
 
   it('rejects what is not a DSN, naming the fix', () => {
-    expect(() => parseDsn('postgres://a@b/c')).toThrow(/unsupported DSN scheme 'postgres'/);
+    expect(() => parseDsn('oracle://a@b/c')).toThrow(/unsupported DSN scheme 'oracle'/);
     expect(() => parseDsn('mysql://a:pw@b:3306/')).toThrow(/names no database/);
     expect(() => parseDsn('mysql://a:pw@b:3306/')).not.toThrow(/pw/);
   });

@@ -82,14 +82,16 @@ describe('the engine registry', () => {
   });
 
   it('refuses a name it does not know instead of falling back to another engine', () => {
-    expect(() => engineFor('postgres' as EngineName)).toThrow(/no engine named postgres/);
+    expect(() => engineFor('oracle' as EngineName)).toThrow(/no engine named oracle/);
   });
 
-  it('maps DSN schemes to engines: mariadb is the mysql engine, an unknown scheme none', () => {
+  it('maps DSN schemes to engines: mariadb is the mysql engine, postgresql the postgres one, an unknown scheme none', () => {
     expect(engineOfScheme('mysql')).toBe('mysql');
     expect(engineOfScheme('mariadb')).toBe('mysql');
     expect(engineOfScheme('sqlite')).toBe('sqlite');
-    expect(engineOfScheme('postgres')).toBeUndefined();
+    expect(engineOfScheme('postgres')).toBe('postgres');
+    expect(engineOfScheme('postgresql')).toBe('postgres');
+    expect(engineOfScheme('oracle')).toBeUndefined();
     expect(parseDsn('mariadb://u@h/db').kind).toBe('mysql');
     expect(parseDsn('sqlite:x.db').kind).toBe('sqlite');
   });

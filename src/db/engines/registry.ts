@@ -1,4 +1,5 @@
 import { mysqlEngine } from './mysql/index.js';
+import { postgresEngine } from './postgres/index.js';
 import { sqliteEngine } from './sqlite/index.js';
 import type { Engine, EngineName } from './types.js';
 
@@ -13,6 +14,8 @@ export function engineFor(name: EngineName): Engine {
       return mysqlEngine;
     case 'sqlite':
       return sqliteEngine;
+    case 'postgres':
+      return postgresEngine;
     default: {
       const unknown: never = name;
       throw new Error(`no engine named ${String(unknown)}`);
@@ -21,10 +24,10 @@ export function engineFor(name: EngineName): Engine {
 }
 
 /** Every engine name, in the order help texts list them (a Record: a missing name does not compile). */
-const NAMED: Record<EngineName, true> = { mysql: true, sqlite: true };
+const NAMED: Record<EngineName, true> = { mysql: true, sqlite: true, postgres: true };
 export const ENGINE_NAMES = Object.keys(NAMED) as EngineName[];
 
-/** The engine that a DSN scheme (`mysql`, `mariadb`, `sqlite`) names, or undefined. */
+/** The engine that a DSN scheme (`mysql`, `mariadb`, `sqlite`, `postgres`, `postgresql`) names, or undefined. */
 export function engineOfScheme(scheme: string): EngineName | undefined {
   switch (scheme) {
     case 'mysql':
@@ -32,6 +35,9 @@ export function engineOfScheme(scheme: string): EngineName | undefined {
       return 'mysql';
     case 'sqlite':
       return 'sqlite';
+    case 'postgres':
+    case 'postgresql':
+      return 'postgres';
     default:
       return undefined;
   }

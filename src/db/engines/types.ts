@@ -6,7 +6,7 @@ import type { Db, Queryable, Row } from '../types.js';
  * The engines taskrecon speaks. Adding a name here without an implementation in the registry is
  * a compile error (its switch is exhaustive), never a silent fallback to another engine.
  */
-export type EngineName = 'mysql' | 'sqlite';
+export type EngineName = 'mysql' | 'sqlite' | 'postgres';
 
 /** How a connection is opened, whichever the engine (each takes the options that apply to it). */
 export interface ConnectOptions {

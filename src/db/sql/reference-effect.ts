@@ -25,12 +25,12 @@ export interface EffectDelivery {
 /**
  * Records the event as processed, unless it already was.
  * In: event id. Out: true when this call recorded it (first delivery), false for a repeat.
- * Side effect: INSERT OR IGNORE / INSERT IGNORE of one row; a concurrent repeat waits on the key's lock.
+ * Side effect: an INSERT of one row that does nothing on a key conflict (INSERT IGNORE, ON CONFLICT DO
+ * NOTHING); a concurrent repeat waits on the key's lock.
  */
 async function markProcessed(tx: Queryable, dialect: Dialect, eventId: string): Promise<boolean> {
-  const result = await tx.execute(`${dialect.insertIgnore} INTO ${PROCESSED_TABLE} (event_id) VALUES (?)`, [
-    eventId,
-  ]);
+  const { verb, suffix } = dialect.insertUnlessConflict;
+  const result = await tx.execute(`${verb} ${PROCESSED_TABLE} (event_id) VALUES (?)${suffix}`, [eventId]);
   return result.affectedRows === 1;
 }
 

@@ -1,0 +1,67 @@
+import { checkedPath, type Dialect } from '../../dialect.js';
+import { postgresDdl, quotePostgresId } from './ddl.js';
+
+/** A simple JSON path (`$.a.b`, `$.a[0]`) as a PostgreSQL text-array path (`{a,b}`, `{a,0}`). */
+function pathArray(path: string): string {
+  const keys = checkedPath(path)
+    .replace(/^\$\.?/, '')
+    .split(/\.|\[(\d+)\]/)
+    .filter((k): k is string => k !== undefined && k !== '');
+  return `'{${keys.map((k) => `"${k}"`).join(',')}}'`;
+}
+
+/** Whole epoch seconds of an instant (truncated, as MySQL's second-precision columns hold them). */
+const epochSeconds = (instant: string): string => `FLOOR(EXTRACT(EPOCH FROM ${instant}))::bigint`;
+
+/**
+ * PostgreSQL's SQL text: double quotes (schema-qualified tables), EXTRACT(EPOCH …)/to_timestamp,
+ * jsonb paths, ON CONFLICT DO NOTHING; the client hashes (no server-side digests yet).
+ *
+ * Time types, as `columns()` reports them: `timestamptz` is an instant (`timestamp`, like MySQL's
+ * TIMESTAMP); `timestamp` without time zone is a wall-clock time (`datetime`, like MySQL's
+ * DATETIME), read and written in the session's TimeZone, which the connection pins to
+ * `appTimeZone` (else the server's). "Now" is the statement's start, as MySQL's NOW().
+ */
+export const postgresDialect: Dialect = {
+  quoteId: quotePostgresId,
+  epochOf: (col, type) =>
+    type === 'unix' ? col : type === 'timestamp' ? epochSeconds(col) : epochSeconds(`${col}::timestamptz`),
+  epochParam: (type) =>
+    type === 'unix' ? '?' : type === 'timestamp' ? 'to_timestamp(?)' : 'to_timestamp(?)::timestamp',
+  // Whole seconds, as MySQL's NOW() into a DATETIME: a row written now is due at a cutoff of now,
+  // which is bound in whole epoch seconds.
+  nowOf: (type) =>
+    type === 'unix'
+      ? epochSeconds('statement_timestamp()')
+      : type === 'timestamp'
+        ? "date_trunc('second', statement_timestamp())"
+        : "date_trunc('second', statement_timestamp()::timestamp)",
+  nowEpoch: epochSeconds('statement_timestamp()'),
+  // Failed-job payloads are text that may hold anything. PostgreSQL 13–15 has no "is valid JSON"
+  // test, so the CASE casts only text shaped like a JSON object (`{…}`): other text reads as NULL;
+  // text that looks like an object yet is malformed still fails the cast. #>> gives a JSON null as
+  // SQL NULL, as the other engines read it.
+  jsonText: (col, path) =>
+    `CASE WHEN ${col}::text ~ '^\\s*\\{.*\\}\\s*$' THEN (${col}::text)::jsonb #>> ${pathArray(path)} END`,
+  prefix: (col, length) => `left(${col}, ${Math.trunc(length)})`,
+  explain: 'EXPLAIN (FORMAT JSON)',
+  forUpdate: ' FOR UPDATE',
+  // PostgreSQL has no join-order hint: a plain join, whose plan for a primary-key chunk of the left
+  // table is the nested loop into the other table's index anyway (the chunk is small and bounded).
+  drivingJoin: 'JOIN',
+  collationWeights: false,
+  serverHashing: false,
+  parallelReads: true,
+  // Deadlock detected, lock not available (NOWAIT / lock_timeout), serialization failure.
+  lockConflictCodes: ['40P01', '55P03', '40001'],
+  castText: (sql) => `CAST(${sql} AS TEXT)`,
+  castInt: (sql) => `CAST(${sql} AS BIGINT)`,
+  insertIgnore: 'INSERT',
+  insertUnlessConflict: { verb: 'INSERT INTO', suffix: ' ON CONFLICT DO NOTHING' },
+  // The audit log stores timestamptz(3).
+  auditEpoch: (col) => `EXTRACT(EPOCH FROM ${col})`,
+  auditEpochParam: 'to_timestamp(?)',
+  ddl: postgresDdl,
+  modifyColumn: (table, column, definition) =>
+    `ALTER TABLE ${quotePostgresId(table)} ALTER COLUMN ${quotePostgresId(column)} TYPE ${definition};`,
+};

@@ -1,0 +1,44 @@
+import type { PostgresDsn } from '../../dsn.js';
+import type { Engine } from '../types.js';
+import { postgresDialect } from './dialect.js';
+import {
+  postgresColumnCollation,
+  postgresEstimatedRows,
+  postgresIdleTimeout,
+  postgresIntegerPrimaryKey,
+  postgresReadPlan,
+  postgresReplicaLag,
+  postgresServerClock,
+  postgresSkipLockedVerdict,
+  postgresVersionVerdict,
+  postgresWithReadOnly,
+} from './server.js';
+
+/**
+ * PostgreSQL 13+: a pool of sessions pinned to one TimeZone and READ COMMITTED; every read runs
+ * in its own short transaction under SET LOCAL statement_timeout.
+ */
+export const postgresEngine: Engine = {
+  name: 'postgres',
+  dialect: postgresDialect,
+  embedded: false,
+  clockText: (clock, skewText) =>
+    `server now() ${clock.nowEpoch} (${clock.now} ${clock.sessionZone ?? ''}, ${clock.utcNow} UTC), ${skewText}`,
+  defaultPort: 5432,
+  mayProbeSkipLocked: true,
+  async open(dsn, options) {
+    // pg is imported when first needed, so a MySQL or SQLite run never loads it.
+    const { openPostgres } = await import('./db.js');
+    return openPostgres(dsn as PostgresDsn, options);
+  },
+  withReadOnly: postgresWithReadOnly,
+  versionVerdict: postgresVersionVerdict,
+  skipLockedVerdict: postgresSkipLockedVerdict,
+  serverClock: postgresServerClock,
+  replicaLag: postgresReplicaLag,
+  readPlan: postgresReadPlan,
+  estimatedRows: postgresEstimatedRows,
+  idleTimeout: postgresIdleTimeout,
+  columnCollation: postgresColumnCollation,
+  integerPrimaryKey: postgresIntegerPrimaryKey,
+};
