@@ -75,7 +75,17 @@ import {
   unsettledCandidates,
 } from './sql/diff.js';
 import { retryTimesOnTheMinute, serverWaitTimeout } from './sql/doctor-pitfalls.js';
-import { explain, probeSkipLocked, readPlan, serverClock, statusValueCounts } from './sql/doctor.js';
+import {
+  explain,
+  longTransactions,
+  planLines,
+  probeSkipLocked,
+  readPlan,
+  serverClock,
+  statusValueCounts,
+  tableBloat,
+  wallClockToInstantStatement,
+} from './sql/doctor.js';
 import {
   ageClaim,
   countDrillTasks,
@@ -245,6 +255,10 @@ export const sqlStore: Store = {
     statusValueCounts,
     explain,
     readPlan,
+    planLines,
+    tableBloat,
+    longTransactions,
+    wallClockToInstantStatement,
     retryTimesOnTheMinute,
     serverWaitTimeout,
     createIndexStatement,

@@ -23,6 +23,10 @@ const ENGINE_MEMBERS: Record<keyof Engine, true> = {
   integerPrimaryKey: true,
   mayProbeSkipLocked: true,
   clockText: true,
+  tableBloat: true,
+  longTransactions: true,
+  wallClockToInstant: true,
+  planLines: true,
 };
 
 const DIALECT_MEMBERS: Record<keyof Dialect, true> = {

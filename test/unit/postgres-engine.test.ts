@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { postgresWallClockToInstant } from '../../src/db/engines/postgres/ddl.js';
 import { postgresDialect } from '../../src/db/engines/postgres/dialect.js';
 import {
+  postgresPlanLines,
   postgresReadPlan,
   postgresSkipLockedVerdict,
   postgresVersionVerdict,
@@ -22,6 +24,49 @@ describe('the PostgreSQL engine', () => {
       indexes: [],
       fullScan: true,
     });
+  });
+
+  it('renders a plan as EXPLAIN text lines: node, index, table, estimate and condition, children indented', () => {
+    const plan = [
+      {
+        'QUERY PLAN': [
+          {
+            Plan: {
+              'Node Type': 'Aggregate',
+              Strategy: 'Plain',
+              'Plan Rows': 1,
+              Plans: [
+                {
+                  'Node Type': 'Index Only Scan',
+                  'Index Name': 'idx_async_task_status_next_retry',
+                  'Relation Name': 'async_task',
+                  Alias: 'async_task',
+                  'Plan Rows': 3,
+                  'Index Cond': '(status = 0)',
+                },
+                { 'Node Type': 'Bitmap Index Scan', 'Index Name': 'idx_x', 'Plan Rows': 9 },
+              ],
+            },
+          },
+        ],
+      },
+    ];
+    expect(postgresPlanLines(plan)).toEqual([
+      'Aggregate  (rows=1)',
+      '  -> Index Only Scan using idx_async_task_status_next_retry on async_task  (rows=3)',
+      '       Index Cond: (status = 0)',
+      '  -> Bitmap Index Scan on idx_x  (rows=9)',
+    ]);
+  });
+
+  it('converts wall-clock columns to timestamptz in a named zone, and an ISO offset as an interval', () => {
+    expect(postgresWallClockToInstant('app.wall_task', ['a', 'b'], 'Asia/Shanghai')).toBe(
+      `ALTER TABLE "app"."wall_task" ALTER COLUMN "a" TYPE timestamptz USING "a" AT TIME ZONE 'Asia/Shanghai', ` +
+        `ALTER COLUMN "b" TYPE timestamptz USING "b" AT TIME ZONE 'Asia/Shanghai';`,
+    );
+    expect(postgresWallClockToInstant('t', ['a'], '+08:00')).toBe(
+      `ALTER TABLE "t" ALTER COLUMN "a" TYPE timestamptz USING "a" AT TIME ZONE INTERVAL '+08:00' HOUR TO MINUTE;`,
+    );
   });
 
   it('supports PostgreSQL 13 and later, and proves SKIP LOCKED by a statement', () => {

@@ -68,6 +68,35 @@ export interface ReadPlan {
   fullScan: boolean;
 }
 
+/** A table's dead and live row versions and its last vacuums, as the server's statistics count them. */
+export interface TableBloat {
+  deadRows: number;
+  liveRows: number;
+  /** Epoch seconds of the last VACUUM (manual or automatic), or null when never since the statistics were reset. */
+  lastVacuumEpoch: number | null;
+  /** Epoch seconds of the last autovacuum, or null when never. */
+  lastAutovacuumEpoch: number | null;
+  /** Whether autovacuum is switched off for this table (its storage parameters). */
+  autovacuumDisabled: boolean;
+  /** The statement that makes autovacuum visit this table sooner (printed, never run). */
+  tuneStatement: string;
+  /** The statement that reclaims the dead rows now (printed, never run). */
+  vacuumStatement: string;
+}
+
+/** A transaction of another session that holds back vacuum. */
+export interface LongTransaction {
+  pid: number;
+  /** Seconds since the transaction began. */
+  ageSeconds: number;
+  /** `active`, `idle in transaction`, … */
+  state: string | null;
+  user: string | null;
+  application: string | null;
+  /** The session's last statement, shortened. */
+  query: string | null;
+}
+
 /**
  * Everything that differs between database engines, in one object per engine (under
  * `db/engines/<engine>/`): how a connection is opened, the SQL text that differs (`dialect`, its
@@ -122,6 +151,28 @@ export interface Engine {
    * where one writer holds the whole database anyway.
    */
   readonly mayProbeSkipLocked: boolean;
+  /**
+   * A table's dead and live row versions (doctor's `table bloat`), or null where the engine has no
+   * vacuum that reclaims them (InnoDB purges old versions itself; SQLite rewrites in place).
+   */
+  tableBloat(db: Db, table: string): Promise<TableBloat | null>;
+  /**
+   * Transactions of other sessions on this database open at least `seconds` that hold back the
+   * removal of dead rows (doctor's `long transactions`), oldest first; null where no vacuum waits
+   * on them.
+   */
+  longTransactions(db: Db, seconds: number): Promise<LongTransaction[] | null>;
+  /**
+   * The statement that turns wall-clock time columns into instants, reading their values in
+   * `zone`, or null where the wall-clock type is the engine's usual time column (MySQL's DATETIME)
+   * or there is no such change (SQLite).
+   */
+  wallClockToInstant(table: string, columns: readonly string[], zone: string): string | null;
+  /**
+   * A plan (the dialect's `explain` rows) as readable lines, one per node, indented by depth;
+   * null where the rows themselves are readable as a table.
+   */
+  planLines(plan: Row[]): string[] | null;
   /** How doctor names the server's clocks, in the server's own words, around the client's skew. */
   clockText(clock: ServerClock, skewText: string): string;
 }

@@ -9,6 +9,10 @@ export interface DoctorStore {
   statusValueCounts: typeof doctor.statusValueCounts;
   explain: typeof doctor.explain;
   readPlan: typeof doctor.readPlan;
+  planLines: typeof doctor.planLines;
+  tableBloat: typeof doctor.tableBloat;
+  longTransactions: typeof doctor.longTransactions;
+  wallClockToInstantStatement: typeof doctor.wallClockToInstantStatement;
   retryTimesOnTheMinute: typeof pitfalls.retryTimesOnTheMinute;
   serverWaitTimeout: typeof pitfalls.serverWaitTimeout;
   createIndexStatement: typeof suggestions.createIndexStatement;

@@ -71,7 +71,7 @@ export type {
   SiblingRow,
   TaskSide,
 } from '../sql/diff.js';
-export type { ServerClock } from '../sql/doctor.js';
+export type { LongTransaction, ServerClock, TableBloat } from '../sql/doctor.js';
 export type { DrillTaskInsert, DrillTaskRow, EffectTable } from '../sql/drill.js';
 export type { SnapshotRow } from '../sql/queue-snapshot.js';
 export type { EffectDelivery } from '../sql/reference-effect.js';

@@ -1,7 +1,7 @@
-import type { ReadPlan, ServerClock } from '../engines/types.js';
+import type { LongTransaction, ReadPlan, ServerClock, TableBloat } from '../engines/types.js';
 import type { Db, Queryable, Row } from '../types.js';
 
-export type { ServerClock } from '../engines/types.js';
+export type { LongTransaction, ServerClock, TableBloat } from '../engines/types.js';
 
 /**
  * The plan of one statement, as the engine's EXPLAIN (MySQL) or EXPLAIN QUERY PLAN (SQLite) rows.
@@ -44,4 +44,41 @@ export function readPlan(db: Db, plan: Row[]): ReadPlan {
 /** The server's version, zones and clock, whichever engine it is. */
 export async function serverClock(db: Db): Promise<ServerClock> {
   return db.engine.serverClock(db);
+}
+
+/**
+ * The plan of one statement as readable lines, where the engine's plan rows are not a readable
+ * table themselves (PostgreSQL's JSON); null otherwise.
+ */
+export function planLines(db: Db, plan: Row[]): string[] | null {
+  return db.engine.planLines(plan);
+}
+
+/**
+ * A table's dead and live row versions and its last vacuums, or null where the engine has no vacuum.
+ * In: the table's name as configured (possibly schema-qualified). Side effects: none.
+ */
+export async function tableBloat(db: Db, table: string): Promise<TableBloat | null> {
+  return db.engine.tableBloat(db, table);
+}
+
+/**
+ * Other sessions' transactions open at least `seconds` that hold back vacuum, oldest first; null
+ * where the engine has no vacuum. In: the threshold in seconds. Side effects: none.
+ */
+export async function longTransactions(db: Db, seconds: number): Promise<LongTransaction[] | null> {
+  return db.engine.longTransactions(db, seconds);
+}
+
+/**
+ * The statement that turns wall-clock columns into instants read in `zone`, or null where the
+ * engine's wall-clock type is its usual one. Printed, never run.
+ */
+export function wallClockToInstantStatement(
+  db: Db,
+  table: string,
+  columns: readonly string[],
+  zone: string,
+): string | null {
+  return columns.length === 0 ? null : db.engine.wallClockToInstant(table, columns, zone);
 }

@@ -41,4 +41,12 @@ export const mysqlEngine: Engine = {
   idleTimeout: mysqlWaitTimeout,
   columnCollation: mysqlColumnCollation,
   integerPrimaryKey: mysqlIntegerPrimaryKey,
+  // InnoDB purges old row versions in the background: there is no per-table vacuum to fall behind,
+  // and no transaction horizon doctor reads.
+  tableBloat: async () => null,
+  longTransactions: async () => null,
+  // DATETIME is the classic task table's time type here; the zone check covers how it is read.
+  wallClockToInstant: () => null,
+  // EXPLAIN's rows are a readable table as they are.
+  planLines: () => null,
 };

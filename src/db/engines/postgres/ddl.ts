@@ -111,3 +111,19 @@ export const postgresDdl: DialectDdl = {
        processed_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
   ],
 };
+
+/**
+ * `timestamp` without time zone columns to `timestamptz`, their values read in `zone` (an ISO
+ * offset goes as an interval: a bare `+08:00` would be read as POSIX, 8 hours the other way).
+ * One statement: the table is rewritten once. Printed, never run.
+ */
+export function postgresWallClockToInstant(table: string, columns: readonly string[], zone: string): string {
+  const at = /^[+-]\d{2}:\d{2}$/.test(zone)
+    ? `INTERVAL '${zone}' HOUR TO MINUTE`
+    : `'${zone.replace(/'/g, "''")}'`;
+  const alters = columns.map((c) => {
+    const q = quotePostgresId(c);
+    return `ALTER COLUMN ${q} TYPE timestamptz USING ${q} AT TIME ZONE ${at}`;
+  });
+  return `ALTER TABLE ${quotePostgresId(table)} ${alters.join(', ')};`;
+}

@@ -6,6 +6,7 @@ import {
   postgresEstimatedRows,
   postgresIdleTimeout,
   postgresIntegerPrimaryKey,
+  postgresPlanLines,
   postgresReadPlan,
   postgresReplicaLag,
   postgresServerClock,
@@ -13,6 +14,8 @@ import {
   postgresVersionVerdict,
   postgresWithReadOnly,
 } from './server.js';
+import { postgresLongTransactions, postgresTableBloat } from './vacuum.js';
+import { postgresWallClockToInstant } from './ddl.js';
 
 /**
  * PostgreSQL 13+: a pool of sessions pinned to one TimeZone and READ COMMITTED; every read runs
@@ -41,4 +44,8 @@ export const postgresEngine: Engine = {
   idleTimeout: postgresIdleTimeout,
   columnCollation: postgresColumnCollation,
   integerPrimaryKey: postgresIntegerPrimaryKey,
+  tableBloat: postgresTableBloat,
+  longTransactions: postgresLongTransactions,
+  wallClockToInstant: postgresWallClockToInstant,
+  planLines: postgresPlanLines,
 };

@@ -43,4 +43,11 @@ export const sqliteEngine: Engine = {
   idleTimeout: async () => null,
   columnCollation: sqliteColumnCollation,
   integerPrimaryKey: sqliteIntegerPrimaryKey,
+  // No vacuum horizon: SQLite rewrites rows in place and one writer holds the file at a time.
+  tableBloat: async () => null,
+  longTransactions: async () => null,
+  // DATETIME text is UTC here; there is no instant type to change it to.
+  wallClockToInstant: () => null,
+  // EXPLAIN QUERY PLAN's rows are a readable table as they are.
+  planLines: () => null,
 };
