@@ -3,7 +3,8 @@ import { BaseCommand } from '../base-command.js';
 import { ExitCode } from '../errors.js';
 import { runDoctor, type DoctorResult } from '../verbs/doctor/index.js';
 import { renderDoctor } from '../render/doctor.js';
-import { brokerDoctorChecks, withBrokerChecks } from '../verbs/doctor/index.js';
+import { brokerDoctorChecks, LONG_TRANSACTION_SECONDS, withBrokerChecks } from '../verbs/doctor/index.js';
+import { durationFlag } from '../flags.js';
 
 export default class Doctor extends BaseCommand<typeof Doctor> {
   static override readOnly = true;
@@ -21,6 +22,9 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
   static override flags = {
     plans: Flags.boolean({
       summary: 'Show the plan of every scan query, not only the due and stuck counts.',
+    }),
+    'long-transaction': durationFlag({
+      summary: `Report transactions that hold back vacuum once open this long (default ${LONG_TRANSACTION_SECONDS / 60}m; PostgreSQL).`,
     }),
   };
 
@@ -40,6 +44,9 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
       rules: this.context.config.rules,
       sourceDsn: this.context.dsn(choice),
       openDb: (dsn) => this.context.openExtra(dsn),
+      ...(this.flags['long-transaction'] === undefined
+        ? {}
+        : { longTransactionSeconds: Math.round(this.flags['long-transaction'] / 1000) }),
     });
     withBrokerChecks(result, await brokerDoctorChecks(this.context.config));
     if (!this.jsonEnabled()) this.log(renderDoctor(result, { plans: this.flags.plans }));

@@ -10,6 +10,7 @@ const COLOR: Record<CheckStatus, (s: string) => string> = {
 };
 
 function planTable(query: ExplainedQuery): string {
+  if (query.summary) return query.summary.map((line) => `  ${printable(line, 160)}`).join('\n');
   if (query.plan.length === 0) return '  (no plan rows)';
   const keys = [...new Set(query.plan.flatMap((row) => Object.keys(row)))];
   const rows = query.plan.map((row) =>

@@ -15,6 +15,11 @@ export interface ExplainedQuery {
   indexes: string[];
   /** True when the plan reads the whole table. */
   fullScan: boolean;
+  /**
+   * The plan as readable lines, one per node (PostgreSQL's JSON plan); absent where the plan rows
+   * read as a table themselves.
+   */
+  summary?: string[];
 }
 
 export interface DoctorCheck {

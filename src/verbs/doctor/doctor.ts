@@ -12,6 +12,7 @@ import { replicaLag, type ReplicaLag } from '../../db/replica.js';
 import type { RuleConfig } from '../../config/schema.js';
 import { clockCheck, datetimeColumns, skipLockedCheck, versionCheck, zoneCheck } from './server.js';
 import type { SourceInfo } from '../../ops/task-lists.js';
+import { LONG_TRANSACTION_SECONDS, vacuumChecks, wallClockCheck } from './vacuum.js';
 
 export type { CheckStatus, DoctorCheck, ExplainedQuery } from './check.js';
 
@@ -41,6 +42,8 @@ export interface DoctorOptions {
   openDb?: (dsn: string) => Promise<Db>;
   /** `db` is the read replica (--read-db): check its lag. */
   readReplica?: boolean;
+  /** Transactions open longer than this (seconds) are reported; default LONG_TRANSACTION_SECONDS. */
+  longTransactionSeconds?: number;
   /** The client's clock (epoch ms); injected so tests can skew it. */
   clientNowMs?: () => number;
 }
@@ -72,6 +75,10 @@ export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorR
     }),
     { name: skew.name, status: skew.status, message: skew.message, hint: skew.hint },
   );
+  const wallClock = tableExists
+    ? wallClockCheck(source, datetimeColumns(source), options.appTimeZone ?? clock.globalZone)
+    : undefined;
+  if (wallClock) checks.push(wallClock);
   checks.push(await skipLockedCheck(tableExists ? source : undefined, clock));
   if (tableExists) {
     const lastError = lastErrorCheck(source);
@@ -103,6 +110,12 @@ export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorR
       );
     }
   }
+  checks.push(
+    ...(await vacuumChecks(db, tableExists ? options.profile.table : undefined, {
+      nowEpoch: clock.nowEpoch,
+      longTransactionSeconds: options.longTransactionSeconds ?? LONG_TRANSACTION_SECONDS,
+    })),
+  );
   checks.push(await auditTableCheck(db));
 
   const summary: Record<CheckStatus, number> = { ok: 0, warn: 0, fail: 0 };

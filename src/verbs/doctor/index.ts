@@ -1,3 +1,4 @@
 /** doctor: can taskrecon trust this table, this server and these rules. */
 export * from './doctor.js';
 export { brokerDoctorChecks, withBrokerChecks } from './queues.js';
+export { LONG_TRANSACTION_SECONDS } from './vacuum.js';

@@ -103,7 +103,8 @@ export async function explainStatements(db: Db, statements: Statement[]): Promis
   const out: ExplainedQuery[] = [];
   for (const s of statements) {
     const plan = await store.doctor.explain(db, s.sql, s.params);
-    out.push({ ...s, plan, ...store.doctor.readPlan(db, plan) });
+    const summary = store.doctor.planLines(db, plan);
+    out.push({ ...s, plan, ...store.doctor.readPlan(db, plan), ...(summary ? { summary } : {}) });
   }
   return out;
 }
