@@ -77,6 +77,8 @@ export interface Dialect {
    * change a column in place (a table rebuild is needed).
    */
   modifyColumn(table: string, column: string, definition: string): string | null;
+  /** A UNIQUE key named `name` on one column of an existing table, terminated, in the engine's syntax. */
+  addUniqueKey(table: string, name: string, column: string): string;
   /** The DDL of the tables taskrecon can create. */
   ddl: DialectDdl;
 }

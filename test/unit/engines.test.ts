@@ -51,6 +51,7 @@ const DIALECT_MEMBERS: Record<keyof Dialect, true> = {
   auditEpoch: true,
   auditEpochParam: true,
   modifyColumn: true,
+  addUniqueKey: true,
   ddl: true,
 };
 

@@ -29,8 +29,7 @@ export function modifyColumnStatement(
   return dialect.modifyColumn(table, column, definition);
 }
 
-/** `ALTER TABLE … ADD UNIQUE KEY uk_<column> (column)`: for an event id that must be recorded once. */
+/** A UNIQUE key `uk_<column>` on the column, in the engine's syntax: for an event id that must be recorded once. */
 export function addUniqueKeyStatement(dialect: Dialect, table: string, column: string): string {
-  const q = dialect.quoteId;
-  return `ALTER TABLE ${q(table)} ADD UNIQUE KEY ${q(`uk_${column}`)} (${q(column)});`;
+  return dialect.addUniqueKey(table, `uk_${column}`, column);
 }

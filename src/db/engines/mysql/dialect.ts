@@ -31,6 +31,8 @@ export const mysqlDialect: Dialect = {
   auditEpoch: (col) => `UNIX_TIMESTAMP(${col})`,
   auditEpochParam: 'FROM_UNIXTIME(?)',
   ddl: mysqlDdl,
+  addUniqueKey: (table, name, column) =>
+    `ALTER TABLE ${quoteMysqlId(table)} ADD UNIQUE KEY ${quoteMysqlId(name)} (${quoteMysqlId(column)});`,
   modifyColumn: (table, column, definition) =>
     `ALTER TABLE ${mysqlDialect.quoteId(table)} MODIFY ${mysqlDialect.quoteId(column)} ${definition};`,
 };

@@ -62,6 +62,8 @@ export const postgresDialect: Dialect = {
   auditEpoch: (col) => `EXTRACT(EPOCH FROM ${col})`,
   auditEpochParam: 'to_timestamp(?)',
   ddl: postgresDdl,
+  addUniqueKey: (table, name, column) =>
+    `ALTER TABLE ${quotePostgresId(table)} ADD CONSTRAINT ${quotePostgresId(name)} UNIQUE (${quotePostgresId(column)});`,
   modifyColumn: (table, column, definition) =>
     `ALTER TABLE ${quotePostgresId(table)} ALTER COLUMN ${quotePostgresId(column)} TYPE ${definition};`,
 };

@@ -31,4 +31,7 @@ export const sqliteDialect: Dialect = {
   // SQLite changes a column's type only by rebuilding the table.
   ddl: sqliteDdl,
   modifyColumn: () => null,
+  // SQLite adds no constraint to an existing table: a unique index enforces the same.
+  addUniqueKey: (table, name, column) =>
+    `CREATE UNIQUE INDEX ${quoteSqliteId(name)} ON ${quoteSqliteId(table)} (${quoteSqliteId(column)});`,
 };
