@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runJson } from '../support/cli.js';
@@ -81,6 +81,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.drop();
+  if (cwd) rmSync(cwd, { recursive: true, force: true });
 });
 
 describe("Laravel's own worker on a PostgreSQL jobs table", () => {
