@@ -5,12 +5,19 @@
 //   LARAVEL_REDIS_HOST, LARAVEL_REDIS_PORT, LARAVEL_REDIS_DB, LARAVEL_REDIS_PREFIX,
 //   LARAVEL_RETRY_AFTER (seconds), LARAVEL_MYSQL_DSN (for the effect rows: mysql:host=…;dbname=…),
 //   LARAVEL_MYSQL_USER, LARAVEL_MYSQL_PASSWORD.
+// With LARAVEL_PGSQL_DATABASE set, a second queue connection named "database" is Laravel's
+// DatabaseQueue on a `pgsql` database connection (LARAVEL_PGSQL_HOST, LARAVEL_PGSQL_PORT,
+// LARAVEL_PGSQL_USER), its `jobs` table, and its failed jobs go to `failed_jobs` through the
+// DatabaseUuidFailedJobProvider, as `queue.failer` is set up by default in Laravel 8. The effect
+// rows then go to that database too (pgsql:host=…;dbname=…), unless LARAVEL_MYSQL_DSN is set.
 
 require_once 'Illuminate/autoload.php';
 require_once __DIR__ . '/EffectJob.php';
 
 use Illuminate\Container\Container;
 use Illuminate\Contracts\Debug\ExceptionHandler;
+use Illuminate\Database\Capsule\Manager as Database;
+use Illuminate\Queue\Failed\DatabaseUuidFailedJobProvider;
 use Illuminate\Events\Dispatcher as Events;
 use Illuminate\Queue\Capsule\Manager as Queue;
 use Illuminate\Redis\RedisManager;
@@ -81,9 +88,51 @@ function harness_boot(): array
         'retry_after' => (int) harness_env('LARAVEL_RETRY_AFTER', '90'),
         'block_for' => null,
     ], 'redis');
+    if (getenv('LARAVEL_PGSQL_DATABASE')) {
+        $database = new Database($container);
+        $database->addConnection([
+            'driver' => 'pgsql',
+            'host' => harness_env('LARAVEL_PGSQL_HOST', '127.0.0.1'),
+            'port' => (int) harness_env('LARAVEL_PGSQL_PORT', '5432'),
+            'database' => harness_env('LARAVEL_PGSQL_DATABASE'),
+            'username' => harness_env('LARAVEL_PGSQL_USER', 'postgres'),
+            'password' => getenv('LARAVEL_PGSQL_PASSWORD') ?: '',
+            'charset' => 'utf8',
+            'prefix' => '',
+            'schema' => 'public',
+            'sslmode' => 'prefer',
+        ], 'pgsql');
+        $container->instance('db', $database->getDatabaseManager());
+        $queue->addConnection([
+            'driver' => 'database',
+            'connection' => 'pgsql',
+            'table' => 'jobs',
+            'queue' => 'default',
+            'retry_after' => (int) harness_env('LARAVEL_RETRY_AFTER', '90'),
+        ], 'database');
+        $container->instance('queue.failer', new DatabaseUuidFailedJobProvider(
+            $database->getDatabaseManager(),
+            'pgsql',
+            'failed_jobs',
+        ));
+    }
     $queue->getContainer()['config']['queue.default'] = 'redis';
     $queue->setAsGlobal();
     return [$queue, $container, $events];
+}
+
+/** PDO DSN of the database holding the `effects` (and `failing`) tables. */
+function harness_effects_dsn(): string
+{
+    if (getenv('LARAVEL_MYSQL_DSN')) {
+        return harness_env('LARAVEL_MYSQL_DSN');
+    }
+    return sprintf(
+        'pgsql:host=%s;port=%s;dbname=%s',
+        harness_env('LARAVEL_PGSQL_HOST', '127.0.0.1'),
+        harness_env('LARAVEL_PGSQL_PORT', '5432'),
+        harness_env('LARAVEL_PGSQL_DATABASE'),
+    );
 }
 
 /** `--name=value` options of argv. */

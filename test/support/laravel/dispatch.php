@@ -1,5 +1,6 @@
 <?php
-// Dispatches EffectJobs the way an application does, with Laravel's own RedisQueue:
+// Dispatches EffectJobs the way an application does, with Laravel's own RedisQueue (or DatabaseQueue):
+//   --connection=C     the queue connection: "redis" (default) or "database" (PostgreSQL)
 //   --queue=Q          the queue (default "default")
 //   --ready=N          N jobs pushed now (Queue::push), labelled ready-0 … ready-N-1
 //   --delayed=N        N jobs pushed with Queue::later(--delay seconds), labelled delayed-…
@@ -15,7 +16,7 @@ require __DIR__ . '/bootstrap.php';
 $options = harness_options($argv);
 $queueName = $options['queue'] ?? 'default';
 $delay = (int) ($options['delay'] ?? '2');
-$connection = $capsule->connection('redis');
+$connection = $capsule->connection($options['connection'] ?? 'redis');
 
 $ids = ['ready' => [], 'delayed' => [], 'reserved' => []];
 for ($i = 0; $i < (int) ($options['reserved'] ?? '0'); $i++) {

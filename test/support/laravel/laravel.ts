@@ -12,11 +12,14 @@ import { ensureAptPackages } from '../apt.js';
 
 export const LARAVEL_PACKAGES = ['php-cli', 'php-redis', 'php-mysql', 'php-laravel-framework'] as const;
 
+/** Laravel's database queue on PostgreSQL also needs PDO's pgsql driver. */
+export const LARAVEL_PGSQL_PACKAGES = [...LARAVEL_PACKAGES, 'php-pgsql'] as const;
+
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 
 /** Installs PHP and Laravel when missing (a fresh CI machine has none of them). */
-export function ensureLaravel(): void {
-  ensureAptPackages(LARAVEL_PACKAGES);
+export function ensureLaravel(options: { pgsql?: boolean } = {}): void {
+  ensureAptPackages(options.pgsql ? LARAVEL_PGSQL_PACKAGES : LARAVEL_PACKAGES);
 }
 
 export interface LaravelTarget {
@@ -25,10 +28,17 @@ export interface LaravelTarget {
   prefix: string;
   /** The queue connection's `retry_after`, seconds. */
   retryAfter: number;
-  /** MariaDB schema holding the `effects` table. */
-  mysqlDatabase: string;
+  /** MariaDB schema holding the `effects` table (unless `pgsql` is given). */
+  mysqlDatabase?: string;
   mysqlHost?: string;
   mysqlPort?: number;
+  /**
+   * A PostgreSQL database (user postgres) holding Laravel's `jobs` and `failed_jobs` tables: the
+   * queue connection `database` is Laravel's DatabaseQueue on it, and the effect rows go there.
+   */
+  pgsql?: { database: string; host?: string; port?: number; user?: string };
+  /** Jobs whose label is in the `failing` table throw (needs that table in the effects database). */
+  failing?: boolean;
 }
 
 export interface DispatchedIds {
@@ -73,9 +83,17 @@ export async function effectRows(sql: mysql.Connection): Promise<EffectRow[]> {
 /** Pushes jobs with Laravel's RedisQueue; returns their payload ids by kind. */
 export async function laravelDispatch(
   target: LaravelTarget,
-  options: { queue: string; ready?: number; delayed?: number; delaySeconds?: number; reserved?: number },
+  options: {
+    queue: string;
+    connection?: 'redis' | 'database';
+    ready?: number;
+    delayed?: number;
+    delaySeconds?: number;
+    reserved?: number;
+  },
 ): Promise<DispatchedIds> {
   const args = [
+    `--connection=${options.connection ?? 'redis'}`,
     `--queue=${options.queue}`,
     `--ready=${options.ready ?? 0}`,
     `--delayed=${options.delayed ?? 0}`,
@@ -90,9 +108,13 @@ export async function laravelDispatch(
 /** Runs Laravel's own worker on a queue until a pop finds it empty. */
 export async function laravelWork(
   target: LaravelTarget,
-  options: { queue: string; tries?: number },
+  options: { queue: string; connection?: 'redis' | 'database'; tries?: number },
 ): Promise<WorkerRun> {
-  const args = [`--queue=${options.queue}`, `--tries=${options.tries ?? 3}`];
+  const args = [
+    `--connection=${options.connection ?? 'redis'}`,
+    `--queue=${options.queue}`,
+    `--tries=${options.tries ?? 3}`,
+  ];
   const { code, stdout, stderr } = await runPhp('worker.php', args, target);
   const line = stdout.trim().split('\n').pop() ?? '';
   if (code !== 0 || !line.startsWith('{'))
@@ -105,15 +127,22 @@ function runPhp(
   args: string[],
   target: LaravelTarget,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     LARAVEL_REDIS_HOST: '127.0.0.1',
     LARAVEL_REDIS_PORT: '6379',
     LARAVEL_REDIS_DB: String(target.redisDb),
     LARAVEL_REDIS_PREFIX: target.prefix,
     LARAVEL_RETRY_AFTER: String(target.retryAfter),
-    LARAVEL_MYSQL_DSN: `mysql:host=${target.mysqlHost ?? '127.0.0.1'};port=${target.mysqlPort ?? 3306};dbname=${target.mysqlDatabase}`,
+    LARAVEL_MYSQL_DSN: target.mysqlDatabase
+      ? `mysql:host=${target.mysqlHost ?? '127.0.0.1'};port=${target.mysqlPort ?? 3306};dbname=${target.mysqlDatabase}`
+      : '',
     LARAVEL_MYSQL_USER: 'root',
+    LARAVEL_PGSQL_DATABASE: target.pgsql?.database ?? '',
+    LARAVEL_PGSQL_HOST: target.pgsql?.host ?? '127.0.0.1',
+    LARAVEL_PGSQL_PORT: String(target.pgsql?.port ?? 5432),
+    LARAVEL_PGSQL_USER: target.pgsql?.user ?? 'postgres',
+    LARAVEL_FAILING: target.failing ? '1' : '',
   };
   return new Promise((resolve, reject) => {
     const child = spawn('php', [`${HERE}${script}`, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -3,7 +3,10 @@
 // --tries=T --sleep=0` runs it: Illuminate\Queue\Worker::daemon with WorkerOptions. It exits when a
 // pop finds the queue empty (migrating due delayed jobs and expired reservations first, as
 // RedisQueue::pop does).
-//   --queue=Q (default "default"), --tries=T (default 3), --timeout=S (default 60)
+//   --connection=C ("redis", the default, or "database"), --queue=Q (default "default"),
+//   --tries=T (default 3), --timeout=S (default 60)
+// When a `queue.failer` is bound, a failed job is logged to it as WorkCommand's JobFailed listener
+// does.
 
 require __DIR__ . '/bootstrap.php';
 
@@ -35,9 +38,21 @@ $events->listen(\Illuminate\Queue\Events\JobProcessed::class, static function ()
     $processed++;
 });
 $failed = 0;
-$events->listen(\Illuminate\Queue\Events\JobFailed::class, static function () use (&$failed) {
-    $failed++;
-});
-$status = $worker->daemon('redis', $queueName, $workerOptions);
+$failer = $container->bound('queue.failer') ? $container->make('queue.failer') : null;
+$events->listen(
+    \Illuminate\Queue\Events\JobFailed::class,
+    static function ($event) use (&$failed, $failer) {
+        $failed++;
+        if ($failer !== null) {
+            $failer->log(
+                $event->connectionName,
+                $event->job->getQueue(),
+                $event->job->getRawBody(),
+                $event->exception,
+            );
+        }
+    },
+);
+$status = $worker->daemon($options['connection'] ?? 'redis', $queueName, $workerOptions);
 echo json_encode(['processed' => $processed, 'failed' => $failed, 'status' => $status]), "\n";
 exit($status);

@@ -114,10 +114,12 @@ export async function openPostgres(dsn: PostgresDsn, options: ConnectOptions = {
   }
   // The connect timeout bounds opening a session, never waiting for a free one (as mysql2's pool
   // waits): pg-pool would apply connectionTimeoutMillis to both, so each client carries its own.
+  // pg-pool keeps the password as a non-enumerable property of the options it hands each client,
+  // which a spread drops: it is passed on by name.
   const { connectionTimeoutMillis, ...poolBase } = base;
   class TimedClient extends pg.Client {
     constructor(config: PoolConfig = {}) {
-      super({ ...config, connectionTimeoutMillis });
+      super({ ...config, password: config.password, connectionTimeoutMillis });
     }
   }
   const pool = new pg.Pool({
