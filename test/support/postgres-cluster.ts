@@ -9,10 +9,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg, { type Client } from 'pg';
+import { serverPort } from './ports.js';
 
 /**
  * A throw-away PostgreSQL cluster of the test's own: `initdb` into a temp dir with scram-sha-256
@@ -52,18 +52,6 @@ function debianBinDir(): string {
       `no PostgreSQL server binaries under ${root}/<version>/bin (Debian's postgresql package)`,
     );
   return join(root, newest, 'bin');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** initdb and postgres refuse to run as root: run them as the `postgres` OS user then. */
@@ -109,7 +97,7 @@ export async function startPgCluster(
     '--encoding=UTF8',
     '--no-sync',
   ]);
-  const port = await freePort();
+  const port = await serverPort();
   const settings = {
     listen_addresses: '127.0.0.1',
     port: String(port),

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { serverPort } from './ports.js';
 
 /** The machine's Redis the integration tests use (a scratch DB index per test file). */
 export const REDIS_HOST = '127.0.0.1';
@@ -97,7 +98,7 @@ export interface PrivateRedis {
  * cases the shared server must not be changed for. Stopped and removed by `stop()`.
  */
 export async function startPrivateRedis(args: string[], password?: string): Promise<PrivateRedis> {
-  const port = await freePort();
+  const port = await serverPort();
   const dir = mkdtempSync(join(tmpdir(), 'taskrecon-redis-'));
   const child: ChildProcess = spawn(
     'redis-server',

@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
+import { serverPort } from './ports.js';
 
 /**
  * A throw-away primary and replica: two `mariadbd` processes on free loopback ports, each with its
@@ -22,18 +22,6 @@ export interface ReplicaPair {
 }
 
 const STARTUP_MS = 30_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function startupError(what: string, log: string): Error {
   const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '(no log)';
@@ -104,7 +92,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
     children.push(child);
     return log;
   };
-  const [primaryPort, replicaPort] = [await freePort(), await freePort()];
+  const [primaryPort, replicaPort] = [await serverPort(), await serverPort()];
   const primaryLog = start('primary', primaryPort, [
     '--server-id=1',
     `--log-bin=${join(dir, 'primary', 'binlog')}`,
