@@ -65,6 +65,7 @@ declare module 'pg' {
   }
   export const types: {
     getTypeParser(oid: number, format?: string): (value: string) => unknown;
+    setTypeParser(oid: number, parser: (value: string) => unknown): void;
   };
   const pg: { Pool: typeof Pool; Client: typeof Client; types: typeof types };
   export default pg;
