@@ -3,6 +3,7 @@
  * the source facts every verb reports.
  */
 
+import type { LogicalField } from '../core/task.js';
 import type { BoundSource } from '../db/bind-source.js';
 import { and } from '../db/fragment.js';
 import {
@@ -107,6 +108,63 @@ export function streamListBatches(
   return store.tasks.listBatches(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
     nullNextRetry: kind !== 'due',
   });
+}
+
+/**
+ * Column types whose text, as the server sends it, is what the driver's value prints as: text,
+ * integers, enums and JSON. Others (decimals, floats, booleans, binary, arrays) may print
+ * otherwise (`1.50` against `1.5`, `t` against `true`, PostgreSQL's `\x…` for bytea), so lists
+ * that read such a column take the row-by-row path.
+ */
+const WIRE_TEXT_TYPES = new Set([
+  'char',
+  'varchar',
+  'text',
+  'tinytext',
+  'mediumtext',
+  'longtext',
+  'enum',
+  'json',
+  'uuid',
+  'tinyint',
+  'smallint',
+  'mediumint',
+  'int',
+  'integer',
+  'bigint',
+]);
+
+/** Fields a list selects as the column's own value (time fields are read as epoch seconds unless stored so). */
+const VALUE_FIELDS = [
+  'id',
+  'bizType',
+  'bizId',
+  'eventId',
+  'attempts',
+  'lastError',
+  'queue',
+  'maxAttempts',
+  'connection',
+] as const;
+
+/**
+ * Whether every column a list reads prints the same from the wire as from the driver's values,
+ * so the wire fast path (`streamListEncoded`) writes what the row serializer would.
+ */
+export function wireEncodable(source: BoundSource): boolean {
+  const { profile, columns, sql } = source;
+  const byName = new Map(columns.map((c) => [c.name.toLowerCase(), c]));
+  const named: string[] = [];
+  const fields: LogicalField[] = [
+    ...VALUE_FIELDS,
+    ...sql.timeFields().filter((f) => sql.timeTypes[f] === 'unix'),
+  ];
+  for (const field of fields) {
+    const ref = profile.fields[field];
+    if (ref && 'column' in ref) named.push(ref.column);
+  }
+  if (profile.status.kind === 'column') named.push(profile.status.column);
+  return named.every((name) => WIRE_TEXT_TYPES.has(byName.get(name.toLowerCase())?.dataType ?? ''));
 }
 
 /** Streams one list's rows encoded from the wire (needs `db.streamEncoded`): chunks of output bytes. */

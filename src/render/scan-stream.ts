@@ -5,6 +5,7 @@ import {
   sourceInfo,
   streamListBatches,
   streamListEncoded,
+  wireEncodable,
   type ScanOptions,
 } from '../verbs/scan/index.js';
 import { NdjsonWireEncoder } from './ndjson-wire.js';
@@ -33,8 +34,9 @@ export async function streamScanRows(
     progress.update(`${count.toLocaleString('en-US')} rows`);
   };
   try {
-    if (format === 'ndjson' && source.db.streamEncoded) {
-      // The fast path: NDJSON written from the wire bytes, one write per chunk.
+    if (format === 'ndjson' && source.db.streamEncoded && wireEncodable(source)) {
+      // The fast path: NDJSON written from the wire bytes (MariaDB/MySQL's text protocol,
+      // PostgreSQL's COPY), one write per chunk.
       const encoder = new NdjsonWireEncoder(source.sql, 'stuck');
       for (const kind of options.lists ?? ALL_LISTS) {
         encoder.setList(kind);

@@ -132,6 +132,7 @@ const DRIVER_HOMES: Record<string, string> = {
   'better-sqlite3': 'db/engines/sqlite/',
   pg: 'db/engines/postgres/',
   'pg-cursor': 'db/engines/postgres/',
+  'pg-copy-streams': 'db/engines/postgres/',
 };
 
 /** The database drivers a source text imports (statically or lazily) outside their engine's folder. */

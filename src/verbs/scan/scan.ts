@@ -22,6 +22,7 @@ export {
   streamList,
   streamListBatches,
   streamListEncoded,
+  wireEncodable,
   type ScanOptions,
   type SourceInfo,
 } from '../../ops/task-lists.js';

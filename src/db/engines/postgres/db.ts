@@ -4,7 +4,16 @@ import type { Client, CustomTypes, Pool, PoolClient, PoolConfig, QueryResult } f
 import Cursor from 'pg-cursor';
 import { TaskreconError } from '../../../errors.js';
 import { displayDsn, maskDsnText, type PostgresDsn } from '../../dsn.js';
-import type { ColumnInfo, Db, ExecResult, IndexInfo, Queryable, Row, StreamOptions } from '../../types.js';
+import type {
+  ColumnInfo,
+  Db,
+  ExecResult,
+  IndexInfo,
+  Queryable,
+  Row,
+  RowEncoder,
+  StreamOptions,
+} from '../../types.js';
 import {
   DEFAULT_MAX_STATEMENT_TIME_MS,
   statementLabel,
@@ -12,6 +21,7 @@ import {
   statementTimeoutError,
 } from '../../statement-limit.js';
 import type { ConnectOptions } from '../types.js';
+import { copyEncoded } from './copy.js';
 import { postgresEngine } from './index.js';
 import { foldedAliases, numberPlaceholders } from './placeholders.js';
 import { rememberDefaultZone, tableWhere } from './server.js';
@@ -469,6 +479,23 @@ class PostgresDb implements Db {
         client.release(true);
       }
     }
+  }
+
+  /**
+   * The rows of a read as NDJSON (or whatever `encoder` writes) straight from
+   * `COPY (…) TO STDOUT`: the fast path of `scan --format ndjson`, in the same transaction and
+   * time limit as streamBatches().
+   */
+  streamEncoded(sql: string, params: readonly unknown[], encoder: RowEncoder): AsyncIterable<Buffer> {
+    return copyEncoded(
+      this.pool,
+      sql,
+      params,
+      encoder,
+      READ_STATEMENT.test(sql) ? this.limitMs : 0,
+      BEGIN,
+      (error, timed) => statementError(error, this.display, timed),
+    );
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {

@@ -1,5 +1,5 @@
 /**
- * The part of node-postgres (`pg`) and `pg-cursor` this engine uses; neither package ships its
+ * The part of node-postgres (`pg`), `pg-cursor` and `pg-copy-streams` this engine uses; none ships its
  * own type declarations.
  */
 declare module 'pg' {
@@ -79,4 +79,15 @@ declare module 'pg-cursor' {
     read(rows: number): Promise<R[]>;
     close(): Promise<void>;
   }
+}
+
+declare module 'pg-copy-streams' {
+  import type { Readable } from 'node:stream';
+  import type { Submittable } from 'pg';
+  /** `COPY … TO STDOUT` as a readable stream of the raw COPY data. */
+  export class CopyToStreamQuery extends Readable implements Submittable {
+    submit(connection: unknown): void;
+    readonly rowCount: number;
+  }
+  export function to(text: string): CopyToStreamQuery;
 }

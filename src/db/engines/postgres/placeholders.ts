@@ -31,9 +31,30 @@ function scan(sql: string): { text: string; aliases: Map<string, string> | null 
   return result;
 }
 
+/**
+ * The statement with each `?` placeholder replaced by `literal(params[n])`, for the protocol that
+ * takes no parameters (COPY runs as a simple query). Quoted text and comments are left alone, as
+ * numberPlaceholders() leaves them.
+ */
+export function inlinePlaceholders(
+  sql: string,
+  params: readonly unknown[],
+  literal: (value: unknown) => string,
+): string {
+  if (!sql.includes('?')) return sql;
+  return scanOnce(sql, (n) => {
+    if (n > params.length)
+      throw new Error(`statement has more placeholders than its ${params.length} parameters`);
+    return literal(params[n - 1]);
+  }).text;
+}
+
 const ALIAS = /^AS\s+([A-Za-z_][A-Za-z0-9_$]*)/i;
 
-function scanOnce(sql: string): { text: string; aliases: Map<string, string> | null } {
+function scanOnce(
+  sql: string,
+  placeholder: (n: number) => string = (n) => `$${n}`,
+): { text: string; aliases: Map<string, string> | null } {
   let aliases: Map<string, string> | null = null;
   let out = '';
   let n = 0;
@@ -42,7 +63,7 @@ function scanOnce(sql: string): { text: string; aliases: Map<string, string> | n
   while (i < length) {
     const c = sql[i] as string;
     if (c === '?') {
-      out += `$${++n}`;
+      out += placeholder(++n);
       i++;
       continue;
     }
