@@ -51,6 +51,7 @@ export class CopyTextRows {
   private starts = new Int32Array(16);
   private ends = new Int32Array(16);
   private rest: Buffer | undefined;
+  private scratch = Buffer.allocUnsafe(4096);
 
   constructor(private readonly encoder: RowEncoder) {}
 
@@ -60,17 +61,42 @@ export class CopyTextRows {
       buf = Buffer.concat([this.rest, chunk]);
       this.rest = undefined;
     }
-    let at = 0;
-    // The next backslash at or after `at` (-1: none left in this buffer), found once per buffer stretch.
-    let backslash = buf.indexOf(BACKSLASH, 0);
-    for (;;) {
-      const end = buf.indexOf(NEWLINE, at);
-      if (end < 0) break;
-      if (backslash >= 0 && backslash < at) backslash = buf.indexOf(BACKSLASH, at);
-      this.row(buf, at, end, backslash >= 0 && backslash < end);
-      at = end + 1;
+    // One pass over the bytes: tabs end columns, a newline ends the row; a column that is exactly
+    // `\N` is NULL, any other backslash marks the row as one to decode.
+    const length = buf.length;
+    let rowStart = 0;
+    let from = 0;
+    let n = 0;
+    let escaped = false;
+    let isNull = false;
+    for (let i = 0; i < length; i++) {
+      const b = buf[i] as number;
+      if (b > BACKSLASH || (b !== TAB && b !== NEWLINE && b !== BACKSLASH)) continue;
+      if (b === BACKSLASH) {
+        const after = buf[i + 2];
+        if (i === from && buf[i + 1] === 0x4e && (after === TAB || after === NEWLINE)) {
+          isNull = true;
+          i++;
+        } else {
+          escaped = true;
+          i++; // the escaped byte is never a separator
+        }
+        continue;
+      }
+      if (n === this.starts.length) this.widen();
+      this.starts[n] = isNull ? -1 : from;
+      this.ends[n] = isNull ? -1 : i;
+      n++;
+      from = i + 1;
+      isNull = false;
+      if (b === NEWLINE) {
+        this.row(buf, rowStart, i, n, escaped);
+        rowStart = from;
+        n = 0;
+        escaped = false;
+      }
     }
-    if (at < buf.length) this.rest = Buffer.from(buf.subarray(at));
+    if (rowStart < length) this.rest = Buffer.from(buf.subarray(rowStart));
   }
 
   /** Checks that the data ended at the end of a row. */
@@ -78,19 +104,7 @@ export class CopyTextRows {
     if (this.rest && this.rest.length > 0) throw new Error('COPY data ended in the middle of a row');
   }
 
-  private row(buf: Buffer, start: number, end: number, escaped: boolean): void {
-    let n = 0;
-    let from = start;
-    for (;;) {
-      const tab = buf.indexOf(TAB, from);
-      const stop = tab < 0 || tab > end ? end : tab;
-      if (n === this.starts.length) this.widen();
-      this.starts[n] = from;
-      this.ends[n] = stop;
-      n++;
-      if (stop === end) break;
-      from = stop + 1;
-    }
+  private row(buf: Buffer, start: number, end: number, n: number, escaped: boolean): void {
     if (this.columns < 0) this.columns = n;
     else if (n !== this.columns)
       throw new Error(`COPY row ${this.rows + 1} has ${n} columns, the first row had ${this.columns}`);
@@ -102,18 +116,19 @@ export class CopyTextRows {
     this.encoder.encode(this.unescape(buf, start, end, n), this.starts, this.ends);
   }
 
-  /** The row's columns decoded into a buffer of their own (never longer than the escaped text). */
+  /**
+   * The row's columns decoded into the scratch buffer (decoded text is never longer than escaped
+   * text). The encoder reads a row before the next one is decoded, so one buffer serves them all.
+   */
   private unescape(buf: Buffer, start: number, end: number, n: number): Buffer {
-    const out = Buffer.allocUnsafe(end - start);
+    if (this.scratch.length < end - start)
+      this.scratch = Buffer.allocUnsafe(Math.max(end - start, this.scratch.length * 2));
+    const out = this.scratch;
     let at = 0;
     for (let c = 0; c < n; c++) {
       const from = this.starts[c] as number;
       const to = this.ends[c] as number;
-      if (to - from === 2 && buf[from] === BACKSLASH && buf[from + 1] === 0x4e) {
-        this.starts[c] = -1; // \N
-        this.ends[c] = -1;
-        continue;
-      }
+      if (from < 0) continue; // NULL
       this.starts[c] = at;
       let i = from;
       while (i < to) {
