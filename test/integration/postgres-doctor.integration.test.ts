@@ -221,7 +221,7 @@ describe('the scan index on PostgreSQL', () => {
     const init = await runCli(['init', '--table', 'plain_task'], { cwd });
     expect(init.code, init.stderr).toBe(0);
     const [index] = await db.rows<{ name: string }>(
-      `SELECT indexname AS name FROM pg_indexes WHERE tablename = 'plain_task' AND indexdef LIKE '%(status, next_retry_time)%'`,
+      `SELECT indexname AS name FROM pg_indexes WHERE tablename = 'plain_task' AND indexdef LIKE '%(status, next_retry_time, id)%'`,
     );
     expect(index?.name).toBeDefined();
     await db.sql.query(`DROP INDEX "${index?.name}"`);

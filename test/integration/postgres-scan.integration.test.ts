@@ -84,7 +84,7 @@ describe('init on PostgreSQL', () => {
     );
     const defs = indexes.map((r) => r.d).join('\n');
     expect(defs).toMatch(/UNIQUE INDEX .* \(event_id\)/);
-    expect(defs).toMatch(/\(status, next_retry_time\)/);
+    expect(defs).toMatch(/\(status, next_retry_time, id\)/);
   });
 
   it('prints PostgreSQL DDL with --print', async () => {
