@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { auditDdl, asyncTaskDdl } from '../dist/db/ddl.js';
-import { mysqlDialect } from '../dist/db/dialect.js';
+import { mysqlDialect } from '../dist/db/engines/mysql/dialect.js';
 import { machineFacts, updateSection } from './results.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');

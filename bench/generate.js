@@ -33,7 +33,7 @@ import mysql from 'mysql2/promise';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { asyncTaskDdl } from '../dist/db/ddl.js';
-import { mysqlDialect } from '../dist/db/dialect.js';
+import { mysqlDialect } from '../dist/db/engines/mysql/dialect.js';
 
 const USAGE = `node bench/generate.js --rows N [--table async_task] [--database taskrecon_bench]
                         [--mix realistic|outage] [--days 14] [--business] [--force]`;
@@ -68,7 +68,7 @@ export const MIXES = {
   production: { success: 970, compensated: 5, failed: 12, due: 6, notDue: 3, stuck: 2, inFlight: 2 },
 };
 
-const BIZ_TYPES = [
+export const BIZ_TYPES = [
   ['coupon', 25],
   ['points', 20],
   ['sms', 20],
@@ -78,7 +78,7 @@ const BIZ_TYPES = [
   ['inventory_sync', 7],
 ];
 
-const ERRORS = [
+export const ERRORS = [
   'HTTP 503 Service Unavailable: upstream connect error or disconnect/reset before headers. reset reason: connection failure',
   'java.net.SocketTimeoutException: Read timed out\n\tat java.base/sun.nio.ch.NioSocketImpl.timedRead(NioSocketImpl.java:278)\n\tat java.base/java.net.Socket$SocketInputStream.read(Socket.java:1099)',
   'SQLSTATE[40001]: Serialization failure: 1213 Deadlock found when trying to get lock; try restarting transaction',
@@ -99,7 +99,7 @@ function lit(text) {
 }
 
 /** CASE over a per-mille bucket: [[value, weight], ...] with weights summing to `total`. */
-function weighted(bucketSql, entries, total) {
+export function weighted(bucketSql, entries, total) {
   let at = 0;
   const whens = entries.map(([value, weight]) => {
     at += weight;

@@ -9,9 +9,10 @@
  *   - `scan --format ndjson --limit 0` against `mariadb --quick -N -B` on the same ~400k rows, warm
  *     (rows in the buffer pool) and cold (the buffer pool refilled with other pages first).
  *
- *   node bench/production.js [--rows 5000000] [--runs 3] [--out bench/RESULTS.md]
+ *   node bench/production.js [--engine mysql|postgres] [--rows 5000000] [--runs 3] [--out bench/RESULTS.md]
  *
- * Tables are generated once by bench/generate.js and kept between runs.
+ * Tables are generated once by bench/generate.js and kept between runs. `--engine postgres` runs
+ * the same measurements on the local PostgreSQL (bench/production-postgres.js).
  */
 import mysql from 'mysql2/promise';
 import { dirname, join } from 'node:path';
@@ -22,7 +23,7 @@ import { generate, mariadbArgs, SERVER } from './generate.js';
 import { measure, median, rssMethod } from './measure.js';
 import { machineFacts, markdownTable, updateSection } from './results.js';
 import { listStatements } from './statements.js';
-import { openMysql } from '../dist/db/mysql.js';
+import { openMysql } from '../dist/db/engines/mysql/db.js';
 import { parseDsn } from '../dist/db/dsn.js';
 import { bindSource } from '../dist/db/bind-source.js';
 import { asyncTask } from '../dist/db/profiles/builtin.js';
@@ -34,10 +35,11 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RUN_JS = join(ROOT, 'bin', 'run.js');
 const DATABASE = 'taskrecon_bench';
 const DB_URL = `mysql://root@127.0.0.1:3306/${DATABASE}`;
-const TARGET = { report: 0.2, scan: 0.5, ndjson: 0.9, rssMb: 150 };
+const TARGET = { report: 0.2, scan: 0.5, ndjson: 0.9, ndjsonPg: 0.8, rssMb: 150 };
 
 const { values } = parseArgs({
   options: {
+    engine: { type: 'string', default: 'mysql' },
     rows: { type: 'string', default: '5000000' },
     runs: { type: 'string', default: '3' },
     out: { type: 'string' },
@@ -303,7 +305,16 @@ async function main() {
   log(`wrote the production section of ${OUT}`);
 }
 
-main().catch((error) => {
+const run =
+  values.engine === 'postgres'
+    ? async () => {
+        const { runPostgres } = await import('./production-postgres.js');
+        await runPostgres({ ROWS, RUNS, OUT, TARGET, rounds, log, fmt, int, pass });
+      }
+    : main;
+if (values.engine !== 'mysql' && values.engine !== 'postgres')
+  throw new Error(`--engine mysql or postgres, not ${values.engine}`);
+run().catch((error) => {
   console.error(error);
   process.exit(1);
 });

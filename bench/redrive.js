@@ -5,9 +5,12 @@
  * from the first process's start to the last one's exit (start-up included) and, separately,
  * by the run's own durationMs. Writes its section of bench/RESULTS.md.
  *
- *   npm run build && node bench/redrive.js [--noop-tasks 50000] [--http-tasks 20000] [--runs 3]
+ *   npm run build && node bench/redrive.js [--engine mysql|postgres] [--noop-tasks 50000] [--http-tasks 20000] [--runs 3]
  *
- * Needs the local MariaDB (root@127.0.0.1:3306); creates and drops schema taskrecon_bench_redrive.
+ * Needs the local MariaDB (root@127.0.0.1:3306) or, with `--engine postgres`, the local PostgreSQL
+ * (postgres@127.0.0.1:5432); creates and drops the database taskrecon_bench_redrive. On PostgreSQL
+ * it runs the no-op cases only (the HTTP cases measure the dispatcher, not the engine) and writes
+ * the section `redrive-postgres`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -16,6 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
+import pg from 'pg';
 import { Agent, fetch, request } from 'undici';
 import { median } from './measure.js';
 import { machineFacts, updateSection } from './results.js';
@@ -23,21 +27,58 @@ import { machineFacts, updateSection } from './results.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/run.js');
 const HANDLER = join(ROOT, 'test/fixtures/redrive/counting-handler.js');
-const SERVER = process.env.TASKRECON_BENCH_DB ?? 'mysql://root@127.0.0.1:3306';
 const SCHEMA = 'taskrecon_bench_redrive';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
+const ENGINE = process.argv.includes('--engine')
+  ? process.argv[process.argv.indexOf('--engine') + 1]
+  : 'mysql';
+if (ENGINE !== 'mysql' && ENGINE !== 'postgres') throw new Error(`--engine mysql or postgres, not ${ENGINE}`);
+const PG = ENGINE === 'postgres';
+const SERVER =
+  process.env.TASKRECON_BENCH_DB ??
+  (PG ? 'postgres://postgres@127.0.0.1:5432' : 'mysql://root@127.0.0.1:3306');
 const NOOP_TASKS = arg('noop-tasks', 50_000);
 const HTTP_TASKS = arg('http-tasks', 20_000);
 const RUNS = arg('runs', 3);
-
-const admin = await mysql.createConnection({ uri: `${SERVER}/`, multipleStatements: true });
-await admin.query(`DROP DATABASE IF EXISTS ${SCHEMA}; CREATE DATABASE ${SCHEMA} CHARACTER SET utf8mb4`);
-await admin.query(`USE ${SCHEMA}`);
 const dsn = `${SERVER}/${SCHEMA}`;
+
+/** One admin connection to the bench database; `query` answers rows on either engine. */
+async function openAdmin() {
+  if (PG) {
+    const server = new pg.Client({ connectionString: `${SERVER}/postgres` });
+    await server.connect();
+    await server.query(`DROP DATABASE IF EXISTS ${SCHEMA}`);
+    await server.query(`CREATE DATABASE ${SCHEMA}`);
+    await server.end();
+    const client = new pg.Client({ connectionString: dsn });
+    await client.connect();
+    return {
+      query: async (sql, params) => (await client.query(sql, params)).rows,
+      drop: async () => {
+        await client.end();
+        const again = new pg.Client({ connectionString: `${SERVER}/postgres` });
+        await again.connect();
+        await again.query(`DROP DATABASE IF EXISTS ${SCHEMA}`);
+        await again.end();
+      },
+    };
+  }
+  const conn = await mysql.createConnection({ uri: `${SERVER}/`, multipleStatements: true });
+  await conn.query(`DROP DATABASE IF EXISTS ${SCHEMA}; CREATE DATABASE ${SCHEMA} CHARACTER SET utf8mb4`);
+  await conn.query(`USE ${SCHEMA}`);
+  return {
+    query: async (sql, params) => (await conn.query(sql, params))[0],
+    drop: async () => {
+      await conn.query(`DROP DATABASE IF EXISTS ${SCHEMA}`);
+      await conn.end();
+    },
+  };
+}
+const admin = await openAdmin();
 
 function run(args, cwd) {
   return new Promise((resolve, reject) => {
@@ -68,6 +109,16 @@ async function seed(n) {
   seeded++;
   await admin.query('DROP TABLE IF EXISTS async_task');
   await run(['init', '--db', dsn, '--json'], ROOT);
+  if (PG) {
+    await admin.query(
+      `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, next_retry_time, created_at, updated_at)
+       SELECT 'coupon', 'order-' || s, 'bench-${seeded}-' || s, jsonb_build_object('orderId', s, 'amount', 100), 0,
+              now() - interval '1 minute', now() - interval '1 minute', now() - interval '1 minute'
+         FROM generate_series(1, ${n}) s`,
+    );
+    await admin.query('VACUUM (ANALYZE) async_task');
+    return;
+  }
   await admin.query(
     `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, next_retry_time, created_at, updated_at)
      SELECT 'coupon', CONCAT('order-', seq), CONCAT('bench-${seeded}-', seq), JSON_OBJECT('orderId', seq, 'amount', 100), 0,
@@ -99,7 +150,7 @@ async function once(n, procs, cwd, flags) {
   const claimed = results.reduce((s, r) => s + r.claimed, 0);
   const succeeded = results.reduce((s, r) => s + r.succeeded, 0);
   const inRun = Math.max(...results.map((r) => r.durationMs)) / 1000;
-  const [[left]] = await admin.query('SELECT COUNT(*) AS n FROM async_task WHERE status <> 2');
+  const [left] = await admin.query('SELECT COUNT(*) AS n FROM async_task WHERE status <> 2');
   if (claimed !== n || succeeded !== n || Number(left.n) !== 0)
     throw new Error(`run lost work: claimed ${claimed}, succeeded ${succeeded}, left ${left.n}`);
   return { wallRate: n / wall, runRate: n / inRun, lostRace: results.reduce((s, r) => s + r.lostRace, 0) };
@@ -111,6 +162,7 @@ async function once(n, procs, cwd, flags) {
  * COMMIT; UPDATE … status 2 — with no dispatch, no fence, no bookkeeping. tasks/s.
  */
 async function rawSqlBaseline(n) {
+  if (PG) return rawPgBaseline(n);
   await seed(n);
   const conn = await mysql.createConnection({ uri: dsn });
   await conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
@@ -138,6 +190,39 @@ async function rawSqlBaseline(n) {
   }
   const rate = done / ((performance.now() - started) / 1000);
   await conn.end();
+  return rate;
+}
+
+/** The same loop through one node-postgres client: BEGIN; SELECT … FOR UPDATE SKIP LOCKED LIMIT 500; UPDATE; COMMIT; UPDATE. */
+async function rawPgBaseline(n) {
+  await seed(n);
+  const client = new pg.Client({ connectionString: dsn });
+  await client.connect();
+  const started = performance.now();
+  let done = 0;
+  for (;;) {
+    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+    const { rows } = await client.query(
+      'SELECT id FROM async_task WHERE status = 0 AND next_retry_time <= statement_timestamp() ORDER BY next_retry_time, id LIMIT 500 FOR UPDATE SKIP LOCKED',
+    );
+    if (rows.length === 0) {
+      await client.query('COMMIT');
+      break;
+    }
+    const ids = rows.map((r) => r.id);
+    await client.query(
+      "UPDATE async_task SET status = 1, next_retry_time = statement_timestamp() + interval '300 seconds', updated_at = statement_timestamp() WHERE id = ANY($1::bigint[])",
+      [ids],
+    );
+    await client.query('COMMIT');
+    await client.query(
+      'UPDATE async_task SET status = 2, updated_at = statement_timestamp() WHERE id = ANY($1::bigint[]) AND status = 1',
+      [ids],
+    );
+    done += ids.length;
+  }
+  const rate = done / ((performance.now() - started) / 1000);
+  await client.end();
   return rate;
 }
 
@@ -187,6 +272,9 @@ async function scenario(name, n, procs, yaml, flags, handler) {
     process.stderr.write(
       `${name}: run ${i + 1} ${Math.round(rates[i].runRate)} tasks/s in-run, ${Math.round(rates[i].wallRate)} wall\n`,
     );
+    perRun.push(
+      `${name}, ${procs} process${procs > 1 ? 'es' : ''}, run ${i + 1}: ${Math.round(rates[i].runRate)} tasks/s in run, ${Math.round(rates[i].wallRate)} wall`,
+    );
   }
   return {
     name,
@@ -200,6 +288,8 @@ async function scenario(name, n, procs, yaml, flags, handler) {
   };
 }
 
+const perRun = [];
+const serverVersion = PG ? (await admin.query('SHOW server_version'))[0].server_version : undefined;
 const rows = [];
 const baselines = { sql: [], http: [] };
 for (let i = 0; i < RUNS; i++) baselines.sql.push(await rawSqlBaseline(NOOP_TASKS));
@@ -207,45 +297,50 @@ process.stderr.write(`raw SQL baseline: ${baselines.sql.map(Math.round).join(', 
 const noop = `db: ${dsn}\nhandlers:\n  default: { type: mark-only }\n`;
 rows.push(await scenario('no-op (mark-only)', NOOP_TASKS, 1, noop, ['--concurrency', '64']));
 rows.push(await scenario('no-op (mark-only)', NOOP_TASKS, 4, noop, ['--concurrency', '64']));
-const handler = await startHandler();
-for (let i = 0; i < RUNS; i++) baselines.http.push(await rawHttpBaseline(handler.url, HTTP_TASKS));
-process.stderr.write(`raw HTTP baseline: ${baselines.http.map(Math.round).join(', ')} req/s\n`);
-const http = `db: ${dsn}\nhandlers:\n  default: { type: http, url: "${handler.url}", timeout: 10s }\n`;
-rows.push(await scenario('loopback HTTP', HTTP_TASKS, 1, http, ['--concurrency', '64'], handler));
-rows.push(await scenario('loopback HTTP', HTTP_TASKS, 4, http, ['--concurrency', '32'], handler));
-await handler.stop();
-await admin.query(`DROP DATABASE IF EXISTS ${SCHEMA}`);
-await admin.end();
+if (!PG) {
+  const handler = await startHandler();
+  for (let i = 0; i < RUNS; i++) baselines.http.push(await rawHttpBaseline(handler.url, HTTP_TASKS));
+  process.stderr.write(`raw HTTP baseline: ${baselines.http.map(Math.round).join(', ')} req/s\n`);
+  const http = `db: ${dsn}\nhandlers:\n  default: { type: http, url: "${handler.url}", timeout: 10s }\n`;
+  rows.push(await scenario('loopback HTTP', HTTP_TASKS, 1, http, ['--concurrency', '64'], handler));
+  rows.push(await scenario('loopback HTTP', HTTP_TASKS, 4, http, ['--concurrency', '32'], handler));
+  await handler.stop();
+}
+await admin.drop();
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const rawSql = median(baselines.sql);
 const rawHttp = median(baselines.http);
 const table = [
-  `| dispatcher | processes | tasks | tasks/s (in run, median of ${RUNS}) | tasks/s (wall, start-up included) | raw baseline (median) | ratio (in run ÷ raw) | target | lostRace | duplicate deliveries |`,
-  '|---|---|---|---|---|---|---|---|---|---|',
+  `| dispatcher | processes | tasks | tasks/s (in run, median of ${RUNS}) | tasks/s (wall, start-up included) | raw baseline (median) | ratio (in run ÷ raw) | target | verdict (in run) | lostRace | duplicate deliveries |`,
+  '|---|---|---|---|---|---|---|---|---|---|---|',
   ...rows.map((r) => {
     const noopRow = r.name.startsWith('no-op');
     const raw = noopRow ? rawSql : rawHttp;
-    return `| ${r.name} | ${r.procs} | ${fmt(r.tasks)} | ${fmt(r.run)} | ${fmt(r.wall)} | ${fmt(raw)} ${noopRow ? 'tasks/s (SQL only)' : 'req/s (undici only)'} | ${(r.run / raw).toFixed(2)}× | ${noopRow ? '≥ 10,000' : '≥ 2,000'} | ${r.lostRace} | ${r.duplicates === null ? 'n/a' : `${r.duplicates} of ${fmt(r.deliveries)}`} |`;
+    return `| ${r.name} | ${r.procs} | ${fmt(r.tasks)} | ${fmt(r.run)} | ${fmt(r.wall)} | ${fmt(raw)} ${noopRow ? 'tasks/s (SQL only)' : 'req/s (undici only)'} | ${(r.run / raw).toFixed(2)}× | ${noopRow ? '≥ 10,000' : '≥ 2,000'} | ${r.run >= (noopRow ? 10_000 : 2_000) ? '**met**' : '**missed**'} | ${r.lostRace} | ${r.duplicates === null ? 'n/a' : `${r.duplicates} of ${fmt(r.deliveries)}`} |`;
   }),
 ];
 const body = [
-  '## redrive throughput',
+  PG ? '## redrive throughput on PostgreSQL' : '## redrive throughput',
   '',
-  machineFacts({ runs: RUNS }),
+  machineFacts({ runs: RUNS, ...(PG ? { postgres: serverVersion } : {}) }),
   '',
   ...table,
   '',
+  `Every run: raw baseline ${baselines.sql.map((x) => fmt(x)).join(', ')} tasks/s; ${perRun.join('; ')}.`,
+  '',
   'In-run rate: tasks ÷ the longest `durationMs` among the processes (claim → dispatch → outcome committed).',
   'Wall rate: tasks ÷ time from spawning the processes to the last exit, Node start-up and connection included.',
-  'Raw baselines, measured in the same run: for no-op, one mysql2 connection issuing only the claim and completion',
+  `Raw baselines, measured in the same run: for no-op, one ${PG ? 'node-postgres client' : 'mysql2 connection'} issuing only the claim and completion`,
   'statements (SELECT … FOR UPDATE SKIP LOCKED LIMIT 500, UPDATE to processing, COMMIT, UPDATE to success) with nothing',
-  'else; for HTTP, undici POSTs of the same body to the same handler, 64 in flight, with no database at all.',
+  PG
+    ? `else. Each run seeds a fresh backlog with \`taskrecon init\`'s table and VACUUM ANALYZEs it. Re-run: \`node bench/redrive.js --engine postgres --runs ${RUNS}\`.`
+    : 'else; for HTTP, undici POSTs of the same body to the same handler, 64 in flight, with no database at all.',
   'Duplicate deliveries: deliveries beyond the first for the same (eventId, attempt), counted by the loopback handler',
   '(`test/fixtures/redrive/counting-handler.js`, a separate process). Every run checks that every row ended `success`.',
   '',
   'Read the ratios first: when the load average at start is far above the core count, other work shares the CPUs and',
-  'MariaDB with this run, and every figure here, the raw baselines included, is lower for it.',
+  `${PG ? 'PostgreSQL' : 'MariaDB'} with this run, and every figure here, the raw baselines included, is lower for it.`,
 ].join('\n');
-updateSection(join(ROOT, 'bench/RESULTS.md'), 'redrive', body);
+updateSection(join(ROOT, 'bench/RESULTS.md'), PG ? 'redrive-postgres' : 'redrive', body);
 process.stdout.write(`${body}\n`);
