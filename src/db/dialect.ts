@@ -56,6 +56,12 @@ export interface Dialect {
   collationWeights: boolean;
   /** The server hashes keys and sums digests in SQL (CRC32, BIT_XOR); otherwise the client hashes the rows it reads. */
   serverHashing: boolean;
+  /**
+   * A secondary index ends with the row's primary key without naming it (InnoDB; SQLite's rowid),
+   * so `ORDER BY next_retry_time, id` reads in index order from `(status, next_retry_time)`.
+   * Where it does not (PostgreSQL), the scan index names the id.
+   */
+  indexesEndWithPrimaryKey: boolean;
   /** Several connections read the same database at once (a file database serialises them: one is enough). */
   parallelReads: boolean;
   /** Error codes of a lock conflict (deadlock, lock-wait timeout) after which a short transaction is retried. */

@@ -235,14 +235,14 @@ describe('the scan index on PostgreSQL', () => {
     const before = named(await doctor(['--table', 'plain_task']), 'scan index');
     expect(before.status).toBe('fail');
     expect(before.hint).toBe(
-      'CREATE INDEX "idx_status_next_retry" ON "plain_task" ("status", "next_retry_time");',
+      'CREATE INDEX "idx_status_next_retry" ON "plain_task" ("status", "next_retry_time", "id");',
     );
     await db.sql.query(before.hint ?? '');
     await db.sql.query('ANALYZE plain_task');
 
     const after = named(await doctor(['--table', 'plain_task']), 'scan index');
     expect(after.status).toBe('ok');
-    expect(after.message).toMatch(/^idx_status_next_retry \(status, next_retry_time\) serves/);
+    expect(after.message).toMatch(/^idx_status_next_retry \(status, next_retry_time, id\) serves/);
     const due = after.explain?.find((p) => p.name === 'due count');
     expect(due?.indexes).toContain('idx_status_next_retry');
     expect(due?.summary?.join('\n')).toMatch(

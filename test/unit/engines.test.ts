@@ -42,6 +42,7 @@ const DIALECT_MEMBERS: Record<keyof Dialect, true> = {
   drivingJoin: true,
   collationWeights: true,
   serverHashing: true,
+  indexesEndWithPrimaryKey: true,
   parallelReads: true,
   lockConflictCodes: true,
   castText: true,

@@ -166,11 +166,15 @@ export function scanIndexCheck(
   }
   const wanted = nrt ? [model.column, nrt] : [model.column];
   const described = `(${wanted.join(', ')})`;
+  // Lists and claims read ORDER BY next_retry_time, id: where an index does not end with the
+  // primary key by itself, the recommended one names it (a (status, next_retry_time) index still serves).
+  const idRef = profile.fields.id;
+  const idColumn = idRef && 'column' in idRef ? idRef.column : undefined;
   const create = store.doctor.createIndexStatement(
     db.dialect,
     `idx_${nrt ? 'status_next_retry' : 'status'}`,
     profile.table,
-    wanted,
+    nrt && idColumn && !db.dialect.indexesEndWithPrimaryKey ? [...wanted, idColumn] : wanted,
     true,
   );
   const exact = indexes.find((i) => leads(i, wanted));

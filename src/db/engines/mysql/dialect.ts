@@ -21,6 +21,7 @@ export const mysqlDialect: Dialect = {
   drivingJoin: 'STRAIGHT_JOIN',
   collationWeights: true,
   serverHashing: true,
+  indexesEndWithPrimaryKey: true,
   parallelReads: true,
   lockConflictCodes: ['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT'],
   castText: (sql) => `CAST(${sql} AS CHAR)`,

@@ -51,6 +51,7 @@ export const postgresDialect: Dialect = {
   drivingJoin: 'JOIN',
   collationWeights: false,
   serverHashing: false,
+  indexesEndWithPrimaryKey: false,
   parallelReads: true,
   // Deadlock detected, lock not available (NOWAIT / lock_timeout), serialization failure.
   lockConflictCodes: ['40P01', '55P03', '40001'],

@@ -18,6 +18,7 @@ export const sqliteDialect: Dialect = {
   drivingJoin: 'CROSS JOIN',
   collationWeights: false,
   serverHashing: false,
+  indexesEndWithPrimaryKey: true,
   parallelReads: false,
   // BEGIN IMMEDIATE waits for the write lock (busy timeout) instead of conflicting.
   lockConflictCodes: [],
