@@ -13,9 +13,9 @@
  * the section `redrive-postgres`.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
@@ -80,9 +80,18 @@ async function openAdmin() {
 }
 const admin = await openAdmin();
 
+const GNU_TIME = '/usr/bin/time';
+
+/** Runs the CLI; its JSON answer, with `peakRssMb` (GNU time's %M) when GNU time is there. */
 function run(args, cwd) {
+  const rssFile = existsSync(GNU_TIME)
+    ? join(mkdtempSync(join(tmpdir(), 'taskrecon-bench-rss-')), 'rss')
+    : undefined;
+  const argv = rssFile
+    ? [GNU_TIME, ['-f', '%M', '-o', rssFile, process.execPath, BIN, ...args]]
+    : [process.execPath, [BIN, ...args]];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(argv[0], argv[1], {
       cwd,
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -91,9 +100,16 @@ function run(args, cwd) {
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}: ${err}`)),
-    );
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`exit ${code}: ${err}`));
+      const result = JSON.parse(out);
+      if (rssFile) {
+        const lines = readFileSync(rssFile, 'utf8').trim().split('\n');
+        result.peakRssMb = Number(lines[lines.length - 1]) / 1024;
+        rmSync(dirname(rssFile), { recursive: true, force: true });
+      }
+      resolve(result);
+    });
   });
 }
 
@@ -153,7 +169,12 @@ async function once(n, procs, cwd, flags) {
   const [left] = await admin.query('SELECT COUNT(*) AS n FROM async_task WHERE status <> 2');
   if (claimed !== n || succeeded !== n || Number(left.n) !== 0)
     throw new Error(`run lost work: claimed ${claimed}, succeeded ${succeeded}, left ${left.n}`);
-  return { wallRate: n / wall, runRate: n / inRun, lostRace: results.reduce((s, r) => s + r.lostRace, 0) };
+  return {
+    wallRate: n / wall,
+    runRate: n / inRun,
+    lostRace: results.reduce((s, r) => s + r.lostRace, 0),
+    peakRssMb: Math.max(...results.map((r) => r.peakRssMb ?? Number.NaN)),
+  };
 }
 
 /**
@@ -273,7 +294,7 @@ async function scenario(name, n, procs, yaml, flags, handler) {
       `${name}: run ${i + 1} ${Math.round(rates[i].runRate)} tasks/s in-run, ${Math.round(rates[i].wallRate)} wall\n`,
     );
     perRun.push(
-      `${name}, ${procs} process${procs > 1 ? 'es' : ''}, run ${i + 1}: ${Math.round(rates[i].runRate)} tasks/s in run, ${Math.round(rates[i].wallRate)} wall`,
+      `${name}, ${procs} process${procs > 1 ? 'es' : ''}, run ${i + 1}: ${Math.round(rates[i].runRate)} tasks/s in run, ${Math.round(rates[i].wallRate)} wall, peak RSS ${rates[i].peakRssMb.toFixed(1)} MB`,
     );
   }
   return {
@@ -283,6 +304,7 @@ async function scenario(name, n, procs, yaml, flags, handler) {
     wall: median(rates.map((r) => r.wallRate)),
     run: median(rates.map((r) => r.runRate)),
     lostRace: rates.reduce((s, r) => s + r.lostRace, 0),
+    peakRssMb: Math.max(...rates.map((r) => r.peakRssMb)),
     duplicates: handler ? duplicates : null,
     deliveries: handler ? deliveries : null,
   };
@@ -312,12 +334,12 @@ const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const rawSql = median(baselines.sql);
 const rawHttp = median(baselines.http);
 const table = [
-  `| dispatcher | processes | tasks | tasks/s (in run, median of ${RUNS}) | tasks/s (wall, start-up included) | raw baseline (median) | ratio (in run ÷ raw) | target | verdict (in run) | lostRace | duplicate deliveries |`,
-  '|---|---|---|---|---|---|---|---|---|---|---|',
+  `| dispatcher | processes | tasks | tasks/s (in run, median of ${RUNS}) | tasks/s (wall, start-up included) | raw baseline (median) | ratio (in run ÷ raw) | target | verdict (in run) | peak RSS per process (max of the runs) | lostRace | duplicate deliveries |`,
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ...rows.map((r) => {
     const noopRow = r.name.startsWith('no-op');
     const raw = noopRow ? rawSql : rawHttp;
-    return `| ${r.name} | ${r.procs} | ${fmt(r.tasks)} | ${fmt(r.run)} | ${fmt(r.wall)} | ${fmt(raw)} ${noopRow ? 'tasks/s (SQL only)' : 'req/s (undici only)'} | ${(r.run / raw).toFixed(2)}× | ${noopRow ? '≥ 10,000' : '≥ 2,000'} | ${r.run >= (noopRow ? 10_000 : 2_000) ? '**met**' : '**missed**'} | ${r.lostRace} | ${r.duplicates === null ? 'n/a' : `${r.duplicates} of ${fmt(r.deliveries)}`} |`;
+    return `| ${r.name} | ${r.procs} | ${fmt(r.tasks)} | ${fmt(r.run)} | ${fmt(r.wall)} | ${fmt(raw)} ${noopRow ? 'tasks/s (SQL only)' : 'req/s (undici only)'} | ${(r.run / raw).toFixed(2)}× | ${noopRow ? '≥ 10,000' : '≥ 2,000'} | ${r.run >= (noopRow ? 10_000 : 2_000) ? '**met**' : '**missed**'} | ${r.peakRssMb.toFixed(1)} MB | ${r.lostRace} | ${r.duplicates === null ? 'n/a' : `${r.duplicates} of ${fmt(r.deliveries)}`} |`;
   }),
 ];
 const body = [
