@@ -206,12 +206,13 @@ export async function* copyEncoded(
     throw fail(error);
   });
   let clean = false;
+  let stream: ReturnType<typeof copyTo> | undefined;
   try {
     await client.query(
       limitMs > 0 ? `${begin}; SET LOCAL statement_timeout = ${Math.trunc(limitMs)}` : begin,
     );
     const rows = new CopyTextRows(encoder);
-    const stream = client.query(copyTo(text));
+    stream = client.query(copyTo(text));
     const chunks = stream[Symbol.asyncIterator]();
     for (;;) {
       let next: IteratorResult<Buffer>;
@@ -229,7 +230,8 @@ export async function* copyEncoded(
     await client.query('COMMIT');
     clean = true;
   } finally {
-    // A COPY left half-read cannot be stopped on the session: close it instead.
+    // A COPY left half-read cannot be stopped on the session: close it (and the stream) instead.
+    if (!clean) stream?.destroy();
     client.release(clean ? undefined : true);
   }
 }
