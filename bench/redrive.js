@@ -1,3 +1,4 @@
+// Over 300 lines: one benchmark run end to end on either engine (seeding, raw baselines, scenarios, the markdown section), read top to bottom.
 /**
  * redrive throughput (the performance targets): tasks/s with a no-op dispatcher (mark-only) and with a loopback
  * HTTP handler, in one process and in four concurrent processes, counting duplicate deliveries.
