@@ -72,6 +72,13 @@ export interface Db extends Queryable {
    * of millions of rows). Optional: only engines with a wire protocol to read have it.
    */
   streamEncoded?(sql: string, params: readonly unknown[], encoder: RowEncoder): AsyncIterable<Buffer>;
+  /**
+   * The same from each value as the server prints it as text (PostgreSQL's `COPY … TO STDOUT`):
+   * text, integers and JSON come as streamEncoded would give them, but binary values in their text
+   * form (`\x…`), so only reads of text, integer and JSON columns use it (the NDJSON lists).
+   * Optional: engines without a text copy protocol lack it.
+   */
+  streamTextEncoded?(sql: string, params: readonly unknown[], encoder: RowEncoder): AsyncIterable<Buffer>;
   /** Runs `fn` in one short READ COMMITTED transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   columns(table: string): Promise<ColumnInfo[] | undefined>;

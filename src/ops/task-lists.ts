@@ -167,7 +167,7 @@ export function wireEncodable(source: BoundSource): boolean {
   return named.every((name) => WIRE_TEXT_TYPES.has(byName.get(name.toLowerCase())?.dataType ?? ''));
 }
 
-/** Streams one list's rows encoded from the wire (needs `db.streamEncoded`): chunks of output bytes. */
+/** Streams one list's rows encoded from the wire (needs `db.streamEncoded` or `db.streamTextEncoded`): chunks of output bytes. */
 export function streamListEncoded(
   source: BoundSource,
   kind: ListKind,

@@ -34,7 +34,11 @@ export async function streamScanRows(
     progress.update(`${count.toLocaleString('en-US')} rows`);
   };
   try {
-    if (format === 'ndjson' && source.db.streamEncoded && wireEncodable(source)) {
+    if (
+      format === 'ndjson' &&
+      (source.db.streamEncoded || source.db.streamTextEncoded) &&
+      wireEncodable(source)
+    ) {
       // The fast path: NDJSON written from the wire bytes (MariaDB/MySQL's text protocol,
       // PostgreSQL's COPY), one write per chunk.
       const encoder = new NdjsonWireEncoder(source.sql, 'stuck');

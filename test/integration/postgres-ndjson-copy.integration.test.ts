@@ -137,6 +137,9 @@ describe('scan --format ndjson through COPY on PostgreSQL', () => {
   it('writes every line byte for byte as the row serializer does, across pages and chunks', async () => {
     const src = await source('async_task');
     expect(wireEncodable(src)).toBe(true);
+    // COPY's text of a bytea is `\x…`, not its bytes: only the lists take it, never streamEncoded's readers.
+    expect(db.streamEncoded).toBeUndefined();
+    expect(typeof db.streamTextEncoded).toBe('function');
     // Pages of 7 rows: many keyset pages, ties on next_retry_time inside and across pages.
     const opts = await options(7);
     const slow = await slowPath(src, opts);

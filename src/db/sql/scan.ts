@@ -213,7 +213,7 @@ export interface ListEncoder extends RowEncoder {
 
 /**
  * The rows of one list, as listBatches() reads them (same pages, same order, same cutoff), but
- * encoded from the wire by `encoder`: chunks of output bytes. Needs `db.streamEncoded`.
+ * encoded from the wire by `encoder`: chunks of output bytes. Needs `db.streamEncoded` or `db.streamTextEncoded`.
  */
 export async function* listEncoded(
   source: BoundSource,
@@ -224,7 +224,13 @@ export async function* listEncoded(
   options: { nullNextRetry?: boolean } = {},
 ): AsyncGenerator<Buffer> {
   const { sql, db } = source;
-  if (!db.streamEncoded) throw new Error(`the connection to ${db.display} cannot stream encoded rows`);
+  // The lists read text, integer and JSON columns only (wireEncodable): the server's text of each value serves.
+  const streamed = db.streamEncoded
+    ? db.streamEncoded.bind(db)
+    : db.streamTextEncoded
+      ? db.streamTextEncoded.bind(db)
+      : undefined;
+  if (!streamed) throw new Error(`the connection to ${db.display} cannot stream encoded rows`);
   const select = sql.taskSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
   for (const plan of pagePlans(source, base, options)) {
@@ -233,7 +239,7 @@ export async function* listEncoded(
       const n = Math.min(pageSize, remaining);
       const w = plan.where(after);
       const before = encoder.rows;
-      yield* db.streamEncoded(
+      yield* streamed(
         `SELECT ${select} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${n}`,
         w.params,
         encoder,

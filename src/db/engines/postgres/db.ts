@@ -486,7 +486,7 @@ class PostgresDb implements Db {
    * `COPY (…) TO STDOUT`: the fast path of `scan --format ndjson`, in the same transaction and
    * time limit as streamBatches().
    */
-  streamEncoded(sql: string, params: readonly unknown[], encoder: RowEncoder): AsyncIterable<Buffer> {
+  streamTextEncoded(sql: string, params: readonly unknown[], encoder: RowEncoder): AsyncIterable<Buffer> {
     return copyEncoded(
       this.pool,
       sql,
