@@ -1,63 +1,87 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { runJson } from '../support/cli.js';
 import { launchChromium, startConsoleCli, type ConsoleProcess } from '../support/console.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 
 /**
- * The console in a real Chromium against a throw-away MariaDB schema: list → detail → retry with a
- * reason, and a bulk retry of a filtered set of 5,000 whose preview freezes the exact ids while new
- * failures keep arriving.
+ * The console in a real Chromium against a throw-away database on each engine: list → detail →
+ * retry with a reason, the overview's 24 h failure rate, and a bulk retry of a filtered set of
+ * 5,000 whose preview freezes the exact ids while new failures keep arriving. One browser for the
+ * file; one console and one database per engine.
  */
 
-let schema: TestSchema;
-let cwd: string;
-let consoleProc: ConsoleProcess;
 let browser: Browser;
-let page: Page;
-
-async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-  const [r] = await schema.sql.query(sql, params);
-  return r as T[];
-}
-
-async function seedFailed(count: number, bizType: string, error = 'HTTP 503 from partner'): Promise<void> {
-  await schema.sql.query(
-    `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at)
-     SELECT ?, CONCAT('order-', seq), CONCAT(?, '-', seq, '-', UUID()), JSON_OBJECT('orderId', CONCAT('order-', seq), 'amount', seq), 3, 8,
-            NOW() - INTERVAL 1 HOUR, ?, NOW() - INTERVAL 2 HOUR, NOW() - INTERVAL 1 HOUR
-       FROM seq_1_to_${count}`,
-    [bizType, bizType, error],
-  );
-}
 
 beforeAll(async () => {
   browser = await launchChromium();
-  schema = await createTestSchema('console_browser');
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-console-'));
-  writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${schema.dsn}\n`);
-  expect((await runJson(['init'], { cwd })).code).toBe(0);
-  await seedFailed(3, 'coupon', 'coupon service: 504 Gateway Timeout after 3000 ms');
-  consoleProc = await startConsoleCli(['--operator', 'alice'], { cwd });
-  page = await browser.newPage();
-  page.on('dialog', (d) => void d.accept());
-  await page.goto(consoleProc.url);
 });
 
 afterAll(async () => {
   await browser?.close();
-  const code = await consoleProc?.stop();
-  expect(code).toBe(0);
-  await schema?.drop();
 });
 
-describe('console in Chromium', () => {
+describe.each(TEST_ENGINES)('console in Chromium on %s', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+  let consoleProc: ConsoleProcess;
+  let page: Page;
+  let seeded = 0;
+  const rows = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => db.rows<T>(sql, params);
+
+  /** `count` failed tasks of `bizType`, created two hours ago, in statements of 500 rows. */
+  async function seedFailed(count: number, bizType: string, error = 'HTTP 503 from partner'): Promise<void> {
+    for (let from = 0; from < count; from += 500) {
+      const n = Math.min(500, count - from);
+      const values: unknown[] = [];
+      for (let i = 0; i < n; i++) {
+        const seq = ++seeded;
+        values.push(
+          bizType,
+          `order-${seq}`,
+          `${bizType}-${seq}-${randomUUID()}`,
+          JSON.stringify({ orderId: `order-${seq}`, amount: seq }),
+          error,
+        );
+      }
+      await db.run(
+        `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at)
+         VALUES ${Array.from({ length: n }, () => `(?, ?, ?, ?, 3, 8, ${db.at(-3600)}, ?, ${db.at(-7200)}, ${db.at(-3600)})`).join(', ')}`,
+        values,
+      );
+    }
+  }
+
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'console_browser');
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-console-'));
+    writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${db.dsn}\n`);
+    expect((await runJson(['init'], { cwd })).code).toBe(0);
+    await seedFailed(3, 'coupon', 'coupon service: 504 Gateway Timeout after 3000 ms');
+    consoleProc = await startConsoleCli(['--operator', 'alice'], { cwd });
+    page = await browser.newPage();
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(consoleProc.url);
+  });
+
+  afterAll(async () => {
+    await page?.close();
+    const code = await consoleProc?.stop();
+    expect(code).toBe(0);
+    await db?.drop();
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  });
+
   it('signs in with the one-time token and drops it from the address bar', async () => {
     expect(page.url()).toBe(`${consoleProc.origin}/`);
     await expect(page.locator('h1').textContent()).resolves.toBe('Overview');
+    // The overview's trend: the three tasks were created two hours ago, and all three failed.
+    const rate = page.locator('.card:has(.label:text("Failure rate, 24 h")) .value');
+    await expect(rate.textContent()).resolves.toBe('100%');
   });
 
   it('list → detail → retry with a reason: the row is pending and the audit row names operator and reason', async () => {
@@ -153,7 +177,7 @@ describe('console in Chromium', () => {
     );
     expect(moved.map((r) => r.id)).toEqual([...frozenIds].sort((a, b) => a - b));
     const late = await rows<{ n: number; failed: number }>(
-      `SELECT COUNT(*) AS n, SUM(status = 3) AS failed FROM async_task WHERE biz_type = 'bulk' AND id > ?`,
+      `SELECT COUNT(*) AS n, ${db.countIf('status = 3')} AS failed FROM async_task WHERE biz_type = 'bulk' AND id > ?`,
       [Math.max(...frozenIds)],
     );
     expect(Number(late[0]?.n)).toBeGreaterThanOrEqual(120);
