@@ -19,6 +19,8 @@ export interface EngineDb {
   engine: TestEngine;
   /** DSN for --db or `db:` in a config. */
   dsn: string;
+  /** The database's name (SQLite: its file), for checks that it is never shown. */
+  name: string;
   /** Rows of one statement with `?` placeholders. */
   rows<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Runs one statement with `?` placeholders. */
@@ -47,6 +49,7 @@ export async function createEngineDb(
       return {
         engine,
         dsn: schema.dsn,
+        name: schema.name,
         async rows<T>(sql: string, params: unknown[] = []) {
           const [result, fields] = await schema.sql.query(sql, params);
           return decimalsAsNumbers(result as Record<string, unknown>[], fields) as T[];
@@ -66,6 +69,7 @@ export async function createEngineDb(
       return {
         engine,
         dsn: database.dsn,
+        name: database.name,
         async rows<T>(sql: string, params: unknown[] = []) {
           const result = await database.sql.query({ text: numberedPlaceholders(sql), values: params });
           return result.rows as T[];
@@ -91,6 +95,7 @@ export async function createEngineDb(
       return {
         engine,
         dsn: `sqlite:${file}`,
+        name: file,
         async rows<T>(sql: string, params: unknown[] = []) {
           return db.prepare(sql).all(...params) as T[];
         },
