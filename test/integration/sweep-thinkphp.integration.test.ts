@@ -17,6 +17,11 @@ import { assertMatchesSchema } from '../support/schemas.js';
  * The session and appTimeZone are Asia/Shanghai; the database clock is placed inside and outside each
  * window by writing the windows relative to the server's NOW() in that zone (several of them run
  * across midnight whatever the time of day).
+ *
+ * On MySQL/MariaDB: think-queue's tables are its MySQL migrations (ThinkPHP shops run MySQL), and
+ * the clock is placed with MySQL's CONVERT_TZ. The windows, blackouts, deferrals, holds, second
+ * failures and alerts it checks run on every engine over a task table in
+ * sweep-task-table.integration.test.ts.
  */
 const ZONE = 'Asia/Shanghai';
 const REDIS_URL = 'redis://127.0.0.1:6379/14';
