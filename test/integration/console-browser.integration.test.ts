@@ -10,7 +10,7 @@ import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-d
 
 /**
  * The console in a real Chromium against a throw-away database on each engine: list → detail →
- * retry with a reason, the overview's 24 h failure rate, and a bulk retry of a filtered set of
+ * retry with a reason, the overview's 24 h failure rate, the due and stuck lists, paging, and a bulk retry of a filtered set of
  * 5,000 whose preview freezes the exact ids while new failures keep arriving. One browser for the
  * file; one console and one database per engine.
  */
@@ -135,6 +135,45 @@ describe.each(TEST_ENGINES)('console in Chromium on %s', (engine) => {
     expect(await res.text()).toContain('a reason is required');
     const [after] = await rows<{ status: number }>('SELECT status FROM async_task WHERE id = ?', [row?.id]);
     expect(after?.status).toBe(3);
+  });
+
+  it('lists due and stuck tasks, and pages through a failed list by its next link', async () => {
+    const task = (bizType: string, bizId: string, status: number, nextRetry: number, updated: number) =>
+      db.run(
+        `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, created_at, updated_at)
+         VALUES (?, ?, ?, '{}', ?, 1, ${db.at(nextRetry)}, ${db.at(updated - 60)}, ${db.at(updated)})`,
+        [bizType, bizId, `${bizType}:${bizId}`, status],
+      );
+    await task('late', 'd1', 0, -600, -600);
+    await task('late', 'd2', 0, -300, -300);
+    await task('late', 'later', 0, 3600, -60);
+    await task('hung', 'h1', 1, -7200, -7200);
+    await task('hung', 'fresh', 1, 0, -10);
+    const idsOf = async (bizType: string, bizIds: string[]) =>
+      (
+        await rows<{ id: number }>(
+          `SELECT id FROM async_task WHERE biz_type = ? AND biz_id IN (${bizIds.map(() => '?').join(', ')}) ORDER BY id`,
+          [bizType, ...bizIds],
+        )
+      ).map((r) => String(r.id));
+    const shownIds = async () =>
+      (await page.locator('table.tasks tbody tr td:first-child').allTextContents()).map((t) => t.trim());
+    await page.goto(`${consoleProc.origin}/tasks?list=due&biz=late`);
+    expect((await shownIds()).sort()).toEqual((await idsOf('late', ['d1', 'd2'])).sort());
+    await page.goto(`${consoleProc.origin}/tasks?list=stuck&biz=hung`);
+    expect(await shownIds()).toEqual(await idsOf('hung', ['h1']));
+    await seedFailed(60, 'page');
+    await page.goto(`${consoleProc.origin}/tasks?list=failed&biz=page`);
+    const first = await shownIds();
+    expect(first).toHaveLength(50);
+    await Promise.all([page.waitForURL(/after=/), page.click('a[rel="next"]')]);
+    const second = await shownIds();
+    expect(second).toHaveLength(10);
+    await expect(page.locator('text=end of list').count()).resolves.toBe(1);
+    const all = (await rows<{ id: number }>("SELECT id FROM async_task WHERE biz_type = 'page'")).map((r) =>
+      String(r.id),
+    );
+    expect(new Set([...first, ...second])).toEqual(new Set(all));
   });
 
   it('bulk retry of a filtered set of 5,000: the preview freezes the exact ids while new failures arrive', async () => {
