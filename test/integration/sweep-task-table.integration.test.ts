@@ -246,6 +246,14 @@ describe.each(TEST_ENGINES)('sweep over a task table on %s', (engine) => {
     expect(scan.code).toBe(0);
     assertMatchesSchema('scan', scan.json);
     expect(scan.json.secondFailures?.map((r) => [r.rule, r.bizType])).toEqual([['coupon', 'coupon']]);
+    // --error-like ignores ASCII case on every engine, as the sweep's errorLike does.
+    const byError = await runJson<{ summary: { total: number } }>(
+      ['scan', '--error-like', 'unknown COLUMN'],
+      {
+        cwd,
+      },
+    );
+    expect(byError.json.summary.total).toBe(1);
   });
 
   it('a table nobody needs to look at gives exit 0 and --quiet prints nothing', async () => {
