@@ -60,3 +60,27 @@ export async function createLaravelQueueTables(db: EngineDb): Promise<void> {
         ];
   for (const statement of statements) await db.run(statement);
 }
+
+/**
+ * think-queue's `failed_jobs` (with `fail_time`) and `jobs` (its database queue, unix seconds) on
+ * any engine: the MySQL fixtures, or the same columns in PostgreSQL's and SQLite's types
+ * (`fail_time` a wall-clock time on PostgreSQL, as think-migration's `timestamp` creates it).
+ */
+export async function createThinkQueueTables(db: EngineDb): Promise<void> {
+  if (db.engine === 'mysql') {
+    await db.run(schemaFixture('thinkphp_failed_jobs'));
+    await db.run(schemaFixture('thinkphp_jobs'));
+    return;
+  }
+  const time = db.engine === 'postgres' ? 'timestamp(0) without time zone' : 'datetime';
+  const int = db.engine === 'postgres' ? 'integer' : 'INTEGER';
+  for (const statement of [
+    `CREATE TABLE failed_jobs (id ${db.autoId}, connection varchar(255) NOT NULL, queue varchar(255) NOT NULL,
+       payload text NOT NULL, exception text NOT NULL, fail_time ${time} NOT NULL DEFAULT CURRENT_TIMESTAMP)`,
+    'CREATE INDEX idx_fail_time ON failed_jobs (fail_time)',
+    `CREATE TABLE jobs (id ${db.autoId}, queue varchar(255) NOT NULL, payload text NOT NULL, attempts smallint NOT NULL,
+       reserve_time ${int} NULL, available_time ${int} NOT NULL, create_time ${int} NOT NULL)`,
+    'CREATE INDEX idx_jobs_queue ON jobs (queue)',
+  ])
+    await db.run(statement);
+}
