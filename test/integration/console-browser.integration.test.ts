@@ -76,7 +76,7 @@ describe.each(TEST_ENGINES)('console in Chromium on %s', (engine) => {
     if (cwd) rmSync(cwd, { recursive: true, force: true });
   });
 
-  it('signs in with the one-time token and drops it from the address bar', async () => {
+  it('signs in with the one-time token, drops it from the address bar, and shows the 24 h failure rate', async () => {
     expect(page.url()).toBe(`${consoleProc.origin}/`);
     await expect(page.locator('h1').textContent()).resolves.toBe('Overview');
     // The overview's trend: the three tasks were created two hours ago, and all three failed.
