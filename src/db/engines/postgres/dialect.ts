@@ -57,6 +57,7 @@ export const postgresDialect: Dialect = {
   castText: (sql) => `CAST(${sql} AS TEXT)`,
   castInt: (sql) => `CAST(${sql} AS BIGINT)`,
   insertIgnore: 'INSERT',
+  textLike: 'ILIKE',
   insertUnlessConflict: { verb: 'INSERT INTO', suffix: ' ON CONFLICT DO NOTHING' },
   // The audit log stores timestamptz(3).
   auditEpoch: (col) => `EXTRACT(EPOCH FROM ${col})`,
