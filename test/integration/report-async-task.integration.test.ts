@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { ReportMetrics } from '../../src/core/report.js';
+import type { Trend } from '../../src/core/trend.js';
 import { runCli, runJson } from '../support/cli.js';
 import { createEngineDb, TEST_ENGINES, type EngineDb, type TestEngine } from '../support/engine-db.js';
 import { assertMatchesSchema } from '../support/schemas.js';
@@ -193,6 +194,40 @@ describe.each(TEST_ENGINES)('report on the async-task profile (%s)', (engine) =>
       latencyP95Seconds: null,
       failedOpen: 1,
     });
+  });
+
+  it('--trend 24h: hourly buckets of created, failed and latency, as the SQL ground truth buckets them', async () => {
+    const { json } = await runJson<ReportJson & { trend: Trend }>(['report', '--trend', '24h'], {
+      cwd,
+      env: CLIENT,
+    });
+    assertMatchesSchema('report', json);
+    expect(json.trend).toMatchObject({ span: '24h', bucketSeconds: 3600 });
+    expect(json.trend.points).toHaveLength(24);
+    const rows = await db.rows<{ created: number; status: number; lat: number }>(
+      `SELECT ${db.epoch('created_at')} AS created, status, ${db.epoch('updated_at')} - ${db.epoch('created_at')} AS lat FROM async_task`,
+    );
+    const buckets = new Map<number, { created: number; failed: number; succeeded: number; lat: number }>();
+    for (const r of rows) {
+      const start = Number(r.created) - (Number(r.created) % 3600);
+      const b = buckets.get(start) ?? { created: 0, failed: 0, succeeded: 0, lat: 0 };
+      b.created++;
+      if (Number(r.status) === 3) b.failed++;
+      if (Number(r.status) === 2) {
+        b.succeeded++;
+        b.lat += Number(r.lat);
+      }
+      buckets.set(start, b);
+    }
+    const filled = json.trend.points.filter((p) => p.created > 0);
+    expect(filled.map((p) => p.start).sort()).toEqual([...buckets.keys()].sort());
+    for (const p of filled) {
+      const b = buckets.get(p.start);
+      expect({ created: p.created, failed: p.failed }).toEqual({ created: b?.created, failed: b?.failed });
+      expect(p.latencyAvgSeconds).toBeCloseTo((b?.lat ?? 0) / (b?.succeeded || 1), 6);
+    }
+    expect(filled.reduce((n, p) => n + p.created, 0)).toBe(252);
+    expect(filled.reduce((n, p) => n + p.failed, 0)).toBe(7);
   });
 
   it('exits 0, 1 and 2 at each threshold level, just inside and just outside', async () => {
