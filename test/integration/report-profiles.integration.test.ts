@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runJson } from '../support/cli.js';
-import { createEngineDb, TEST_ENGINES, type EngineDb, type TestEngine } from '../support/engine-db.js';
-import { schemaFixture } from '../support/fixtures.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
+import { laravelTablesDdl, thinkphpFailedJobsDdl } from '../support/framework-tables.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 // Profiles that lack timestamps or statuses: what they cannot compute is null with a note, never 0.
@@ -29,39 +29,6 @@ interface ReportJson {
   notes: string[];
 }
 
-/**
- * The framework-owned tables (taskrecon's init does not create them), as each framework creates
- * them on each engine: Laravel's migrations for `jobs` and `failed_jobs` (unix-second integers,
- * and on PostgreSQL a `timestamp(0)` without time zone `failed_at`), and the hand-written
- * think-queue failed-jobs table renamed `tp_failed_jobs` beside Laravel's.
- */
-const FRAMEWORK_TABLES: Record<TestEngine, string[]> = {
-  mysql: [
-    schemaFixture('laravel_jobs'),
-    schemaFixture('laravel_failed_jobs'),
-    schemaFixture('thinkphp_failed_jobs').replace(/`failed_jobs`/g, '`tp_failed_jobs`'),
-  ],
-  postgres: [
-    `CREATE TABLE jobs (id bigserial PRIMARY KEY, queue varchar(255) NOT NULL, payload text NOT NULL, attempts smallint NOT NULL,
-      reserved_at integer, available_at integer NOT NULL, created_at integer NOT NULL)`,
-    'CREATE INDEX jobs_queue_index ON jobs (queue)',
-    `CREATE TABLE failed_jobs (id bigserial PRIMARY KEY, uuid varchar(255) NOT NULL UNIQUE, connection text NOT NULL,
-      queue text NOT NULL, payload text NOT NULL, exception text NOT NULL,
-      failed_at timestamp(0) without time zone DEFAULT CURRENT_TIMESTAMP NOT NULL)`,
-    `CREATE TABLE tp_failed_jobs (id bigserial PRIMARY KEY, connection varchar(255) NOT NULL, queue varchar(255) NOT NULL,
-      payload text NOT NULL, exception text NOT NULL, fail_time timestamptz NOT NULL DEFAULT CURRENT_TIMESTAMP)`,
-  ],
-  sqlite: [
-    `CREATE TABLE "jobs" ("id" integer primary key autoincrement not null, "queue" varchar not null, "payload" text not null,
-      "attempts" integer not null, "reserved_at" integer, "available_at" integer not null, "created_at" integer not null)`,
-    'CREATE INDEX "jobs_queue_index" on "jobs" ("queue")',
-    `CREATE TABLE "failed_jobs" ("id" integer primary key autoincrement not null, "uuid" varchar not null, "connection" text not null,
-      "queue" text not null, "payload" text not null, "exception" text not null, "failed_at" datetime not null default CURRENT_TIMESTAMP)`,
-    `CREATE TABLE "tp_failed_jobs" ("id" integer primary key autoincrement not null, "connection" varchar not null, "queue" varchar not null,
-      "payload" text not null, "exception" text not null, "fail_time" datetime not null default CURRENT_TIMESTAMP)`,
-  ],
-};
-
 describe.each(TEST_ENGINES)('report on profiles without the async-task shape (%s)', (engine) => {
   let db: EngineDb;
 
@@ -84,7 +51,9 @@ describe.each(TEST_ENGINES)('report on profiles without the async-task shape (%s
       const init = await runCli(['init', '--db', db.dsn, '--profile', profile]);
       expect(init.code, init.stderr).toBe(0);
     }
-    for (const ddl of FRAMEWORK_TABLES[engine]) await db.run(ddl);
+    // The framework-owned tables (init does not create them), and think-queue's beside Laravel's.
+    for (const ddl of [...laravelTablesDdl(engine), ...thinkphpFailedJobsDdl(engine, 'tp_failed_jobs')])
+      await db.run(ddl);
     await db.run(`
       INSERT INTO job_retries (job_id, task_name, attempts, max_attempts, last_error, next_retry_at, status) VALUES
         ('j1', 'SendSms', 1, 3, 'timeout', ${db.at(-1200)}, 'pending'),
