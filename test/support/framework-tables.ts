@@ -57,3 +57,24 @@ export function thinkphpFailedJobsDdl(engine: TestEngine, table = 'failed_jobs')
       ];
   }
 }
+
+/** think-queue v3's database queue table `jobs` (what connector\Database::pushToDatabase writes). */
+export function thinkphpJobsDdl(engine: TestEngine): string[] {
+  switch (engine) {
+    case 'mysql':
+      return [schemaFixture('thinkphp_jobs')];
+    case 'postgres':
+      return [
+        `CREATE TABLE jobs (id bigserial PRIMARY KEY, queue varchar(255) NOT NULL, payload text NOT NULL,
+          attempts smallint NOT NULL, reserve_time integer, available_time integer NOT NULL, create_time integer NOT NULL)`,
+        'CREATE INDEX jobs_queue ON jobs (queue)',
+      ];
+    case 'sqlite':
+      return [
+        `CREATE TABLE "jobs" ("id" integer primary key autoincrement not null, "queue" varchar not null,
+          "payload" text not null, "attempts" integer not null, "reserve_time" integer,
+          "available_time" integer not null, "create_time" integer not null)`,
+        'CREATE INDEX "jobs_queue" on "jobs" ("queue")',
+      ];
+  }
+}
