@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureAptPackages } from '../support/apt.js';
+import { bashComplete, zshComplete } from '../support/completion.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 // The package as a user gets it: `npm pack`, `npm install -g` of the tarball into a scratch prefix
@@ -15,7 +16,6 @@ import { assertMatchesSchema } from '../support/schemas.js';
 // installed binary. One install for the whole file: it is slow (minutes, for the native build).
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ZSH_COMPLETE = fileURLToPath(new URL('../support/zsh-complete.zsh', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
 
 let scratch: string;
@@ -145,12 +145,7 @@ describe('the installed command, run from another folder', () => {
     expect(build.code, build.stderr).toBe(0);
     const setup = taskrecon(['autocomplete', 'script', 'bash']).stdout.trim();
     expect(setup).toContain('TASKRECON_AC_BASH_SETUP_PATH=');
-    const complete = (...words: string[]) => {
-      const script = `${setup}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _taskrecon_autocomplete; printf '%s\\n' "\${COMPREPLY[@]}"`;
-      const result = spawnSync('bash', ['-c', script], { env, encoding: 'utf8', cwd: elsewhere });
-      expect(result.status, result.stderr).toBe(0);
-      return result.stdout.split('\n').filter(Boolean);
-    };
+    const complete = (...words: string[]) => bashComplete(setup, words, env, elsewhere);
     expect(complete('taskrecon', 're')).toEqual(['redrive', 'report']);
     expect(complete('taskrecon', 'queues', 'm')).toEqual(['move']);
     expect(complete('taskrecon', 'report', '--for')).toEqual(['--format']);
@@ -166,16 +161,7 @@ describe('the installed command, run from another folder', () => {
     const functions = join(env.XDG_CACHE_HOME!, 'taskrecon/autocomplete/functions/zsh');
     expect(existsSync(join(functions, '_taskrecon'))).toBe(true);
     expect(taskrecon(['autocomplete', 'script', 'zsh']).stdout).toContain('TASKRECON_AC_ZSH_SETUP_PATH=');
-    const complete = (line: string, dir = functions) => {
-      const result = spawnSync('zsh', ['-f', ZSH_COMPLETE, dir, line], {
-        env,
-        encoding: 'utf8',
-        cwd: elsewhere,
-        timeout: 30_000,
-      });
-      expect(result.status, result.stderr).toBe(0);
-      return result.stdout.split('\n').filter(Boolean);
-    };
+    const complete = (line: string, dir = functions) => zshComplete(dir, line, env, elsewhere);
     expect(complete('taskrecon re')).toEqual(['redrive', 'report']);
     expect(complete('taskrecon queues ')).toEqual(['move', 'recover']);
     expect(complete('taskrecon report --form')).toEqual(['--format']);
