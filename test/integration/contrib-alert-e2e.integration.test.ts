@@ -3,11 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureAptPackages } from '../support/apt.js';
 import { runCli } from '../support/cli.js';
 import { plantTaskTable } from '../support/planted-report.js';
 import { RULES_FILE } from '../support/promql-names.js';
-import { prometheusApi, startPrometheusStack, type PrometheusStack } from '../support/prometheus-stack.js';
+import {
+  ensurePrometheusPackages,
+  prometheusApi,
+  startPrometheusStack,
+  type PrometheusStack,
+} from '../support/prometheus-stack.js';
 
 // End to end: `taskrecon report --format prometheus --output` writes its textfile for two sources,
 // one with a planted failure spike (10 of 40 tasks failed) and one healthy; Debian's node_exporter
@@ -25,7 +29,7 @@ let dir: string;
 let stack: PrometheusStack | undefined;
 
 beforeAll(async () => {
-  ensureAptPackages(['prometheus', 'prometheus-node-exporter']);
+  ensurePrometheusPackages(['prometheus', 'prometheus-node-exporter']);
   dir = mkdtempSync(join(tmpdir(), 'taskrecon-contrib-e2e-'));
   const textfiles = join(dir, 'textfile');
   mkdirSync(textfiles);

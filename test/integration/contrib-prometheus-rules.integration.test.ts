@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureAptPackages } from '../support/apt.js';
+import { ensurePrometheusPackages } from '../support/prometheus-stack.js';
 import { readRules, RULES_FILE, RULES_TEST_FILE } from '../support/promql-names.js';
 
 // contrib/prometheus/ checked by Debian's promtool: the rules load, and their unit tests (each alert
@@ -24,7 +24,7 @@ function copyWith(edit: (rules: string) => string): string {
 }
 
 beforeAll(() => {
-  ensureAptPackages(['prometheus']);
+  ensurePrometheusPackages(['prometheus']);
 }, 1_800_000);
 
 describe('promtool on contrib/prometheus', () => {

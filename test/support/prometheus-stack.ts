@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { ensureAptPackages } from './apt.js';
 import { serverPort } from './ports.js';
 
 /**
@@ -15,6 +16,26 @@ export interface PrometheusStack {
   /** The tail of both logs, for an assertion message. */
   logs(): string;
   stop(): Promise<void>;
+}
+
+function installed(name: string): boolean {
+  const result = spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' });
+  return result.status === 0 && result.stdout.includes('install ok installed');
+}
+
+/**
+ * Installs Debian's packages when missing. On a machine whose policy lets packages start their
+ * services, a package installed here starts its daemon on the default port (0.0.0.0:9090, :9100):
+ * that daemon, started by this install, is stopped again, so nothing stays listening for others.
+ */
+export function ensurePrometheusPackages(packages: readonly string[]): void {
+  const missing = packages.filter((name) => !installed(name));
+  ensureAptPackages(packages);
+  for (const name of missing) {
+    const script = `/etc/init.d/${name}`;
+    if (spawnSync(script, ['status'], { stdio: 'ignore' }).status === 0)
+      spawnSync(script, ['stop'], { stdio: 'ignore', timeout: 60_000 });
+  }
 }
 
 async function waitForHttp(url: string, child: ChildProcess, log: string, ms = 30_000): Promise<void> {
