@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -50,6 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Polls the alerts API until `done` holds for them (bounded), and returns them. */

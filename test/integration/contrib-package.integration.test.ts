@@ -1,10 +1,18 @@
 import Database from 'better-sqlite3';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureAptPackages } from '../support/apt.js';
 import { bashComplete, zshComplete } from '../support/completion.js';
 import { assertMatchesSchema } from '../support/schemas.js';
@@ -74,6 +82,11 @@ beforeAll(() => {
   mkdirSync(env.HOME!);
   process.stderr.write(`npm pack ${timings.packMs} ms, npm install -g ${timings.installMs} ms\n`);
 }, 1_800_000);
+
+// The scratch prefix holds a whole install (over 100 MB): removed after the file.
+afterAll(() => {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
 
 describe('npm pack', () => {
   it('ships the CLI, the contrib files, the licence and the schemas, and no sources or tests', () => {
