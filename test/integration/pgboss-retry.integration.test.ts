@@ -367,6 +367,28 @@ describe(`pg-boss ${PGBOSS_VERSION} on Node ${process.version}`, () => {
     expect(bossErrors).toEqual([]);
   }, 90_000);
 
+  it('bad ids are refused with exit 3 and nothing written', async () => {
+    const before = await jobRows();
+    const show = await runJson<{ error: { message: string } }>(['show', 'job-1'], { cwd });
+    expect(show.code).toBe(3);
+    expect(show.json.error.message).toMatch(/'job-1' is not a task id: pgboss\.job\.id holds uuids/);
+    const bad = await runJson<{ error: { message: string } }>(
+      ['compensate', '42', '--action', 'retry', '--yes'],
+      {
+        cwd,
+      },
+    );
+    expect(bad.code).toBe(3);
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const missing = await runJson<{ error: { message: string } }>(
+      ['compensate', unknown, '--action', 'retry', '--yes'],
+      { cwd },
+    );
+    expect(missing.code).toBe(3);
+    expect(missing.json.error.message).toMatch(`unknown task id ${unknown}`);
+    expect(await jobRows()).toEqual(before);
+  }, 60_000);
+
   it('forget deletes a failed job through pg-boss, audited whole; mark-compensated is refused', async () => {
     const id = (await boss.send('emails', { fail: true, forget: true })) as string;
     await until('the worker to fail it', async () => {
