@@ -134,6 +134,7 @@ interface ScanJson {
   failed: Array<{ id: string; bizType: string; status: string; lastError: string | null }>;
 }
 interface CompensateJson {
+  client?: string;
   matched: number;
   applied: number;
   dryRun: boolean;
@@ -293,6 +294,8 @@ describe(`pg-boss ${PGBOSS_VERSION} on Node ${process.version}`, () => {
     expect(code, stderr).toBe(0);
     assertMatchesSchema('compensate', json);
     expect(json).toMatchObject({ dryRun: true, matched: failedIds.length, applied: 0 });
+    // A dry run never loads pg-boss's client.
+    expect(json.client).toBeUndefined();
     expect(json.results.map((r) => r.outcome)).toEqual(failedIds.map(() => 'would-apply'));
     // Four polls of the workers.
     await sleep(POLL_SECONDS * 4 * 1000);
@@ -309,6 +312,10 @@ describe(`pg-boss ${PGBOSS_VERSION} on Node ${process.version}`, () => {
     );
     expect(code, stderr).toBe(0);
     expect(json).toMatchObject({ dryRun: false, matched: failedIds.length, applied: failedIds.length });
+    // The CLI wrote through the same pg-boss as this test's worker, at the database's schema version.
+    const [schema] = await db.rows<{ version: number }>('SELECT version FROM pgboss.version');
+    expect(json.client).toBe(`pg-boss ${PGBOSS_VERSION} (schema ${schema?.version})`);
+    assertMatchesSchema('compensate', json);
     expect(json.results.map((r) => r.id).sort()).toEqual(failedIds);
     for (const r of json.results)
       expect(r).toMatchObject({ from: 'failed', to: 'pending', outcome: 'applied' });
@@ -387,6 +394,41 @@ describe(`pg-boss ${PGBOSS_VERSION} on Node ${process.version}`, () => {
     expect(missing.code).toBe(3);
     expect(missing.json.error.message).toMatch(`unknown task id ${unknown}`);
     expect(await jobRows()).toEqual(before);
+  }, 60_000);
+
+  it("refuses to write a database whose pg-boss schema is not the installed client's", async () => {
+    const id = (await boss.send('emails', { fail: true, schema: true })) as string;
+    await until('the worker to fail it', async () => {
+      const rows = await db.rows("SELECT 1 FROM pgboss.job WHERE id = $1 AND state = 'failed'", [id]);
+      return rows.length === 1;
+    });
+    const before = await jobRows();
+    // As a database migrated by a newer pg-boss than the one beside taskrecon would record it.
+    const [was] = await db.rows<{ version: number }>('SELECT version FROM pgboss.version');
+    await db.sql.query('UPDATE pgboss.version SET version = version + 1');
+    try {
+      const newer = await runJson<{ error: { message: string; hint?: string } }>(
+        ['compensate', id, '--action', 'retry', '--yes'],
+        { cwd },
+      );
+      expect(newer.code).toBe(3);
+      expect(newer.json.error.message).toBe(
+        `pg-boss ${PGBOSS_VERSION} (schema ${was?.version}) cannot write this database's pg-boss jobs: pgboss.version records schema ${Number(was?.version) + 1}`,
+      );
+    } finally {
+      await db.sql.query('UPDATE pgboss.version SET version = $1', [was?.version]);
+    }
+    expect(await jobRows()).toEqual(before);
+    expect(await db.rows('SELECT 1 FROM taskrecon_audit WHERE task_id = $1', [id])).toEqual([]);
+    // With the versions agreeing again it goes through, and the worker runs it once more.
+    const retried = await runJson<CompensateJson>(['compensate', id, '--action', 'retry', '--yes'], { cwd });
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.json.applied).toBe(1);
+    await until('the worker to run it', async () => {
+      const rows = await db.rows("SELECT 1 FROM pgboss.job WHERE id = $1 AND state = 'completed'", [id]);
+      return rows.length === 1;
+    });
+    expect((await effectsPerJob())[id]).toBe(2);
   }, 60_000);
 
   it('forget deletes a failed job through pg-boss, audited whole; mark-compensated is refused', async () => {

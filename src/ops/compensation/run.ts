@@ -171,6 +171,7 @@ export class Run {
       return;
     }
     const writer = source.profile.kind === 'job-system' ? await this.openJobWriter() : undefined;
+    if (writer) this.result.client = writer.client;
     const items = await store.tasks.transaction(source, async (tx) => {
       const rows = await store.tasks.selectWholeRows(tx, source, ids, true);
       const found = new Set(rows.map((r) => String(rowId(source.sql, r))));
