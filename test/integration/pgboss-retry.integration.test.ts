@@ -250,6 +250,23 @@ describe(`pg-boss ${PGBOSS_VERSION} on Node ${process.version}`, () => {
     expect(grace.json.summary.stuck).toBe(0);
   }, 60_000);
 
+  it("doctor checks the table and leaves pg-boss's own indexes to pg-boss", async () => {
+    const { code, json, stderr } = await runJson<{
+      checks: Array<{ name: string; status: string; message: string }>;
+    }>(['doctor'], { cwd });
+    expect(code, stderr).toBe(0);
+    assertMatchesSchema('doctor', json);
+    const byName = new Map(json.checks.map((c) => [c.name, c]));
+    expect(byName.get('columns')?.status).toBe('ok');
+    expect(byName.get('status values')?.status).toBe('ok');
+    expect(byName.get('scan index')).toMatchObject({
+      status: 'ok',
+      message: expect.stringMatching(/^pg-boss owns pgboss\.job/),
+    });
+    expect(byName.has('event id unique')).toBe(false);
+    expect(json.checks.filter((c) => c.status === 'fail')).toEqual([]);
+  }, 60_000);
+
   it('show and report read pg-boss jobs', async () => {
     const id = failedIds[0] as string;
     const show = await runJson<{ task: { id: string; bizType: string; status: string; payload: unknown } }>(
@@ -463,4 +480,31 @@ describe(`pg-boss ${PGBOSS_VERSION} on Node ${process.version}`, () => {
     await sleep(POLL_SECONDS * 4 * 1000);
     expect((await effectsPerJob())[id]).toBe(1);
   }, 60_000);
+
+  // 12.x keeps a heartbeat per job (heartbeat_on, heartbeat_seconds; at least 10 s); 10.x has none.
+  it.runIf(Number(PGBOSS_VERSION.split('.')[0]) >= 12)(
+    'a job whose heartbeat stopped is stuck long before its expiry',
+    async () => {
+      const id = (await boss.send(
+        'slow',
+        { beats: true },
+        { heartbeatSeconds: 10, expireInSeconds: 3600 },
+      )) as string;
+      await boss.fetch('slow');
+      const lost = () =>
+        db.rows<{ id: string }>(
+          `SELECT id FROM pgboss.job WHERE state = 'active' AND heartbeat_seconds IS NOT NULL
+              AND heartbeat_on + heartbeat_seconds * interval '1 second' < now() - interval '1 second'`,
+        );
+      await until('its heartbeat to run out', async () => (await lost()).length === 1, 20_000);
+      expect((await lost()).map((r) => r.id)).toEqual([id]);
+
+      const { code, json, stderr } = await runJson<ScanJson>(['scan'], { cwd });
+      expect(code, stderr).toBe(0);
+      expect(json.stuck.map((t) => t.id).sort()).toEqual([id, stuckId].sort());
+      const grace = await runJson<ScanJson>(['scan', '--stuck-after', '1h'], { cwd });
+      expect(grace.json.summary.stuck).toBe(0);
+    },
+    40_000,
+  );
 });
