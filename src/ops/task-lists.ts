@@ -3,7 +3,7 @@
  * the source facts every verb reports.
  */
 
-import type { BoundSource } from '../db/bind-source.js';
+import type { BoundSource, JobSystemInfo } from '../db/bind-source.js';
 import { and } from '../db/fragment.js';
 import {
   store,
@@ -21,6 +21,8 @@ export interface SourceInfo {
   profile: string;
   table: string;
   db: string;
+  /** A job system's table: which system and the schema version it records (pg-boss: `pgboss.version`). */
+  system?: JobSystemInfo;
 }
 
 export interface ScanOptions extends ScanFilter {
@@ -52,6 +54,7 @@ export function sourceInfo(source: BoundSource): SourceInfo {
     profile: source.profile.name,
     table: source.profile.table,
     db: source.db.display,
+    ...(source.system ? { system: source.system } : {}),
   };
 }
 
