@@ -193,20 +193,25 @@ export async function postgresIdleTimeout(db: Db): Promise<number | null> {
   return Number.isFinite(ms) && ms > 0 ? Math.floor(ms / 1000) : null;
 }
 
-/** A column's collation: declared, else the database's default for text; null when not text. */
+/**
+ * A column's collation when it is nondeterministic (it may call keys equal whose bytes differ);
+ * null for other text columns (keys compare byte-wise) and columns that are not text.
+ */
 export async function postgresColumnCollation(db: Db, table: string, column: string): Promise<string | null> {
   const where = tableWhere(table, 'c.table_schema', 'c.table_name');
-  const rows = await db.query<{ c: unknown; text: unknown }>(
+  const rows = await db.query<{ c: unknown; text: unknown; deterministic: unknown }>(
     `SELECT c.collation_name AS c, c.data_type IN ('character varying', 'character', 'text') AS text,
-            (SELECT datcollate FROM pg_database WHERE datname = current_database()) AS d
+            COALESCE((SELECT k.collisdeterministic FROM pg_collation k
+                       WHERE k.collname = c.collation_name AND k.collnamespace::regnamespace::text = c.collation_schema), true) AS deterministic
        FROM information_schema.columns c
       WHERE ${where.sql} AND c.column_name = ?`,
     [...where.params, column],
   );
   const row = rows[0] as Row | undefined;
-  if (!row || row.text !== true) return null;
-  const c = row.c ?? row.d;
-  return c === null || c === undefined ? null : String(c);
+  // A deterministic collation (the database's default is one) calls keys equal only when their
+  // bytes are: keys compare as binary, whatever order the collation sorts them in.
+  if (!row || row.text !== true || row.deterministic !== false) return null;
+  return row.c === null || row.c === undefined ? null : String(row.c);
 }
 
 /** The primary key's one column, when it is an integer (whatever the constraint is named). */
