@@ -74,6 +74,8 @@ export interface Dialect {
    * integer; `utf8`: the text is stored as UTF-8 already (no conversion needed).
    */
   keyHashSql(fn: KeyHashFunction, textSql: string, utf8: boolean): string;
+  /** A text expression in lower case, every script folded (as JavaScript's toLowerCase), whatever its collation. */
+  lowerCase(textSql: string): string;
   /** Integer division of two non-negative integer expressions. */
   intDiv(dividend: string, divisor: string): string;
   /**

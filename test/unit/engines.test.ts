@@ -45,6 +45,7 @@ const DIALECT_MEMBERS: Record<keyof Dialect, true> = {
   mergeOrder: true,
   keyHashes: true,
   keyHashSql: true,
+  lowerCase: true,
   intDiv: true,
   keyRangeDigest: true,
   parallelReads: true,

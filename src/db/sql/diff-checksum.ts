@@ -62,7 +62,7 @@ export type HashedKey = Pick<CrossTaskSide, 'dialect' | 'key' | 'keyIsInt' | 'ke
 export function normalizedKeySql(column: HashedKey, semantics: KeySemantics): string {
   let sql = column.keyIsInt ? castText(column.dialect, column.key) : column.key;
   if (semantics.padSpace) sql = `TRIM(TRAILING ' ' FROM ${sql})`;
-  if (semantics.caseInsensitive) sql = `LOWER(${sql})`;
+  if (semantics.caseInsensitive) sql = column.dialect.lowerCase(sql);
   return sql;
 }
 

@@ -27,6 +27,7 @@ export const mysqlDialect: Dialect = {
     const bytes = utf8 ? text : `CONVERT(${text} USING utf8mb4)`;
     return fn === 'crc32' ? `CRC32(${bytes})` : `CAST(CONV(LEFT(MD5(${bytes}), 8), 16, 10) AS UNSIGNED)`;
   },
+  lowerCase: (text) => `LOWER(${text})`,
   // DIV divides integers; FLOOR(a / b) would divide in DECIMAL, row by row.
   intDiv: (a, b) => `${a} DIV ${b}`,
   keyRangeDigest: (text) =>

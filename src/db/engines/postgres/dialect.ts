@@ -72,6 +72,9 @@ export const postgresDialect: Dialect = {
     if (fn !== 'md5') throw new Error(`PostgreSQL does not compute ${fn} in SQL`);
     return hexBits(`md5(${utf8 ? text : `convert_to(${text}, 'UTF8')`})`, 1, 8);
   },
+  // lower() follows the expression's collation, and "C" folds ASCII only: ICU's root locale folds
+  // every script (PostgreSQL built with ICU, as the usual packages are).
+  lowerCase: (text) => `lower(${text} COLLATE "und-x-icu")`,
   // Integers divide as integers ('/' of two bigints truncates).
   intDiv: (a, b) => `(${a} / ${b})`,
   // Two sums of 64-bit slices of MD5, summed in numeric (no overflow) and read as exact text.

@@ -26,6 +26,8 @@ export const sqliteDialect: Dialect = {
   keyHashSql: () => {
     throw new Error('SQLite does not hash in SQL');
   },
+  // SQLite's lower() folds ASCII only; the client folds keys itself (it hashes them).
+  lowerCase: (text) => `lower(${text})`,
   intDiv: (a, b) => `(${a} / ${b})`,
   keyRangeDigest: () => {
     throw new Error('SQLite does not hash in SQL');
