@@ -89,7 +89,7 @@ export interface Dialect {
   lockConflictCodes: readonly string[];
   /** A key as text (to compare a text key with an integer key). */
   castText(sql: string): string;
-  /** A key as a signed integer. */
+  /** A key as a signed integer (NULL or 0 where the text is not an integer's). */
   castInt(sql: string): string;
   /** The INSERT verb that skips a row whose key exists (`INSERT IGNORE`, `INSERT OR IGNORE`). */
   insertIgnore: string;

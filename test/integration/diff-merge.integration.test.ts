@@ -91,12 +91,6 @@ const CASES: Record<TestEngine, Case[]> = {
   sqlite: [{ collation: null, expected: BYTEWISE, walk: 'join' }],
 };
 
-const ID_COLUMN: Record<TestEngine, string> = {
-  mysql: 'id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY',
-  postgres: 'id bigserial PRIMARY KEY',
-  sqlite: 'id INTEGER PRIMARY KEY',
-};
-
 /** The task key column and the business key column in `collation`. */
 function keyColumnDdl(engine: TestEngine, collation: string | null): { task?: string; business: string } {
   if (engine === 'mysql') {
@@ -114,23 +108,12 @@ function keyColumnDdl(engine: TestEngine, collation: string | null): { task?: st
   return { business: 'order_id VARCHAR(64) NOT NULL' };
 }
 
-async function insertMany(db: EngineDb, table: string, columns: string[], rows: unknown[][]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 500) {
-    const batch = rows.slice(i, i + 500);
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
-    await db.run(
-      `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${batch.map(() => tuple).join(', ')}`,
-      batch.flat(),
-    );
-  }
-}
-
 async function seed(db: EngineDb, collation: string | null): Promise<void> {
   const ddl = keyColumnDdl(db.engine, collation);
   await db.run('DELETE FROM async_task');
   if (ddl.task) await db.run(ddl.task);
   for (const table of ['coupon', 'coupon_int']) await db.run(`DROP TABLE IF EXISTS ${table}`);
-  await db.run(`CREATE TABLE coupon (${ID_COLUMN[db.engine]}, ${ddl.business})`);
+  await db.run(`CREATE TABLE coupon (${db.idColumn}, ${ddl.business})`);
   await db.run('CREATE INDEX idx_coupon_order ON coupon (order_id)');
   const tasks: unknown[][] = [
     ...BULK_KEYS.map((k, i) => ['coupon', k, `e${i}`, 2]),
@@ -138,15 +121,14 @@ async function seed(db: EngineDb, collation: string | null): Promise<void> {
     // The orphan key of another biz type's task is still an orphan of this rule.
     ['points', 'k1234x', 'other', 2],
   ];
-  await insertMany(db, 'async_task', ['biz_type', 'biz_id', 'event_id', 'status'], tasks);
+  await db.insertRows('async_task', ['biz_type', 'biz_id', 'event_id', 'status'], tasks);
   const rows = [
     ...BULK_KEYS.filter((k) => !BULK.missing.includes(k)),
     ...BULK.duplicate,
     ...BULK.orphans,
     ...SPECIAL_ROWS,
   ];
-  await insertMany(
-    db,
+  await db.insertRows(
     'coupon',
     ['order_id'],
     rows.map((k) => [k]),
@@ -155,14 +137,13 @@ async function seed(db: EngineDb, collation: string | null): Promise<void> {
   // The merge walk reads the tasks' keys from a (biz type, key) index: here the key is the id.
   await db.run('DROP INDEX IF EXISTS idx_task_type_id' + (db.engine === 'mysql' ? ' ON async_task' : ''));
   await db.run('CREATE INDEX idx_task_type_id ON async_task (biz_type, id)');
-  await db.run(`CREATE TABLE coupon_int (${ID_COLUMN[db.engine]}, order_id BIGINT NOT NULL)`);
+  await db.run(`CREATE TABLE coupon_int (${db.idColumn}, order_id BIGINT NOT NULL)`);
   await db.run('CREATE INDEX idx_coupon_int_order ON coupon_int (order_id)');
   const ids = (
     await db.rows<{ id: number }>(`SELECT id FROM async_task WHERE biz_type = 'coupon' ORDER BY id`)
   ).map((r) => Number(r.id));
   const intRows = [...ids.filter((_, i) => i !== 10 && i !== 2000), ids[20], 900_000_001, 900_000_002];
-  await insertMany(
-    db,
+  await db.insertRows(
     'coupon_int',
     ['order_id'],
     intRows.map((id) => [id]),

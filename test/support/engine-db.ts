@@ -29,7 +29,35 @@ export interface EngineDb {
   epoch(expr: string): string;
   /** SQL that counts the rows where `condition` holds (0 when none). */
   countIf(condition: string): string;
+  /** The column definition of an auto-incremented integer primary key `id`. */
+  idColumn: string;
+  /** Inserts `rows` (values in the order of `columns`) in multi-row statements of 500. */
+  insertRows(table: string, columns: string[], rows: unknown[][]): Promise<void>;
   drop(): Promise<void>;
+}
+
+const ID_COLUMN: Record<TestEngine, string> = {
+  mysql: 'id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY',
+  postgres: 'id bigserial PRIMARY KEY',
+  sqlite: 'id INTEGER PRIMARY KEY',
+};
+
+/** The helpers every engine shares, over its `run`. */
+function withHelpers(db: Omit<EngineDb, 'idColumn' | 'insertRows'>): EngineDb {
+  return {
+    ...db,
+    idColumn: ID_COLUMN[db.engine],
+    async insertRows(table, columns, rows) {
+      const tuple = `(${columns.map(() => '?').join(', ')})`;
+      for (let i = 0; i < rows.length; i += 500) {
+        const batch = rows.slice(i, i + 500);
+        await db.run(
+          `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${batch.map(() => tuple).join(', ')}`,
+          batch.flat(),
+        );
+      }
+    },
+  };
 }
 
 /** One throw-away database per test file on `engine`; fails saying how to start a server that is down. */
@@ -42,7 +70,7 @@ export async function createEngineDb(
   switch (engine) {
     case 'mysql': {
       const schema = await createTestSchema(prefix, options);
-      return {
+      return withHelpers({
         engine,
         dsn: schema.dsn,
         async rows<T>(sql: string, params: unknown[] = []) {
@@ -56,11 +84,11 @@ export async function createEngineDb(
         epoch: (expr) => (expr === 'now' ? 'UNIX_TIMESTAMP()' : `UNIX_TIMESTAMP(${expr})`),
         countIf,
         drop: () => schema.drop(),
-      };
+      });
     }
     case 'postgres': {
       const database = await createPgDatabase(prefix, options);
-      return {
+      return withHelpers({
         engine,
         dsn: database.dsn,
         async rows<T>(sql: string, params: unknown[] = []) {
@@ -76,7 +104,7 @@ export async function createEngineDb(
           `FLOOR(EXTRACT(EPOCH FROM ${expr === 'now' ? 'statement_timestamp()' : expr}))::bigint`,
         countIf,
         drop: () => database.drop(),
-      };
+      });
     }
     case 'sqlite': {
       const dir = mkdtempSync(join(tmpdir(), `taskrecon-${prefix.replace(/[^a-z0-9_-]/gi, '_')}-`));
@@ -84,7 +112,7 @@ export async function createEngineDb(
       const db = new Database(file);
       db.pragma('journal_mode = WAL');
       db.pragma('busy_timeout = 5000');
-      return {
+      return withHelpers({
         engine,
         dsn: `sqlite:${file}`,
         async rows<T>(sql: string, params: unknown[] = []) {
@@ -101,7 +129,7 @@ export async function createEngineDb(
           db.close();
           rmSync(dir, { recursive: true, force: true });
         },
-      };
+      });
     }
   }
 }

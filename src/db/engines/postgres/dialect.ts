@@ -85,7 +85,9 @@ export const postgresDialect: Dialect = {
   // Deadlock detected, lock not available (NOWAIT / lock_timeout), serialization failure.
   lockConflictCodes: ['40P01', '55P03', '40001'],
   castText: (sql) => `CAST(${sql} AS TEXT)`,
-  castInt: (sql) => `CAST(${sql} AS BIGINT)`,
+  // A text key that is not an integer's text is NULL (it matches no integer), never a failed
+  // statement: MySQL and SQLite read it as 0, which the text comparison beside it then refuses.
+  castInt: (sql) => `CASE WHEN ${sql} ~ '^-?[0-9]{1,18}$' THEN CAST(${sql} AS BIGINT) END`,
   insertIgnore: 'INSERT',
   insertUnlessConflict: { verb: 'INSERT INTO', suffix: ' ON CONFLICT DO NOTHING' },
   // The audit log stores timestamptz(3).
