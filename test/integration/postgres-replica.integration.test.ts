@@ -41,7 +41,8 @@ async function until(probe: () => Promise<boolean>, what: string): Promise<void>
 }
 
 const hasEvent = async (client: Client, event: string) =>
-  (await client.query('SELECT 1 FROM async_task WHERE event_id = $1', [event])).rows.length > 0;
+  (await client.query<Record<string, unknown>>('SELECT 1 FROM async_task WHERE event_id = $1', [event])).rows
+    .length > 0;
 
 function cwdWith(yaml: string): string {
   const cwd = configDir(yaml);
@@ -61,7 +62,7 @@ beforeAll(async () => {
   const init = await runCli(['init', '--db', primaryDsn]);
   expect(init.code, init.stderr).toBe(0);
   onPrimary = await primary.connect(DB);
-  await onPrimary.query(
+  await onPrimary.query<Record<string, unknown>>(
     `INSERT INTO async_task (biz_type, biz_id, event_id, status, next_retry_time)
      SELECT 'coupon', 'order-' || n, CASE WHEN n < 3 THEN 'dead-' || n ELSE 'done-' || n END,
             CASE WHEN n < 3 THEN 3 ELSE 2 END, now() - interval '1 minute'
@@ -72,7 +73,7 @@ beforeAll(async () => {
   onStandby = await standby.connect(DB);
   // One transaction after the base backup, so the standby has replayed a commit (whose time its
   // lag is measured from once it falls behind).
-  await onPrimary.query(
+  await onPrimary.query<Record<string, unknown>>(
     `INSERT INTO async_task (biz_type, biz_id, event_id, status) VALUES ('coupon', 'order-7', 'done-7', 2)`,
   );
   await until(async () => hasEvent(onStandby, 'done-7'), 'the standby to replay the seed');
@@ -89,7 +90,7 @@ describe('a PostgreSQL streaming replica as the read replica', () => {
   it('is a standby of the primary on another port, streaming', async () => {
     expect(standby.port).not.toBe(primary.port);
     const [row] = (
-      await onStandby.query(
+      await onStandby.query<Record<string, unknown>>(
         `SELECT pg_is_in_recovery() AS recovery, (SELECT status FROM pg_stat_wal_receiver) AS receiver`,
       )
     ).rows as Array<{ recovery: boolean; receiver: string }>;
@@ -120,16 +121,19 @@ describe('a PostgreSQL streaming replica as the read replica', () => {
 
   describe('with replay paused on the replica', () => {
     beforeAll(async () => {
-      await onStandby.query('SELECT pg_wal_replay_pause()');
-      await onPrimary.query(
+      await onStandby.query<Record<string, unknown>>('SELECT pg_wal_replay_pause()');
+      await onPrimary.query<Record<string, unknown>>(
         `INSERT INTO async_task (biz_type, biz_id, event_id, status, next_retry_time)
          VALUES ('coupon', 'order-p', 'primary-only', 3, now() - interval '1 minute')`,
       );
       // Received but not replayed: the replica is behind by the age of its last replayed transaction.
       await until(
         async () =>
-          (await onStandby.query('SELECT pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn() AS behind'))
-            .rows[0]?.behind === true,
+          (
+            await onStandby.query<Record<string, unknown>>(
+              'SELECT pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn() AS behind',
+            )
+          ).rows[0]?.behind === true,
         'the standby to receive the new WAL',
       );
     });
@@ -141,7 +145,7 @@ describe('a PostgreSQL streaming replica as the read replica', () => {
       expect(scan.json.summary.total).toBe(8);
       const lag = scan.json.readReplicaLagSeconds;
       const [row] = (
-        await onStandby.query(
+        await onStandby.query<Record<string, unknown>>(
           'SELECT FLOOR(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()))::int AS age',
         )
       ).rows as Array<{ age: number }>;
@@ -164,8 +168,9 @@ describe('a PostgreSQL streaming replica as the read replica', () => {
     });
 
     it('compensate writes to the primary, never the replica', async () => {
-      const [target] = (await onPrimary.query(`SELECT id FROM async_task WHERE event_id = 'dead-0'`))
-        .rows as Array<{ id: string }>;
+      const [target] = (
+        await onPrimary.query<Record<string, unknown>>(`SELECT id FROM async_task WHERE event_id = 'dead-0'`)
+      ).rows as Array<{ id: string }>;
       const run = await runJson<{ applied: number }>([
         'compensate',
         String(target?.id),
@@ -183,16 +188,25 @@ describe('a PostgreSQL streaming replica as the read replica', () => {
       expect(run.json.applied).toBe(1);
       const status = async (client: Client) =>
         Number(
-          (await client.query(`SELECT status FROM async_task WHERE event_id = 'dead-0'`)).rows[0]?.status,
+          (
+            await client.query<Record<string, unknown>>(
+              `SELECT status FROM async_task WHERE event_id = 'dead-0'`,
+            )
+          ).rows[0]?.status,
         );
       expect(await status(onPrimary)).toBe(4);
-      expect(Number((await onPrimary.query('SELECT count(*) AS n FROM taskrecon_audit')).rows[0]?.n)).toBe(1);
+      expect(
+        Number(
+          (await onPrimary.query<Record<string, unknown>>('SELECT count(*) AS n FROM taskrecon_audit'))
+            .rows[0]?.n,
+        ),
+      ).toBe(1);
       // Replay is paused: the replica still has the old row.
       expect(await status(onStandby)).toBe(3);
     });
 
     it('redrive claims and settles on the primary with a replica configured', async () => {
-      await onPrimary.query(
+      await onPrimary.query<Record<string, unknown>>(
         `INSERT INTO async_task (biz_type, biz_id, event_id, status, next_retry_time)
          VALUES ('points', 'order-d0', 'due-0', 0, now() - interval '1 minute'),
                 ('points', 'order-d1', 'due-1', 0, now() - interval '1 minute')`,
@@ -206,7 +220,7 @@ describe('a PostgreSQL streaming replica as the read replica', () => {
       expect(run.code, run.stderr).toBe(0);
       // The two due tasks exist on the primary only (replay is paused): claimed and settled there.
       expect(run.json).toMatchObject({ claimed: 2, succeeded: 2 });
-      const done = await onPrimary.query(
+      const done = await onPrimary.query<Record<string, unknown>>(
         `SELECT event_id FROM async_task WHERE biz_type = 'points' AND status = 2`,
       );
       expect(done.rows).toHaveLength(2);
@@ -214,12 +228,15 @@ describe('a PostgreSQL streaming replica as the read replica', () => {
     });
 
     it('once replay resumes, the row shows on the replica and scan reads it there', async () => {
-      await onStandby.query('SELECT pg_wal_replay_resume()');
+      await onStandby.query<Record<string, unknown>>('SELECT pg_wal_replay_resume()');
       await until(async () => hasEvent(onStandby, 'primary-only'), 'the standby to replay the new row');
       await until(
         async () =>
-          (await onStandby.query('SELECT pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() AS caught'))
-            .rows[0]?.caught === true,
+          (
+            await onStandby.query<Record<string, unknown>>(
+              'SELECT pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() AS caught',
+            )
+          ).rows[0]?.caught === true,
         'the standby to catch up',
       );
       const scan = await runJson<ScanJson>(['scan', '--db', primaryDsn, '--read-db', standbyDsn]);
@@ -227,7 +244,7 @@ describe('a PostgreSQL streaming replica as the read replica', () => {
       expect(scan.json.readReplicaLagSeconds).toBe(0);
       // The writes of compensate (dead-0 compensated) reached the replica by replication only.
       expect(scan.json.failed.map((t) => t.eventId).sort()).toEqual(['dead-1', 'dead-2', 'primary-only']);
-      const settled = await onStandby.query(
+      const settled = await onStandby.query<Record<string, unknown>>(
         `SELECT count(*)::int AS n FROM async_task WHERE biz_type = 'points' AND status = 2`,
       );
       expect(settled.rows[0]?.n).toBe(2);
@@ -241,7 +258,7 @@ describe('a PostgreSQL streaming replica as the read replica', () => {
       await until(
         async () =>
           (
-            await onStandby.query(
+            await onStandby.query<Record<string, unknown>>(
               `SELECT count(*)::int AS n FROM pg_stat_wal_receiver WHERE status = 'streaming'`,
             )
           ).rows[0]?.n === 0,

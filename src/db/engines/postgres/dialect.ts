@@ -13,12 +13,8 @@ function pathArray(path: string): string {
 /** The smallest bigint, whose XOR flips an integer's sign bit. */
 const INT8_SIGN = '(-9223372036854775807 - 1)';
 
-/**
- * `digits` hex digits of a hex text from position `from` as an integer: 8 give an unsigned 32-bit
- * value, 16 a signed 64-bit one.
- */
-const hexBits = (hex: string, from: number, digits: 8 | 16): string =>
-  `CAST(CAST('x' || substr(${hex}, ${from}, ${digits}) AS bit(${digits * 4})) AS BIGINT)`;
+/** The first 8 hex digits of a hex text (md5's) as an unsigned 32-bit integer. */
+const first32Bits = (hex: string): string => `CAST(CAST('x' || substr(${hex}, 1, 8) AS bit(32)) AS BIGINT)`;
 
 /** Whole epoch seconds of an instant (truncated, as MySQL's second-precision columns hold them). */
 const epochSeconds = (instant: string): string => `FLOOR(EXTRACT(EPOCH FROM ${instant}))::bigint`;
@@ -70,17 +66,18 @@ export const postgresDialect: Dialect = {
   keyHashes: ['md5'],
   keyHashSql: (fn, text, utf8) => {
     if (fn !== 'md5') throw new Error(`PostgreSQL does not compute ${fn} in SQL`);
-    return hexBits(`md5(${utf8 ? text : `convert_to(${text}, 'UTF8')`})`, 1, 8);
+    return first32Bits(`md5(${utf8 ? text : `convert_to(${text}, 'UTF8')`})`);
   },
   // lower() follows the expression's collation, and "C" folds ASCII only: ICU's root locale folds
   // every script (PostgreSQL built with ICU, as the usual packages are).
   lowerCase: (text) => `lower(${text} COLLATE "und-x-icu")`,
   // Integers divide as integers ('/' of two bigints truncates).
   intDiv: (a, b) => `(${a} / ${b})`,
-  // Two sums of 64-bit slices of MD5, summed in numeric (no overflow) and read as exact text.
+  // The merge walk compares a range's digests on one server only: two sums of PostgreSQL's own
+  // 64-bit text hash under two seeds (no other server computes them), in numeric, read as exact text.
   keyRangeDigest: (text) =>
-    `COUNT(*) AS n, CAST(COALESCE(SUM(${hexBits(`md5(${text})`, 1, 16)}), 0) AS TEXT) AS s, ` +
-    `CAST(COALESCE(SUM(${hexBits(`md5(${text})`, 17, 16)}), 0) AS TEXT) AS x`,
+    `COUNT(*) AS n, CAST(COALESCE(SUM(hashtextextended(${text}, 0)), 0) AS TEXT) AS s, ` +
+    `CAST(COALESCE(SUM(hashtextextended(${text}, 1)), 0) AS TEXT) AS x`,
   parallelReads: true,
   // Deadlock detected, lock not available (NOWAIT / lock_timeout), serialization failure.
   lockConflictCodes: ['40P01', '55P03', '40001'],
