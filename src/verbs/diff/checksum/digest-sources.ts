@@ -89,9 +89,10 @@ function semanticsOf(plan: ChecksumPlan, kind: HashKind): KeySemantics {
 }
 
 /**
- * The task side on a server that hashes (MariaDB/MySQL, PostgreSQL). Digests read the (biz type, key) index only; the tasks not done
- * are counted apart (whole table) or listed by hash once and placed in their segments here —
- * unless there are more than NOT_DONE_LISTED of them, when each digest reads the statuses.
+ * The task side on a server that hashes (MariaDB/MySQL, PostgreSQL). Digests read the (biz type,
+ * key) index only; the tasks not done are counted apart (whole table) or listed by hash once and
+ * placed in their segments here — unless there are more than NOT_DONE_LISTED of them, when each
+ * digest reads the statuses.
  */
 function serverTaskSide(plan: ChecksumPlan, q: Queryable): ChecksumSide {
   const { task } = plan;
