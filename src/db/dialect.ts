@@ -93,6 +93,11 @@ export interface Dialect {
   castInt(sql: string): string;
   /** The INSERT verb that skips a row whose key exists (`INSERT IGNORE`, `INSERT OR IGNORE`). */
   insertIgnore: string;
+  /**
+   * The operator of a text search (`--error-like`, the console's "contains"): case-insensitive for
+   * ASCII on every engine, as MySQL's default collations and SQLite's LIKE are (`ILIKE` on PostgreSQL).
+   */
+  textLike: string;
   /** An INSERT that does nothing on a key conflict: its verb and the clause after VALUES (…). */
   insertUnlessConflict: { verb: string; suffix: string };
   /** The audit log's `created_at` (millisecond precision) as epoch seconds with milliseconds. */

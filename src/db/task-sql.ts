@@ -36,6 +36,14 @@ export class TaskSql {
     return this.dialect.jsonText(this.dialect.quoteId(ref.json), ref.path);
   }
 
+  /**
+   * The biz type, or a typed NULL for a source without one: what GROUP BY and SELECT take alike
+   * (PostgreSQL refuses a bare NULL, a non-integer constant, in GROUP BY).
+   */
+  bizTypeExpr(): string {
+    return this.expr('bizType') ?? this.dialect.castText('NULL');
+  }
+
   /** A time field as epoch seconds. */
   epoch(field: TimeField): string | undefined {
     const col = this.expr(field);

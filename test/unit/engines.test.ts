@@ -53,6 +53,7 @@ const DIALECT_MEMBERS: Record<keyof Dialect, true> = {
   castText: true,
   castInt: true,
   insertIgnore: true,
+  textLike: true,
   insertUnlessConflict: true,
   auditEpoch: true,
   auditEpochParam: true,

@@ -23,7 +23,7 @@ export async function countByBizTypeAndStatus(
   const { sql } = source;
   const where = filterWhere(sql, filter);
   const status = sql.rawStatusExpr();
-  const bizType = sql.expr('bizType') ?? 'NULL';
+  const bizType = sql.bizTypeExpr();
   const rows = await source.db.query<{ bizType: unknown; rawStatus: unknown; n: unknown }>(
     `SELECT ${bizType} AS bizType, ${status} AS rawStatus, COUNT(*) AS n FROM ${sql.table} WHERE ${where.sql} GROUP BY ${bizType}, ${status}`,
     where.params,
@@ -89,7 +89,7 @@ async function countPerBizType(
 ): Promise<CountRow[]> {
   const { sql } = source;
   const w = and(where);
-  const bizType = sql.expr('bizType') ?? 'NULL';
+  const bizType = sql.bizTypeExpr();
   const oldest = sql.epoch(oldestOf) ?? 'NULL';
   const rows = await source.db.query<{ bizType: unknown; n: unknown; oldest: unknown }>(
     `SELECT ${bizType} AS bizType, COUNT(*) AS n, MIN(${oldest}) AS oldest FROM ${sql.table} WHERE ${w.sql} GROUP BY ${bizType}`,

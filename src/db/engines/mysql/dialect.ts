@@ -37,6 +37,7 @@ export const mysqlDialect: Dialect = {
   castText: (sql) => `CAST(${sql} AS CHAR)`,
   castInt: (sql) => `CAST(${sql} AS SIGNED)`,
   insertIgnore: 'INSERT IGNORE',
+  textLike: 'LIKE',
   insertUnlessConflict: { verb: 'INSERT IGNORE INTO', suffix: '' },
   // The audit log stores TIMESTAMP(3).
   auditEpoch: (col) => `UNIX_TIMESTAMP(${col})`,

@@ -86,6 +86,7 @@ export const postgresDialect: Dialect = {
   // statement: MySQL and SQLite read it as 0, which the text comparison beside it then refuses.
   castInt: (sql) => `CASE WHEN ${sql} ~ '^-?[0-9]{1,18}$' THEN CAST(${sql} AS BIGINT) END`,
   insertIgnore: 'INSERT',
+  textLike: 'ILIKE',
   insertUnlessConflict: { verb: 'INSERT INTO', suffix: ' ON CONFLICT DO NOTHING' },
   // The audit log stores timestamptz(3).
   auditEpoch: (col) => `EXTRACT(EPOCH FROM ${col})`,

@@ -38,6 +38,7 @@ export const sqliteDialect: Dialect = {
   castText: (sql) => `CAST(${sql} AS TEXT)`,
   castInt: (sql) => `CAST(${sql} AS INTEGER)`,
   insertIgnore: 'INSERT OR IGNORE',
+  textLike: 'LIKE',
   insertUnlessConflict: { verb: 'INSERT INTO', suffix: ' ON CONFLICT DO NOTHING' },
   // The audit log stores ISO-8601 text with milliseconds and `Z`.
   auditEpoch: (col) => `((julianday(${col}) - 2440587.5) * 86400.0)`,
