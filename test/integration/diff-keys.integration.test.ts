@@ -74,7 +74,7 @@ async function seedTasks(db: EngineDb): Promise<void> {
 
 async function seedBusiness(db: EngineDb): Promise<void> {
   for (const [table, column] of businessTables(db.engine)) {
-    await db.run(`CREATE TABLE ${table} (${db.autoId}, ${column})`);
+    await db.run(`CREATE TABLE ${table} (id ${db.autoId}, ${column})`);
     await db.run(`CREATE INDEX idx_${table}_order ON ${table} (order_id)`);
   }
   await db.insertRows(

@@ -113,7 +113,7 @@ async function seed(db: EngineDb, collation: string | null): Promise<void> {
   await db.run('DELETE FROM async_task');
   if (ddl.task) await db.run(ddl.task);
   for (const table of ['coupon', 'coupon_int']) await db.run(`DROP TABLE IF EXISTS ${table}`);
-  await db.run(`CREATE TABLE coupon (${db.autoId}, ${ddl.business})`);
+  await db.run(`CREATE TABLE coupon (id ${db.autoId}, ${ddl.business})`);
   await db.run('CREATE INDEX idx_coupon_order ON coupon (order_id)');
   const tasks: unknown[][] = [
     ...BULK_KEYS.map((k, i) => ['coupon', k, `e${i}`, 2]),
@@ -137,7 +137,7 @@ async function seed(db: EngineDb, collation: string | null): Promise<void> {
   // The merge walk reads the tasks' keys from a (biz type, key) index: here the key is the id.
   await db.run('DROP INDEX IF EXISTS idx_task_type_id' + (db.engine === 'mysql' ? ' ON async_task' : ''));
   await db.run('CREATE INDEX idx_task_type_id ON async_task (biz_type, id)');
-  await db.run(`CREATE TABLE coupon_int (${db.autoId}, order_id BIGINT NOT NULL)`);
+  await db.run(`CREATE TABLE coupon_int (id ${db.autoId}, order_id BIGINT NOT NULL)`);
   await db.run('CREATE INDEX idx_coupon_int_order ON coupon_int (order_id)');
   const ids = (
     await db.rows<{ id: number }>(`SELECT id FROM async_task WHERE biz_type = 'coupon' ORDER BY id`)
