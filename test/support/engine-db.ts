@@ -31,6 +31,8 @@ export interface EngineDb {
   epoch(expr: string): string;
   /** SQL that counts the rows where `condition` holds (0 when none). */
   countIf(condition: string): string;
+  /** Inserts `rows` (values in the order of `columns`) in multi-row statements of 500. */
+  insertRows(table: string, columns: string[], rows: unknown[][]): Promise<void>;
   /** Column definition of an auto-numbered primary key, for a test's own CREATE TABLE. */
   autoId: string;
   /**
@@ -46,6 +48,23 @@ export interface EngineDb {
   drop(): Promise<void>;
 }
 
+/** The helpers every engine shares, over its `run`. */
+function withHelpers(db: Omit<EngineDb, 'insertRows'>): EngineDb {
+  return {
+    ...db,
+    async insertRows(table, columns, rows) {
+      const tuple = `(${columns.map(() => '?').join(', ')})`;
+      for (let i = 0; i < rows.length; i += 500) {
+        const batch = rows.slice(i, i + 500);
+        await db.run(
+          `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${batch.map(() => tuple).join(', ')}`,
+          batch.flat(),
+        );
+      }
+    },
+  };
+}
+
 /** One throw-away database per test file on `engine`; fails saying how to start a server that is down. */
 export async function createEngineDb(
   engine: TestEngine,
@@ -56,7 +75,7 @@ export async function createEngineDb(
   switch (engine) {
     case 'mysql': {
       const schema = await createTestSchema(prefix, options);
-      return {
+      return withHelpers({
         engine,
         dsn: schema.dsn,
         name: schema.name,
@@ -78,7 +97,7 @@ export async function createEngineDb(
         },
         lockWaits: "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'",
         drop: () => schema.drop(),
-      };
+      });
     }
     case 'postgres': {
       // PostgreSQL reads a bare '+08:00' as a POSIX zone, 8 hours the other way: an offset is set
@@ -87,7 +106,7 @@ export async function createEngineDb(
         options.timeZone && /^[+-]\d\d:\d\d$/.test(options.timeZone) ? options.timeZone : undefined;
       const database = await createPgDatabase(prefix, offset ? {} : options);
       if (offset) await database.sql.query(`SET TIME ZONE INTERVAL '${offset}' HOUR TO MINUTE`);
-      return {
+      return withHelpers({
         engine,
         dsn: database.dsn,
         name: database.name,
@@ -112,7 +131,7 @@ export async function createEngineDb(
         // pg_locks is read live (pg_stat_activity would answer a snapshot held for the transaction).
         lockWaits: 'SELECT COUNT(DISTINCT pid) AS n FROM pg_locks WHERE NOT granted',
         drop: () => database.drop(),
-      };
+      });
     }
     case 'sqlite': {
       const dir = mkdtempSync(join(tmpdir(), `taskrecon-${prefix.replace(/[^a-z0-9_-]/gi, '_')}-`));
@@ -120,7 +139,7 @@ export async function createEngineDb(
       const db = new Database(file);
       db.pragma('journal_mode = WAL');
       db.pragma('busy_timeout = 5000');
-      return {
+      return withHelpers({
         engine,
         dsn: `sqlite:${file}`,
         name: file,
@@ -144,7 +163,7 @@ export async function createEngineDb(
           db.close();
           rmSync(dir, { recursive: true, force: true });
         },
-      };
+      });
     }
   }
 }

@@ -16,8 +16,22 @@ export const sqliteDialect: Dialect = {
   forUpdate: '',
   // SQLite's planner never reorders the tables of a CROSS JOIN.
   drivingJoin: 'CROSS JOIN',
-  collationWeights: false,
-  serverHashing: false,
+  mergeKeys: null,
+  mergeWeight: () => {
+    throw new Error('SQLite does not merge key indexes');
+  },
+  mergeOrder: (key) => key,
+  // No hash function in SQL: the client hashes the keys it reads.
+  keyHashes: [],
+  keyHashSql: () => {
+    throw new Error('SQLite does not hash in SQL');
+  },
+  // SQLite's lower() folds ASCII only; the client folds keys itself (it hashes them).
+  lowerCase: (text) => `lower(${text})`,
+  intDiv: (a, b) => `(${a} / ${b})`,
+  keyRangeDigest: () => {
+    throw new Error('SQLite does not hash in SQL');
+  },
   parallelReads: false,
   // BEGIN IMMEDIATE waits for the write lock (busy timeout) instead of conflicting.
   lockConflictCodes: [],
