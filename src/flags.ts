@@ -21,7 +21,14 @@ export const connectionFlags = {
   source: Flags.string({ summary: 'Which configured source (task table) to use.', helpGroup: 'CONNECTION' }),
   profile: Flags.string({
     summary: 'Describe the source inline by a built-in profile.',
-    options: ['async-task', 'job-retries', 'laravel-failed-jobs', 'laravel-jobs', 'thinkphp-failed-jobs'],
+    options: [
+      'async-task',
+      'job-retries',
+      'laravel-failed-jobs',
+      'laravel-jobs',
+      'thinkphp-failed-jobs',
+      'pg-boss',
+    ],
     helpGroup: 'CONNECTION',
   }),
   table: Flags.string({

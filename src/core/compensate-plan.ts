@@ -61,6 +61,10 @@ export function actionUnsupported(action: CompensateAction, table: TableTraits):
     if (action === 'retry' || action === 'forget') return undefined;
     return `${table.profile} rows are failed jobs with no status column: ${action} cannot be stored there; use --action retry (re-push) or --action forget (delete, audited)`;
   }
+  if (table.kind === 'job-system') {
+    if (action === 'retry' || action === 'forget') return undefined;
+    return `${table.profile} jobs are written through ${table.profile}'s own client, which moves a failed job only back to retry or deletes it: use --action retry or --action forget (${action} has no ${table.profile} operation for a failed job)`;
+  }
   if (!rule.from.some((s) => table.statuses.includes(s))) {
     return `${table.profile} rows are never ${rule.from.join(' or ')}, so ${action} has nothing to move`;
   }

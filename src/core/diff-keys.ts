@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
@@ -39,12 +40,31 @@ export function normalizeKey(value: unknown, semantics: KeySemantics): string | 
   return text;
 }
 
-/** The 32-bit checksum of a normal-form key: MariaDB's CRC32() of its UTF-8 bytes. */
-export function keyHash(normalized: string): number {
-  return crc32(Buffer.from(normalized, 'utf8'));
+/**
+ * The 32-bit hashes both sides of a cross-server diff can compute alike: `crc32` (MariaDB/MySQL's
+ * CRC32(), the fastest) and `md5` (the first 4 bytes of MD5 as an unsigned big-endian integer,
+ * which PostgreSQL computes too). Both sides of a diff use one, chosen by the servers it joins.
+ */
+export const KEY_HASH_FUNCTIONS = ['crc32', 'md5'] as const;
+export type KeyHashFunction = (typeof KEY_HASH_FUNCTIONS)[number];
+
+/** The 32-bit hash of a normal-form key's UTF-8 bytes, as the server computes it (CRC32() or MD5's first 4 bytes). */
+export function keyHash(normalized: string, fn: KeyHashFunction = 'crc32'): number {
+  const bytes = Buffer.from(normalized, 'utf8');
+  return fn === 'crc32' ? crc32(bytes) : createHash('md5').update(bytes).digest().readUInt32BE(0);
 }
 
-/** The hash space (CRC32 values) is split into segments; a segment is [lo, hi). */
+/**
+ * The hash both sides compute: the first of KEY_HASH_FUNCTIONS that every side hashing in SQL has
+ * (a side hashing in the client has them all). Undefined when none is common.
+ */
+export function commonKeyHash(
+  ...sides: ReadonlyArray<readonly KeyHashFunction[] | 'client'>
+): KeyHashFunction | undefined {
+  return KEY_HASH_FUNCTIONS.find((fn) => sides.every((s) => s === 'client' || s.includes(fn)));
+}
+
+/** The hash space (32-bit hash values) is split into segments; a segment is [lo, hi). */
 export const HASH_SPACE = 2 ** 32;
 
 /**

@@ -9,7 +9,8 @@ import { childWidth, emptyDigest, HASH_SPACE, segmentConsistent, type SegmentDig
 
 /**
  * The levels of a checksum diff (data-diff's idea over a hash space, as Cassandra's repair trees
- * do): both sides reduce their keys to digests of segments of the CRC32 space. The whole table is
+ * do): both sides reduce their keys to digests of segments of the 32-bit hash space
+ * (core/diff-keys.ts: CRC32, or MD5's first bytes). The whole table is
  * compared first with the keys as stored; equal segments are done with, mismatching ones are
  * split into children of about LEAF_ROWS rows and compared again (keys in their normal form),
  * until the rows left in mismatching segments are few enough to be read row by row. Pure: the

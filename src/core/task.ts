@@ -59,5 +59,8 @@ export function isLogicalStatus(value: string): value is LogicalStatus {
   return (LOGICAL_STATUSES as readonly string[]).includes(value);
 }
 
-/** What kind of table a profile describes: tasks, failed jobs of a queue framework, or its queued jobs. */
-export type ProfileKind = 'task' | 'failed-jobs' | 'queue-jobs';
+/**
+ * What kind of table a profile describes: tasks, failed jobs of a queue framework, its queued jobs,
+ * or the job table of a job system whose own workers run it and whose own client writes it (pg-boss).
+ */
+export type ProfileKind = 'task' | 'failed-jobs' | 'queue-jobs' | 'job-system';

@@ -3,8 +3,11 @@ import { TIME_FIELDS } from '../core/task.js';
 import { TaskreconError } from '../errors.js';
 import type { Profile } from './profiles/types.js';
 import { mappedColumns } from './profiles/types.js';
-import { TaskSql } from './task-sql.js';
+import { readJobSystemVersion, type JobSystemInfo } from './sql/job-system.js';
+import { TaskSql, type ExpiryStuck } from './task-sql.js';
 import type { ColumnInfo, Db } from './types.js';
+
+export type { JobSystemInfo } from './sql/job-system.js';
 
 /** A profile checked against the live table: what doctor reports and what other commands refuse to run on. */
 export interface SchemaProblem {
@@ -21,6 +24,8 @@ export interface BoundSource {
   sql: TaskSql;
   columns: ColumnInfo[];
   problems: SchemaProblem[];
+  /** For a job system's table: which system, and the schema version its own bookkeeping records. */
+  system?: JobSystemInfo;
 }
 
 const NUMERIC = new Set([
@@ -92,7 +97,50 @@ export async function inspectSource(db: Db, profile: Profile, name: string): Pro
     const problem = typeProblem(profile, field, live, timeTypes);
     if (problem) problems.push(problem);
   }
-  return { name, profile, db, sql: new TaskSql(db.dialect, profile, timeTypes), columns, problems };
+  const expiryStuck = resolveExpiry(profile, byName, problems);
+  const lastError = profile.fields.lastError;
+  const jsonAsText =
+    lastError && 'column' in lastError && byName.get(lastError.column.toLowerCase())?.dataType === 'json'
+      ? (['lastError'] as const)
+      : [];
+  const sql = new TaskSql(db.dialect, profile, timeTypes, { expiryStuck, jsonAsText });
+  const bound: BoundSource = { name, profile, db, sql, columns, problems };
+  if (profile.system) bound.system = await readJobSystemVersion(db, profile.system, profile.table);
+  return bound;
+}
+
+/**
+ * A per-row expiry (the profile's `stuck` model) against the live columns: the first expiry column
+ * the table has (pg-boss 11+ `expire_seconds`, 10.x `expire_in`), and the heartbeat where both of its
+ * columns exist. A table with neither expiry column is a schema error.
+ */
+function resolveExpiry(
+  profile: Profile,
+  byName: Map<string, ColumnInfo>,
+  problems: SchemaProblem[],
+): ExpiryStuck | undefined {
+  const model = profile.stuck;
+  if (!model) return undefined;
+  const timeOf = (name: string) => {
+    const live = byName.get(name.toLowerCase());
+    return live ? timeTypeOfColumn(live) : undefined;
+  };
+  const startedType = timeOf(model.started);
+  const expiry = model.expiry.find((e) => byName.has(e.column.toLowerCase()));
+  if (!startedType || !expiry) {
+    problems.push({
+      severity: 'error',
+      check: 'column',
+      message: `table '${profile.table}' has no ${startedType ? model.expiry.map((e) => `'${e.column}'`).join(' or ') : `time column '${model.started}'`} (read by profile ${profile.name} for stuck jobs)`,
+      hint: `Point the source at ${profile.name}'s own job table (\`table: <schema>.job\`).`,
+    });
+    return undefined;
+  }
+  const beat = model.heartbeat;
+  const atType = beat ? timeOf(beat.at) : undefined;
+  const heartbeat =
+    beat && atType && byName.has(beat.seconds.toLowerCase()) ? { ...beat, atType } : undefined;
+  return { started: model.started, startedType, expiry, ...(heartbeat ? { heartbeat } : {}) };
 }
 
 /** Checks one mapped column's type; fills in the time type it reads from the live schema. */

@@ -1,3 +1,4 @@
+import type { KeyHashFunction } from '../core/diff-keys.js';
 import { isSimpleJsonPath } from '../core/json-path.js';
 import type { TimeType } from '../core/task.js';
 
@@ -52,26 +53,57 @@ export interface Dialect {
    * primary-key range then drives the lookups into the other table, never a scan of it per chunk.
    */
   drivingJoin: string;
-  /** The server computes a key's collation weight (`WEIGHT_STRING`), so two key indexes can be merged in the client. */
-  collationWeights: boolean;
-  /** The server hashes keys and sums digests in SQL (CRC32, BIT_XOR); otherwise the client hashes the rows it reads. */
-  serverHashing: boolean;
   /**
    * A secondary index ends with the row's primary key without naming it (InnoDB; SQLite's rowid),
    * so `ORDER BY next_retry_time, id` reads in index order from `(status, next_retry_time)`.
    * Where it does not (PostgreSQL), the scan index names the id.
    */
   indexesEndWithPrimaryKey: boolean;
+  /**
+   * How the merge walk of a same-server diff compares keys in the client, or null where it cannot
+   * merge: `collation` — each key's collation weight (`WEIGHT_STRING`), keys read in index order;
+   * `bytes` — keys compared byte-wise, text read in `COLLATE "C"` order with its UTF-8 bytes as
+   * the weight and integers in numeric order.
+   */
+  mergeKeys: 'collation' | 'bytes' | null;
+  /** The weight the merge walk compares a key by (see mergeKeys), as a SELECT expression. */
+  mergeWeight(keySql: string, isInt: boolean): string;
+  /** The ORDER BY expression that reads keys in the order of their weights. */
+  mergeOrder(keySql: string, isInt: boolean): string;
+  /**
+   * The key hashes the server computes in SQL (core/diff-keys.ts), preferred first; empty where
+   * the client hashes the rows it reads.
+   */
+  keyHashes: readonly KeyHashFunction[];
+  /**
+   * Hash `fn` (one of keyHashes) of a text expression's UTF-8 bytes, as an unsigned 32-bit
+   * integer; `utf8`: the text is stored as UTF-8 already (no conversion needed).
+   */
+  keyHashSql(fn: KeyHashFunction, textSql: string, utf8: boolean): string;
+  /** A text expression in lower case, every script folded (as JavaScript's toLowerCase), whatever its collation. */
+  lowerCase(textSql: string): string;
+  /** Integer division of two non-negative integer expressions. */
+  intDiv(dividend: string, divisor: string): string;
+  /**
+   * The digest of a range of keys (a text expression, as stored) as a select list: `n` keys and
+   * two sums of hashes `s` and `x`, each as exact decimal text or a number.
+   */
+  keyRangeDigest(textSql: string): string;
   /** Several connections read the same database at once (a file database serialises them: one is enough). */
   parallelReads: boolean;
   /** Error codes of a lock conflict (deadlock, lock-wait timeout) after which a short transaction is retried. */
   lockConflictCodes: readonly string[];
   /** A key as text (to compare a text key with an integer key). */
   castText(sql: string): string;
-  /** A key as a signed integer. */
+  /** A key as a signed integer (NULL or 0 where the text is not an integer's). */
   castInt(sql: string): string;
   /** The INSERT verb that skips a row whose key exists (`INSERT IGNORE`, `INSERT OR IGNORE`). */
   insertIgnore: string;
+  /**
+   * The operator of a text search (`--error-like`, the console's "contains"): case-insensitive for
+   * ASCII on every engine, as MySQL's default collations and SQLite's LIKE are (`ILIKE` on PostgreSQL).
+   */
+  textLike: string;
   /** An INSERT that does nothing on a key conflict: its verb and the clause after VALUES (…). */
   insertUnlessConflict: { verb: string; suffix: string };
   /** The audit log's `created_at` (millisecond precision) as epoch seconds with milliseconds. */
@@ -93,4 +125,9 @@ export interface Dialect {
 export function checkedPath(path: string): string {
   if (!isSimpleJsonPath(path)) throw new Error(`unsafe JSON path ${path}`);
   return path;
+}
+
+/** Whether the server hashes keys in SQL (else the client hashes the rows it reads). */
+export function hashesInSql(dialect: Dialect): boolean {
+  return dialect.keyHashes.length > 0;
 }

@@ -60,7 +60,8 @@ export function filterWhere(sql: TaskSql, filter: ScanFilter): Fragment {
   if (field && filter.sinceEpoch !== undefined) parts.push(sql.timeCompare(field, '>=', filter.sinceEpoch));
   if (field && filter.untilEpoch !== undefined) parts.push(sql.timeCompare(field, '<', filter.untilEpoch));
   const lastError = sql.expr('lastError');
-  if (filter.errorLike !== undefined && lastError) parts.push(errorLike(lastError, filter.errorLike));
+  if (filter.errorLike !== undefined && lastError)
+    parts.push(errorLike(lastError, filter.errorLike, sql.dialect.textLike));
   const queue = sql.expr('queue');
   if (filter.queues?.length && queue) parts.push(inList(queue, filter.queues));
   return and(parts);
@@ -69,17 +70,22 @@ export function filterWhere(sql: TaskSql, filter: ScanFilter): Fragment {
 /**
  * `--error-like`: text without `%` matches where it appears literally (its `_` and `!` escaped, so
  * `order_sn` never matches `orderXsn`); text with a `%` is the user's LIKE pattern as written.
+ * `like` is the dialect's `textLike` (case-insensitive for ASCII on every engine).
  */
-export function errorLike(columnSql: string, text: string): Fragment {
-  if (text.includes('%')) return { sql: `${columnSql} LIKE ?`, params: [text] };
-  return containsText(columnSql, text);
+export function errorLike(columnSql: string, text: string, like: string): Fragment {
+  if (text.includes('%')) return { sql: `${columnSql} ${like} ?`, params: [text] };
+  return containsText(columnSql, text, like);
 }
 
 /** Text search on a column, as a LIKE of the literal text anywhere in it (no wildcards of the user's). */
-export function containsText(columnSql: string | undefined, text: string | undefined): Fragment {
+export function containsText(
+  columnSql: string | undefined,
+  text: string | undefined,
+  like: string,
+): Fragment {
   if (!columnSql || text === undefined || text === '') return { sql: '1=1', params: [] };
   const literal = text.replace(/[!%_]/g, (ch) => `!${ch}`);
-  return { sql: `${columnSql} LIKE ? ESCAPE '!'`, params: [`%${literal}%`] };
+  return { sql: `${columnSql} ${like} ? ESCAPE '!'`, params: [`%${literal}%`] };
 }
 
 /** `column IN (?, …)` over these values. */

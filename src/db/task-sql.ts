@@ -9,6 +9,14 @@ export { placeholders } from './fragment.js';
 /** How many characters of `last_error` a list shows; `show` prints it whole. */
 export const LIST_ERROR_CHARS = 1000;
 
+/** A profile's per-row expiry (its `stuck` model) resolved against the live table's columns. */
+export interface ExpiryStuck {
+  started: string;
+  startedType: TimeType;
+  expiry: { column: string; unit: 'seconds' | 'interval' };
+  heartbeat?: { at: string; atType: TimeType; seconds: string };
+}
+
 /**
  * Translates logical fields and statuses into SQL for one bound source (a profile on a live
  * table whose time column types are known). Identifiers are quoted; values are always bound.
@@ -20,8 +28,48 @@ export class TaskSql {
     readonly dialect: Dialect,
     readonly profile: Profile,
     readonly timeTypes: Partial<Record<TimeField, TimeType>>,
+    live: {
+      /** Set for profiles whose rows carry their own expiry (pg-boss). */
+      expiryStuck?: ExpiryStuck;
+      /** Fields stored in a JSON column and read as its text (pg-boss's `output` as the error). */
+      jsonAsText?: readonly LogicalField[];
+    } = {},
   ) {
     this.table = dialect.quoteId(profile.table);
+    this.expiryStuck = live.expiryStuck;
+    this.jsonAsText = new Set(live.jsonAsText ?? []);
+  }
+
+  readonly expiryStuck: ExpiryStuck | undefined;
+  private readonly jsonAsText: ReadonlySet<LogicalField>;
+
+  /**
+   * Processing rows whose lease ran out by the cutoff (now − stuck-after): `updatedAt ≤ cutoff`; with
+   * a per-row expiry, `started + expiry ≤ cutoff`, or a heartbeat older than its interval at the
+   * cutoff. An interval column (pg-boss 10.x's `expire_in`) exists on PostgreSQL only, where
+   * `EXTRACT(EPOCH FROM …)` reads it as seconds.
+   */
+  stuckPast(cutoffEpoch: number): Fragment {
+    const rule = this.expiryStuck;
+    if (!rule) return this.timeCompare('updatedAt', '<=', cutoffEpoch);
+    const q = (c: string) => this.dialect.quoteId(c);
+    const expiry =
+      rule.expiry.unit === 'seconds' ? q(rule.expiry.column) : `EXTRACT(EPOCH FROM ${q(rule.expiry.column)})`;
+    const parts = [`${this.dialect.epochOf(q(rule.started), rule.startedType)} + ${expiry} <= ?`];
+    const params: unknown[] = [cutoffEpoch];
+    if (rule.heartbeat) {
+      const beat = this.dialect.epochOf(q(rule.heartbeat.at), rule.heartbeat.atType);
+      parts.push(`${beat} + ${q(rule.heartbeat.seconds)} <= ?`);
+      params.push(cutoffEpoch);
+    }
+    return { sql: `(${parts.join(' OR ')})`, params };
+  }
+
+  /** Since when a stuck row has been held, as epoch seconds (its start where rows carry their own expiry). */
+  stuckSince(): string | undefined {
+    const rule = this.expiryStuck;
+    if (!rule) return this.epoch('updatedAt');
+    return this.dialect.epochOf(this.dialect.quoteId(rule.started), rule.startedType);
   }
 
   has(field: LogicalField): boolean {
@@ -32,8 +80,19 @@ export class TaskSql {
   expr(field: LogicalField): string | undefined {
     const ref = this.profile.fields[field];
     if (!ref) return undefined;
-    if ('column' in ref) return this.dialect.quoteId(ref.column);
+    if ('column' in ref) {
+      const column = this.dialect.quoteId(ref.column);
+      return this.jsonAsText.has(field) ? this.dialect.castText(column) : column;
+    }
     return this.dialect.jsonText(this.dialect.quoteId(ref.json), ref.path);
+  }
+
+  /**
+   * The biz type, or a typed NULL for a source without one: what GROUP BY and SELECT take alike
+   * (PostgreSQL refuses a bare NULL, a non-integer constant, in GROUP BY).
+   */
+  bizTypeExpr(): string {
+    return this.expr('bizType') ?? this.dialect.castText('NULL');
   }
 
   /** A time field as epoch seconds. */

@@ -24,6 +24,18 @@ function idColumn(source: BoundSource) {
   return column && NUMERIC_ID.has(column.dataType) ? column : undefined;
 }
 
+const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+
+/** The id column when it holds uuids (pg-boss's jobs): text that is no uuid cannot name a row. */
+function uuidColumn(source: BoundSource) {
+  const ref = source.profile.fields.id;
+  const column =
+    ref && 'column' in ref
+      ? source.columns.find((c) => c.name.toLowerCase() === ref.column.toLowerCase())
+      : undefined;
+  return column?.dataType === 'uuid' ? column : undefined;
+}
+
 /**
  * The id as the table compares it: an integer for an integer id column. Text that cannot be an
  * integer id is taken as an event id (Laravel's uuid, async_task's event_id) when the profile has
@@ -32,7 +44,15 @@ function idColumn(source: BoundSource) {
 export function parseTaskKey(source: BoundSource, input: string): TaskKey {
   const column = idColumn(source);
   const text = input.trim();
-  if (!column) return { key: 'id', value: text };
+  if (!column) {
+    if (uuidColumn(source) && !UUID.test(text)) {
+      throw usageError(
+        `'${input}' is not a task id: ${source.profile.table}.${uuidColumn(source)?.name} holds uuids`,
+        'Pass the id as `scan` lists it, e.g. `taskrecon show 0b6a4c1e-5d0e-4f4a-9d55-6f0c0a6f2b8e`.',
+      );
+    }
+    return { key: 'id', value: text };
+  }
   if (/^\d+$/.test(text))
     return { key: 'id', value: Number.isSafeInteger(Number(text)) ? Number(text) : text };
   if (source.sql.has('eventId')) return { key: 'eventId', value: text };

@@ -4,7 +4,7 @@
  */
 
 import type { LogicalField } from '../core/task.js';
-import type { BoundSource } from '../db/bind-source.js';
+import type { BoundSource, JobSystemInfo } from '../db/bind-source.js';
 import { and } from '../db/fragment.js';
 import {
   store,
@@ -22,6 +22,8 @@ export interface SourceInfo {
   profile: string;
   table: string;
   db: string;
+  /** A job system's table: which system and the schema version it records (pg-boss: `pgboss.version`). */
+  system?: JobSystemInfo;
 }
 
 export interface ScanOptions extends ScanFilter {
@@ -53,6 +55,7 @@ export function sourceInfo(source: BoundSource): SourceInfo {
     profile: source.profile.name,
     table: source.profile.table,
     db: source.db.display,
+    ...(source.system ? { system: source.system } : {}),
   };
 }
 

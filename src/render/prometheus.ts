@@ -8,7 +8,9 @@ import { STATUS_EXIT } from '../core/thresholds.js';
  * totals in their own `taskrecon_report_overall_<metric>{source}`. `taskrecon_up` is 1 and
  * `taskrecon_last_success_timestamp_seconds` the run's time (a run that could not reach the
  * database writes `renderPrometheusDown` instead). A metric the profile cannot compute is left
- * out (absent means unknown in Prometheus), never written as 0.
+ * out (absent means unknown in Prometheus), never written as 0. The one exception to one label set:
+ * `taskrecon_queue_reserved` of a laravel-jobs source ({source,queue}) shares its family
+ * with a broker's gauges ({broker,queue}) when both are written (`renderFamilies`).
  */
 export interface Family {
   name: string;
@@ -73,6 +75,27 @@ export function renderFamily(family: Family): string {
 }
 
 export function renderPrometheus(report: Omit<ReportResult, 'notifications'>): string {
+  return prometheusFamilies(report).map(renderFamily).join('');
+}
+
+/**
+ * Families rendered as one file, those sharing a name merged into one block (the first HELP kept):
+ * the text format allows one HELP and TYPE per name, and node_exporter's textfile collector drops a
+ * whole file that repeats one (a laravel-jobs source's `taskrecon_queue_reserved{source,queue}`
+ * beside a broker's `taskrecon_queue_reserved{broker,queue}`).
+ */
+export function renderFamilies(families: readonly Family[]): string {
+  const merged = new Map<string, Family>();
+  for (const family of families) {
+    const seen = merged.get(family.name);
+    if (seen) seen.samples = [...seen.samples, ...family.samples];
+    else merged.set(family.name, { ...family, samples: [...family.samples] });
+  }
+  return [...merged.values()].map(renderFamily).join('');
+}
+
+/** The report's families: up and last success, status, window, the figures, breaches, thresholds, per-queue figures. */
+export function prometheusFamilies(report: Omit<ReportResult, 'notifications'>): Family[] {
   const base = { source: report.source.name };
   const nowEpoch = Math.round(Date.parse(report.now) / 1000);
   const families: Family[] = [
@@ -154,7 +177,7 @@ export function renderPrometheus(report: Omit<ReportResult, 'notifications'>): s
       ),
     );
   }
-  return families.map(renderFamily).join('');
+  return families;
 }
 
 /** `taskrecon_up` and the time of the last run that reached the database (omitted when never). */

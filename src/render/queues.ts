@@ -1,7 +1,7 @@
 import type { MoveResult, QueueFinding, QueuesResult, QueueStats } from '../brokers/types.js';
 import type { QueueGauge, QueueReportSection, RecoverResult } from '../verbs/queues/index.js';
 import { auditRunCommand, withPasteConnection } from './paste.js';
-import { renderFamily, type Family } from './prometheus.js';
+import type { Family } from './prometheus.js';
 import { heading, renderTable } from './table.js';
 import { chalk, printable } from './terminal.js';
 
@@ -143,7 +143,7 @@ const GAUGES: Array<[keyof QueueGauge, string, string]> = [
 ];
 
 /** The queue gauges of `report --format prometheus`, one family per gauge, labels {broker, queue}; null gauges left out. */
-export function renderQueuePrometheus(section: QueueReportSection): string {
+export function queuePrometheusFamilies(section: QueueReportSection): Family[] {
   const families: Family[] = GAUGES.map(([field, name, help]) => ({
     name,
     help,
@@ -152,10 +152,7 @@ export function renderQueuePrometheus(section: QueueReportSection): string {
       return typeof value === 'number' ? [{ labels: { broker: g.broker, queue: g.queue }, value }] : [];
     }),
   }));
-  return families
-    .filter((f) => f.samples.length > 0)
-    .map(renderFamily)
-    .join('');
+  return families.filter((f) => f.samples.length > 0);
 }
 
 /** The queue part of the `report` table. */

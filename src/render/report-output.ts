@@ -2,8 +2,8 @@ import type { ReportResult } from '../core/report.js';
 import type { Trend } from '../core/trend.js';
 import type { QueueReportSection } from '../verbs/queues/index.js';
 import { renderNagios } from './nagios.js';
-import { renderPrometheus } from './prometheus.js';
-import { renderQueuePrometheus, renderQueueReport } from './queues.js';
+import { prometheusFamilies, renderFamilies } from './prometheus.js';
+import { queuePrometheusFamilies, renderQueueReport } from './queues.js';
 import { renderReport } from './report.js';
 import { renderTrend } from './trend.js';
 
@@ -17,7 +17,10 @@ export function renderReportAs(
 ): string {
   const { queues, trend } = result;
   if (format === 'prometheus')
-    return renderPrometheus(result) + (queues ? renderQueuePrometheus(queues) : '');
+    return renderFamilies([
+      ...prometheusFamilies(result),
+      ...(queues ? queuePrometheusFamilies(queues) : []),
+    ]);
   if (format === 'nagios') return `${renderNagios(result)}\n`;
   if (format === 'json') return `${JSON.stringify(result, null, 2)}\n`;
   return `${renderReport(result)}\n${queues ? `${renderQueueReport(queues)}\n` : ''}${trend ? `${renderTrend(trend)}\n` : ''}`;

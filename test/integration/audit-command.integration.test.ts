@@ -3,12 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runJson } from '../support/cli.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 import { assertMatchesSchema } from '../support/schemas.js';
-
-let schema: TestSchema;
-let cwd: string;
-const ids: Record<string, number> = {};
 
 interface AuditJson {
   count: number;
@@ -27,32 +23,33 @@ interface AuditJson {
   }>;
 }
 
-beforeAll(async () => {
-  schema = await createTestSchema('audit_cmd', { timeZone: '+08:00' });
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-audit-'));
-  writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${schema.dsn}\nappTimeZone: "+08:00"\n`);
-  expect((await runCli(['init'], { cwd })).code).toBe(0);
-  await schema.sql
-    .query(`INSERT INTO async_task (biz_type, biz_id, event_id, status, retry_count, last_error) VALUES
+describe.each(TEST_ENGINES)('audit (%s)', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+  const ids: Record<string, number> = {};
+
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'audit_cmd', { timeZone: '+08:00' });
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-audit-'));
+    writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${db.dsn}\nappTimeZone: "+08:00"\n`);
+    expect((await runCli(['init'], { cwd })).code).toBe(0);
+    await db.run(`INSERT INTO async_task (biz_type, biz_id, event_id, status, retry_count, last_error) VALUES
     ('coupon', 'a', 'ev-a', 3, 7, 'HTTP 500'), ('coupon', 'b', 'ev-b', 3, 7, 'HTTP 500'), ('sms', 'c', 'ev-c', 0, 1, NULL)`);
-  const [found] = (await schema.sql.query('SELECT id, biz_id FROM async_task')) as unknown as [
-    Array<{ id: number; biz_id: string }>,
-  ];
-  for (const row of found) ids[row.biz_id] = row.id;
-  const steps = [
-    [String(ids.a), '--action', 'mark-compensated', '--operator', 'alice@ops', '--reason', 'refunded'],
-    [String(ids.b), '--action', 'retry', '--operator', 'bob@ops'],
-    [String(ids.c), '--action', 'mark-failed', '--operator', 'alice@ops', '--reason', 'partner gone'],
-    [String(ids.c), '--action', 'forget', '--operator', 'bob@ops'],
-  ];
-  for (const args of steps) expect((await runCli(['compensate', ...args, '--yes'], { cwd })).code).toBe(0);
-});
+    const found = await db.rows<{ id: number; biz_id: string }>('SELECT id, biz_id FROM async_task');
+    for (const row of found) ids[row.biz_id] = row.id;
+    const steps = [
+      [String(ids.a), '--action', 'mark-compensated', '--operator', 'alice@ops', '--reason', 'refunded'],
+      [String(ids.b), '--action', 'retry', '--operator', 'bob@ops'],
+      [String(ids.c), '--action', 'mark-failed', '--operator', 'alice@ops', '--reason', 'partner gone'],
+      [String(ids.c), '--action', 'forget', '--operator', 'bob@ops'],
+    ];
+    for (const args of steps) expect((await runCli(['compensate', ...args, '--yes'], { cwd })).code).toBe(0);
+  });
 
-afterAll(async () => {
-  await schema?.drop();
-});
+  afterAll(async () => {
+    await db?.drop();
+  });
 
-describe('audit', () => {
   it('lists every manual change oldest first, with before, after, operator and reason', async () => {
     const { code, json } = await runJson<AuditJson>(['audit'], { cwd, env: { TZ: 'America/New_York' } });
     expect(code).toBe(0);
@@ -68,29 +65,31 @@ describe('audit', () => {
     expect(json.entries[0]?.before).toMatchObject({ status: 3 });
     expect(json.entries[0]?.after).toMatchObject({ status: 4 });
     expect(json.entries[3]?.after).toBeNull();
-    const [[now]] = (await schema.sql.query('SELECT UNIX_TIMESTAMP() AS t')) as unknown as [[{ t: number }]];
-    expect(Math.abs(Date.parse(json.entries[0]?.at ?? '') / 1000 - Number(now.t))).toBeLessThan(120);
+    const [now] = await db.rows<{ t: number }>(`SELECT ${db.epoch('now')} AS t`);
+    expect(Math.abs(Date.parse(json.entries[0]?.at ?? '') / 1000 - Number(now?.t))).toBeLessThan(120);
   });
 
   it('filters by task, operator, action, run and time', async () => {
-    const byTask = await runJson<AuditJson>(['audit', '--task', String(ids.c)], { cwd });
+    const audit = (...args: string[]) => runJson<AuditJson>(['audit', ...args], { cwd });
+    // Read-only runs, side by side.
+    const [byTask, byOperator, byAction, since, until, future, limited] = await Promise.all([
+      audit('--task', String(ids.c)),
+      audit('--operator', 'alice@ops'),
+      audit('--action', 'retry', '--action', 'forget'),
+      audit('--since', '1h'),
+      audit('--until', '1h'),
+      audit('--since', '2099-01-01T00:00:00Z'),
+      audit('--limit', '1'),
+    ]);
     expect(byTask.json.entries.map((e) => e.action)).toEqual(['mark-failed', 'forget']);
-    const byOperator = await runJson<AuditJson>(['audit', '--operator', 'alice@ops'], { cwd });
     expect(byOperator.json.entries.map((e) => e.action)).toEqual(['mark-compensated', 'mark-failed']);
-    const byAction = await runJson<AuditJson>(['audit', '--action', 'retry', '--action', 'forget'], { cwd });
     expect(byAction.json.count).toBe(2);
     const run = byAction.json.entries[0]?.runId as string;
-    expect(
-      (await runJson<AuditJson>(['audit', '--run', run], { cwd })).json.entries.map((e) => e.action),
-    ).toEqual(['retry']);
-    expect((await runJson<AuditJson>(['audit', '--since', '1h'], { cwd })).json.count).toBe(4);
-    expect((await runJson<AuditJson>(['audit', '--until', '1h'], { cwd })).json.count).toBe(0);
-    expect((await runJson<AuditJson>(['audit', '--since', '2099-01-01T00:00:00Z'], { cwd })).json.count).toBe(
-      0,
-    );
-    expect(
-      (await runJson<AuditJson>(['audit', '--limit', '1'], { cwd })).json.entries.map((e) => e.action),
-    ).toEqual(['forget']);
+    expect((await audit('--run', run)).json.entries.map((e) => e.action)).toEqual(['retry']);
+    expect(since.json.count).toBe(4);
+    expect(until.json.count).toBe(0);
+    expect(future.json.count).toBe(0);
+    expect(limited.json.entries.map((e) => e.action)).toEqual(['forget']);
   });
 
   it('streams ndjson and csv', async () => {
@@ -111,13 +110,13 @@ describe('audit', () => {
   });
 
   it('says how to create the audit table when it is missing', async () => {
-    await schema.sql.query('RENAME TABLE taskrecon_audit TO taskrecon_audit_moved');
+    await db.run('ALTER TABLE taskrecon_audit RENAME TO taskrecon_audit_moved');
     try {
       const result = await runCli(['audit'], { cwd });
       expect(result.code).toBe(3);
       expect(result.stderr).toMatch(/taskrecon_audit does not exist.*\n.*init --audit-only/);
     } finally {
-      await schema.sql.query('RENAME TABLE taskrecon_audit_moved TO taskrecon_audit');
+      await db.run('ALTER TABLE taskrecon_audit_moved RENAME TO taskrecon_audit');
     }
   });
 });

@@ -4,10 +4,7 @@ import { auditDdl } from '../../src/db/ddl.js';
 import { insertAudit, type AuditInsert } from '../../src/db/sql/audit.js';
 import type { Db } from '../../src/db/types.js';
 import { auditHistory } from '../../src/verbs/audit/audit.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
-
-let schema: TestSchema;
-let db: Db;
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 
 const entry = (over: Partial<AuditInsert>): AuditInsert => ({
   operator: 'ops@host',
@@ -26,17 +23,20 @@ const entry = (over: Partial<AuditInsert>): AuditInsert => ({
   ...over,
 });
 
-beforeAll(async () => {
-  schema = await createTestSchema('audit_log', { timeZone: '+08:00' });
-  db = await connect(schema.dsn, { appTimeZone: '+08:00' });
-});
+describe.each(TEST_ENGINES)('the audit log (%s)', (engine) => {
+  let schema: EngineDb;
+  let db: Db;
 
-afterAll(async () => {
-  await db?.close();
-  await schema?.drop();
-});
+  beforeAll(async () => {
+    schema = await createEngineDb(engine, 'audit_log', { timeZone: '+08:00' });
+    db = await connect(schema.dsn, { appTimeZone: '+08:00' });
+  });
 
-describe('the audit log', () => {
+  afterAll(async () => {
+    await db?.close();
+    await schema?.drop();
+  });
+
   it('gives an empty history while the audit table does not exist yet', async () => {
     expect(await auditHistory(db, 'async_task', 1)).toEqual([]);
   });
@@ -64,11 +64,9 @@ describe('the audit log', () => {
       after: { id: 1, status: 4 },
       reason: 'refunded by hand',
     });
-    const [[utc]] = (await schema.sql.query('SELECT UNIX_TIMESTAMP() AS now')) as unknown as [
-      [{ now: number }],
-    ];
+    const [utc] = await schema.rows<{ now: number }>(`SELECT ${schema.epoch('now')} AS now`);
     const at = Date.parse(history[0]?.at ?? '') / 1000;
-    expect(Math.abs(at - Number(utc.now))).toBeLessThan(5);
+    expect(Math.abs(at - Number(utc?.now))).toBeLessThan(5);
   });
 
   it('rolls the audit row back with the change it records', async () => {

@@ -3,15 +3,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runJson } from '../support/cli.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
-// The app writes DATETIMEs in +08:00 and the CLI runs in New York: times must not drift.
+// The app writes its times in +08:00 and the CLI runs in New York: times must not drift. On MySQL
+// the DATETIME columns hold +08:00 wall-clock times; PostgreSQL's timestamptz and SQLite's UTC text
+// must come out the same.
 const APP_ZONE = '+08:00';
 const NY = { TZ: 'America/New_York' };
-let schema: TestSchema;
-let cwd: string;
-let strictCwd: string;
 
 interface CompensateJson {
   action: string;
@@ -42,61 +41,66 @@ interface AuditRow {
   age: number;
 }
 
-async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-  const [result] = await schema.sql.query(sql, params);
-  return result as T[];
+interface AuditJson {
+  count: number;
+  entries: Array<{ at: string; action: string; reason: string | null; before: { status: number } }>;
 }
 
-const task = async (bizId: string) =>
-  (
-    await rows<Record<string, unknown>>(
-      'SELECT *, UNIX_TIMESTAMP() - UNIX_TIMESTAMP(updated_at) AS idle, UNIX_TIMESTAMP(next_retry_time) - UNIX_TIMESTAMP() AS dueIn FROM async_task WHERE biz_id = ?',
-      [bizId],
-    )
-  )[0];
-const idOf = async (bizId: string) => Number((await task(bizId))?.id);
-const auditOf = (taskId: number) =>
-  rows<AuditRow>(
-    'SELECT *, UNIX_TIMESTAMP() - UNIX_TIMESTAMP(created_at) AS age FROM taskrecon_audit WHERE task_id = ? ORDER BY id',
-    [String(taskId)],
-  );
-const snapshot = async () =>
-  JSON.stringify([
-    await rows('SELECT * FROM async_task ORDER BY id'),
-    await rows('SELECT COUNT(*) AS n FROM taskrecon_audit'),
-  ]);
+describe.each(TEST_ENGINES)('compensate on the async-task profile (%s)', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+  let strictCwd: string;
 
-beforeAll(async () => {
-  schema = await createTestSchema('compensate_async', { timeZone: APP_ZONE });
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-compensate-'));
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    `db: ${schema.dsn}\nappTimeZone: "${APP_ZONE}"\nsources:\n  tasks: { profile: async-task, default: true }\n`,
-  );
-  strictCwd = mkdtempSync(join(tmpdir(), 'taskrecon-compensate-strict-'));
-  writeFileSync(
-    join(strictCwd, 'taskrecon.config.yaml'),
-    `db: ${schema.dsn}\nappTimeZone: "${APP_ZONE}"\ncompensate: { requireReason: true }\nsources:\n  tasks: { profile: async-task, default: true }\n`,
-  );
-  const init = await runCli(['init'], { cwd });
-  expect(init.code, init.stderr).toBe(0);
-  await schema.sql.query(`
-    INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at) VALUES
-    ('coupon', 'failed-1',  'ev-f1', '{"orderId": 1}', 3, 7, NOW() - INTERVAL 1 DAY, 'HTTP 500 from coupon service', NOW() - INTERVAL 2 DAY, NOW() - INTERVAL 1 DAY),
-    ('coupon', 'failed-2',  'ev-f2', '{"orderId": 2}', 3, 7, NOW() - INTERVAL 1 DAY, 'connect timeout', NOW() - INTERVAL 2 DAY, NOW() - INTERVAL 1 DAY),
-    ('sms',    'failed-3',  'ev-f3', '{"phone": "138"}', 3, 5, NOW() - INTERVAL 1 DAY, 'connect timeout', NOW() - INTERVAL 2 DAY, NOW() - INTERVAL 1 DAY),
-    ('coupon', 'success-1', 'ev-s1', '{}', 2, 0, NOW() - INTERVAL 1 DAY, NULL, NOW() - INTERVAL 2 DAY, NOW() - INTERVAL 1 DAY),
-    ('coupon', 'pending-1', 'ev-p1', '{}', 0, 2, NOW() + INTERVAL 1 HOUR, 'HTTP 503', NOW() - INTERVAL 2 DAY, NOW() - INTERVAL 1 DAY),
-    ('coupon', 'stuck-1',   'ev-k1', '{}', 1, 1, NOW() - INTERVAL 1 HOUR, NULL, NOW() - INTERVAL 2 DAY, NOW() - INTERVAL 1 DAY),
-    ('refund', 'failed-4',  'ev-f4', '{"refund": 9}', 3, 7, NOW() - INTERVAL 1 DAY, 'HTTP 400 bad account', NOW() - INTERVAL 2 DAY, NOW() - INTERVAL 1 DAY),
-    ('refund', 'failed-5',  'ev-f5', '{"refund": 10}', 3, 7, NOW() - INTERVAL 1 DAY, 'HTTP 400 bad account', NOW() - INTERVAL 2 DAY, NOW() - INTERVAL 1 DAY)`);
-});
+  const task = async (bizId: string) =>
+    (
+      await db.rows<Record<string, unknown>>(
+        `SELECT *, ${db.epoch('now')} - ${db.epoch('updated_at')} AS idle, ${db.epoch('next_retry_time')} - ${db.epoch('now')} AS due_in FROM async_task WHERE biz_id = ?`,
+        [bizId],
+      )
+    )[0];
+  const idOf = async (bizId: string) => Number((await task(bizId))?.id);
+  const auditOf = (taskId: number) =>
+    db.rows<AuditRow>(
+      `SELECT *, ${db.epoch('now')} - ${db.epoch('created_at')} AS age FROM taskrecon_audit WHERE task_id = ? ORDER BY id`,
+      [String(taskId)],
+    );
+  const snapshot = async () =>
+    JSON.stringify([
+      await db.rows('SELECT * FROM async_task ORDER BY id'),
+      await db.rows('SELECT COUNT(*) AS n FROM taskrecon_audit'),
+    ]);
 
-afterAll(async () => {
-  await schema?.drop();
-});
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'compensate_async', { timeZone: APP_ZONE });
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-compensate-'));
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      `db: ${db.dsn}\nappTimeZone: "${APP_ZONE}"\nsources:\n  tasks: { profile: async-task, default: true }\n`,
+    );
+    strictCwd = mkdtempSync(join(tmpdir(), 'taskrecon-compensate-strict-'));
+    writeFileSync(
+      join(strictCwd, 'taskrecon.config.yaml'),
+      `db: ${db.dsn}\nappTimeZone: "${APP_ZONE}"\ncompensate: { requireReason: true }\nsources:\n  tasks: { profile: async-task, default: true }\n`,
+    );
+    const init = await runCli(['init', '--db', db.dsn]);
+    expect(init.code, init.stderr).toBe(0);
+    const day = 86_400;
+    await db.run(`
+      INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at) VALUES
+      ('coupon', 'failed-1',  'ev-f1', '{"orderId": 1}', 3, 7, ${db.at(-day)}, 'HTTP 500 from coupon service', ${db.at(-2 * day)}, ${db.at(-day)}),
+      ('coupon', 'failed-2',  'ev-f2', '{"orderId": 2}', 3, 7, ${db.at(-day)}, 'connect timeout', ${db.at(-2 * day)}, ${db.at(-day)}),
+      ('sms',    'failed-3',  'ev-f3', '{"phone": "138"}', 3, 5, ${db.at(-day)}, 'connect timeout', ${db.at(-2 * day)}, ${db.at(-day)}),
+      ('coupon', 'success-1', 'ev-s1', '{}', 2, 0, ${db.at(-day)}, NULL, ${db.at(-2 * day)}, ${db.at(-day)}),
+      ('coupon', 'pending-1', 'ev-p1', '{}', 0, 2, ${db.at(3600)}, 'HTTP 503', ${db.at(-2 * day)}, ${db.at(-day)}),
+      ('coupon', 'stuck-1',   'ev-k1', '{}', 1, 1, ${db.at(-3600)}, NULL, ${db.at(-2 * day)}, ${db.at(-day)}),
+      ('refund', 'failed-4',  'ev-f4', '{"refund": 9}', 3, 7, ${db.at(-day)}, 'HTTP 400 bad account', ${db.at(-2 * day)}, ${db.at(-day)}),
+      ('refund', 'failed-5',  'ev-f5', '{"refund": 10}', 3, 7, ${db.at(-day)}, 'HTTP 400 bad account', ${db.at(-2 * day)}, ${db.at(-day)})`);
+  });
 
-describe('compensate on the async-task profile', () => {
+  afterAll(async () => {
+    await db?.drop();
+  });
+
   it('marks a failed task compensated: guarded write, updated_at from the database, and its audit row', async () => {
     const id = await idOf('failed-1');
     const { code, json } = await runJson<CompensateJson>(
@@ -192,12 +196,30 @@ describe('compensate on the async-task profile', () => {
     for (const bizId of ['failed-2', 'failed-3']) {
       const row = await task(bizId);
       expect(row).toMatchObject({ status: 0, retry_count: 0, last_error: 'connect timeout' });
-      expect(Math.abs(Number(row?.dueIn))).toBeLessThan(30);
+      expect(Math.abs(Number(row?.due_in))).toBeLessThan(30);
       const audit = await auditOf(Number(row?.id));
       expect(audit.map((a) => [a.action, a.from_status, a.to_status, a.reason])).toEqual([
         ['retry', 'failed', 'pending', 'network fixed'],
       ]);
     }
+  });
+
+  it('audit lists the retry with the database time, and nothing older than its window', async () => {
+    const id = await idOf('failed-2');
+    const audit = await runJson<AuditJson>(['audit', '--task', String(id), '--since', '10m'], {
+      cwd,
+      env: NY,
+    });
+    expect(audit.code).toBe(0);
+    assertMatchesSchema('audit', audit.json);
+    expect(audit.json.entries).toHaveLength(1);
+    expect(audit.json.entries[0]).toMatchObject({
+      action: 'retry',
+      reason: 'network fixed',
+      before: { status: 3 },
+    });
+    expect(Math.abs(Date.parse(audit.json.entries[0]?.at ?? '') - Date.now())).toBeLessThan(120_000);
+    expect((await runJson<AuditJson>(['audit', '--until', '10m'], { cwd })).json.count).toBe(0);
   });
 
   it('marks pending and stuck processing tasks failed', async () => {
@@ -216,7 +238,7 @@ describe('compensate on the async-task profile', () => {
   });
 
   it('forgets a failed task: the row is deleted and the audit keeps it whole, restorable', async () => {
-    const original = await rows<Record<string, unknown>>(
+    const original = await db.rows<Record<string, unknown>>(
       "SELECT * FROM async_task WHERE biz_id = 'failed-4'",
     );
     const id = Number(original[0]?.id);
@@ -232,16 +254,14 @@ describe('compensate on the async-task profile', () => {
     const kept = JSON.parse(entry?.before_json as string) as Record<string, unknown>;
     // Restore it from the audit alone, then compare with the original row.
     const columns = Object.keys(kept);
-    await schema.sql.query(
-      `INSERT INTO async_task (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES (?)`,
-      [
-        columns.map((c) =>
-          c === 'payload' && typeof kept[c] === 'object' ? JSON.stringify(kept[c]) : kept[c],
-        ),
-      ],
+    await db.run(
+      `INSERT INTO async_task (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      columns.map((c) =>
+        c === 'payload' && typeof kept[c] === 'object' ? JSON.stringify(kept[c]) : kept[c],
+      ),
     );
-    expect(await rows("SELECT * FROM async_task WHERE biz_id = 'failed-4'")).toEqual(original);
-    await schema.sql.query("DELETE FROM async_task WHERE biz_id = 'failed-4'");
+    expect(await db.rows("SELECT * FROM async_task WHERE biz_id = 'failed-4'")).toEqual(original);
+    await db.run("DELETE FROM async_task WHERE biz_id = 'failed-4'");
   });
 
   it('a rerun with the same ids redoes nothing and writes no second audit row', async () => {
@@ -256,7 +276,7 @@ describe('compensate on the async-task profile', () => {
       { id, from: 'compensated', to: 'compensated', outcome: 'already', reason: 'already compensated' },
     ]);
     expect(await snapshot()).toBe(before);
-    const [forget] = await rows<{ task_id: string }>(
+    const [forget] = await db.rows<{ task_id: string }>(
       "SELECT task_id FROM taskrecon_audit WHERE action = 'forget'",
     );
     const forgotten = await runJson<CompensateJson>(

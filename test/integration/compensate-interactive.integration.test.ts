@@ -4,27 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../support/cli.js';
 import { driveCompensate } from '../support/compensate-pty.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 
 const ENTER = '\r';
 const DOWN = '\u001b[B';
-
-let schema: TestSchema;
-let cwd: string;
-let failedId: number;
-let otherId: number;
-
-const drive = (args: string[], steps: Array<{ expect: string; send: string }>) =>
-  driveCompensate(cwd, args, steps);
-
-const row = async (id: number) => {
-  const [rows] = await schema.sql.query('SELECT status, updated_at FROM async_task WHERE id = ?', [id]);
-  return (rows as Array<{ status: number }>)[0];
-};
-const auditCount = async () => {
-  const [rows] = await schema.sql.query('SELECT COUNT(*) AS n FROM taskrecon_audit');
-  return Number((rows as Array<{ n: number }>)[0]?.n);
-};
 
 /** Pick the first task, look at its detail, give a reason, then answer the confirmation. */
 const flow = (answer: string) => [
@@ -39,27 +22,39 @@ const flow = (answer: string) => [
   { expect: 'Apply mark-compensated to 1 task\\(s\\) of tasks\\? \\(y/N\\)', send: `${answer}${ENTER}` },
 ];
 
-beforeAll(async () => {
-  schema = await createTestSchema('compensate_tty');
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-tty-'));
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    `db: ${schema.dsn}\nsources:\n  tasks: { profile: async-task }\n`,
-  );
-  expect((await runCli(['init'], { cwd })).code).toBe(0);
-  await schema.sql
-    .query(`INSERT INTO async_task (biz_type, biz_id, event_id, status, retry_count, last_error, updated_at) VALUES
-    ('coupon', 'o-1', 'ev-1', 3, 7, 'coupon service said 500', NOW() - INTERVAL 1 DAY),
-    ('coupon', 'o-2', 'ev-2', 3, 7, 'coupon service said 500', NOW() - INTERVAL 1 DAY)`);
-  const [rows] = await schema.sql.query('SELECT id FROM async_task ORDER BY id');
-  [failedId, otherId] = (rows as Array<{ id: number }>).map((r) => r.id) as [number, number];
-});
+describe.each(TEST_ENGINES)('compensate on a terminal without --yes (%s)', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+  let failedId: number;
+  let otherId: number;
 
-afterAll(async () => {
-  await schema?.drop();
-});
+  const drive = (args: string[], steps: Array<{ expect: string; send: string }>) =>
+    driveCompensate(cwd, args, steps);
 
-describe('compensate on a terminal without --yes', () => {
+  const row = async (id: number) =>
+    (await db.rows<{ status: number }>('SELECT status, updated_at FROM async_task WHERE id = ?', [id]))[0];
+  const auditCount = async () =>
+    Number((await db.rows<{ n: number }>('SELECT COUNT(*) AS n FROM taskrecon_audit'))[0]?.n);
+
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'compensate_tty');
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-tty-'));
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      `db: ${db.dsn}\nsources:\n  tasks: { profile: async-task }\n`,
+    );
+    expect((await runCli(['init'], { cwd })).code).toBe(0);
+    await db.run(`INSERT INTO async_task (biz_type, biz_id, event_id, status, retry_count, last_error, updated_at) VALUES
+      ('coupon', 'o-1', 'ev-1', 3, 7, 'coupon service said 500', ${db.at(-86_400)}),
+      ('coupon', 'o-2', 'ev-2', 3, 7, 'coupon service said 500', ${db.at(-86_400)})`);
+    const rows = await db.rows<{ id: number }>('SELECT id FROM async_task ORDER BY id');
+    [failedId, otherId] = rows.map((r) => r.id) as [number, number];
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
   it('shows the matches with their errors; answering "no" writes nothing', async () => {
     const before = [await row(failedId), await row(otherId)];
     // No --action: the picker asks for it first (retry is first in the list, mark-compensated second).
@@ -82,7 +77,7 @@ describe('compensate on a terminal without --yes', () => {
     expect(result.screen).toMatch(/changed 1/);
     expect((await row(failedId))?.status).toBe(4);
     expect((await row(otherId))?.status).toBe(3);
-    const [rows] = await schema.sql.query(
+    const rows = await db.rows(
       'SELECT task_id, action, operator, reason, from_status, to_status FROM taskrecon_audit',
     );
     expect(rows).toEqual([

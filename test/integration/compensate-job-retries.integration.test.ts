@@ -3,44 +3,41 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runJson } from '../support/cli.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
-let schema: TestSchema;
-let cwd: string;
+// The app writes its times in -05:00 and the CLI runs in Tokyo.
+describe.each(TEST_ENGINES)('compensate on the job-retries profile (%s)', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
 
-async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-  const [result] = await schema.sql.query(sql, params);
-  return result as T[];
-}
-const byJob = async (jobId: string) =>
-  (
-    await rows<Record<string, unknown>>(
-      'SELECT *, UNIX_TIMESTAMP(next_retry_at) - UNIX_TIMESTAMP() AS dueIn FROM job_retries WHERE job_id = ?',
-      [jobId],
-    )
-  )[0];
+  const rows = <T>(sql: string, params: unknown[] = []) => db.rows<T>(sql, params);
+  const byJob = async (jobId: string) =>
+    (
+      await rows<Record<string, unknown>>(
+        `SELECT *, ${db.epoch('next_retry_at')} - ${db.epoch('now')} AS due_in FROM job_retries WHERE job_id = ?`,
+        [jobId],
+      )
+    )[0];
 
-beforeAll(async () => {
-  schema = await createTestSchema('compensate_job_retries', { timeZone: '-05:00' });
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-jr-'));
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    `db: ${schema.dsn}\nappTimeZone: "-05:00"\nsources:\n  jobs: { profile: job-retries }\n`,
-  );
-  expect((await runCli(['init', '--profile', 'job-retries'], { cwd })).code).toBe(0);
-  await schema.sql
-    .query(`INSERT INTO job_retries (job_id, task_name, payload, attempts, max_attempts, last_error, next_retry_at, status) VALUES
-    ('j-failed', 'send_sms', '{"to":"138"}', 3, 3, 'gateway 502', NOW() - INTERVAL 1 DAY, 'failed'),
-    ('j-retrying', 'send_sms', '{"to":"139"}', 1, 3, NULL, NOW() - INTERVAL 1 HOUR, 'retrying'),
-    ('j-forget', 'export', '{}', 3, 3, 'bad request', NOW() - INTERVAL 1 DAY, 'failed')`);
-});
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'compensate_job_retries', { timeZone: '-05:00' });
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-jr-'));
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      `db: ${db.dsn}\nappTimeZone: "-05:00"\nsources:\n  jobs: { profile: job-retries }\n`,
+    );
+    expect((await runCli(['init', '--profile', 'job-retries'], { cwd })).code).toBe(0);
+    await db.run(`INSERT INTO job_retries (job_id, task_name, payload, attempts, max_attempts, last_error, next_retry_at, status) VALUES
+    ('j-failed', 'send_sms', '{"to":"138"}', 3, 3, 'gateway 502', ${db.at(-86_400)}, 'failed'),
+    ('j-retrying', 'send_sms', '{"to":"139"}', 1, 3, NULL, ${db.at(-3600)}, 'retrying'),
+    ('j-forget', 'export', '{}', 3, 3, 'bad request', ${db.at(-86_400)}, 'failed')`);
+  });
 
-afterAll(async () => {
-  await schema?.drop();
-});
+  afterAll(async () => {
+    await db?.drop();
+  });
 
-describe('compensate on the job-retries profile', () => {
   it('retries a failed job: pending, attempts 0, due now in the app zone, audited', async () => {
     const id = Number((await byJob('j-failed'))?.id);
     const { code, json } = await runJson<{ results: unknown[] }>(
@@ -54,7 +51,7 @@ describe('compensate on the job-retries profile', () => {
     assertMatchesSchema('compensate', json);
     const after = await byJob('j-failed');
     expect(after).toMatchObject({ status: 'pending', attempts: 0 });
-    expect(Math.abs(Number(after?.dueIn))).toBeLessThan(30);
+    expect(Math.abs(Number(after?.due_in))).toBeLessThan(30);
     const [audit] = await rows<{
       event_id: string;
       from_status: string;
@@ -78,7 +75,7 @@ describe('compensate on the job-retries profile', () => {
     expect(await byJob('j-forget')).toBeUndefined();
   });
 
-  it('refuses mark-compensated: the ENUM has no compensated value', async () => {
+  it('refuses mark-compensated: its statuses have no compensated value', async () => {
     const result = await runCli(['compensate', '--action', 'mark-compensated', '--yes'], { cwd });
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/job-retries has no 'compensated' status/);

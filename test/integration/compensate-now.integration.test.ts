@@ -5,19 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { runCli, runJson } from '../support/cli.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
-let schema: TestSchema;
-let cwd: string;
-let bare: string;
 let server: Server;
+let url: string;
 const deliveries: Array<{ eventId: string; attempt: number }> = [];
-
-async function rows<T>(sql: string): Promise<T[]> {
-  const [result] = await schema.sql.query(sql);
-  return result as T[];
-}
 
 beforeAll(async () => {
   // A loopback handler that is still down for sms (503) and fine for coupon (200).
@@ -31,29 +24,40 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tasks`;
-  schema = await createTestSchema('compensate_now');
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-now-'));
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    `db: ${schema.dsn}\nsources:\n  tasks: { profile: async-task }\nhandlers:\n  default: { type: http, url: "${url}", timeout: 5s }\n`,
-  );
-  bare = mkdtempSync(join(tmpdir(), 'taskrecon-now-bare-'));
-  writeFileSync(join(bare, 'taskrecon.config.yaml'), `db: ${schema.dsn}\n`);
-  expect((await runCli(['init'], { cwd })).code).toBe(0);
-  await schema.sql
-    .query(`INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, last_error) VALUES
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tasks`;
+});
+
+afterAll(() => {
+  server?.close();
+});
+
+describe.each(TEST_ENGINES)('compensate --action retry --now (%s)', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+  let bare: string;
+  const rows = <T>(sql: string) => db.rows<T>(sql);
+
+  beforeAll(async () => {
+    deliveries.length = 0;
+    db = await createEngineDb(engine, 'compensate_now');
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-now-'));
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      `db: ${db.dsn}\nsources:\n  tasks: { profile: async-task }\nhandlers:\n  default: { type: http, url: "${url}", timeout: 5s }\n`,
+    );
+    bare = mkdtempSync(join(tmpdir(), 'taskrecon-now-bare-'));
+    writeFileSync(join(bare, 'taskrecon.config.yaml'), `db: ${db.dsn}\n`);
+    expect((await runCli(['init'], { cwd })).code).toBe(0);
+    await db.run(`INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, last_error) VALUES
     ('coupon', 'o-1', 'ev-1', '{}', 3, 7, 'HTTP 500'), ('coupon', 'o-2', 'ev-2', '{}', 3, 7, 'HTTP 500'),
     ('sms', 'o-3', 'ev-3', '{}', 3, 7, 'HTTP 503'), ('coupon', 'o-4', 'ev-4', '{}', 2, 0, NULL),
     ('points', 'o-5', 'ev-5', '{}', 0, 1, NULL)`);
-});
+  });
 
-afterAll(async () => {
-  server?.close();
-  await schema?.drop();
-});
+  afterAll(async () => {
+    await db?.drop();
+  });
 
-describe('compensate --action retry --now', () => {
   it('refuses what it cannot do before writing anything', async () => {
     for (const [args, where, message] of [
       [['--action', 'mark-compensated', '--now', '--yes'], cwd, /--now goes with --action retry/],
@@ -92,7 +96,9 @@ describe('compensate --action retry --now', () => {
     ]);
     // The sms task is back to pending, its next retry scheduled by the policy after the failed attempt.
     expect(
-      await rows("SELECT next_retry_time > updated_at AS later FROM async_task WHERE biz_id = 'o-3'"),
+      await rows(
+        `SELECT ${db.countIf('next_retry_time > updated_at')} AS later FROM async_task WHERE biz_id = 'o-3'`,
+      ),
     ).toEqual([{ later: 1 }]);
     expect(await rows('SELECT action, COUNT(*) AS n FROM taskrecon_audit GROUP BY action')).toEqual([
       { action: 'retry', n: 3 },

@@ -1,21 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { runJson } from '../support/cli.js';
 import { signIn, startConsoleCli, type ConsoleProcess } from '../support/console.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 
-/** The queues page and the backlog history: a real Redis (DB 15, a key prefix of this file) and the snapshots table. */
+/**
+ * The queues page and the backlog history: a real Redis (DB 15, a key prefix of this file and
+ * engine) and the snapshots table, on every engine.
+ */
 
 const REDIS_URL = 'redis://127.0.0.1:6379/15';
-const PREFIX = `tr_console_${randomBytes(3).toString('hex')}_`;
-let schema: TestSchema;
+const RUN = randomBytes(3).toString('hex');
 let redis: Redis;
-let consoleProc: ConsoleProcess;
-let cookie: string;
 
 /** Page markup without the layout's whitespace between tags. */
 function squeeze(markup: string): string {
@@ -29,42 +29,55 @@ beforeAll(async () => {
       `Redis at ${REDIS_URL} is unreachable (${error.message}); start it with: redis-server --daemonize yes`,
     );
   });
-  schema = await createTestSchema('console_queues');
-  const cwd = mkdtempSync(join(tmpdir(), 'taskrecon-console-queues-'));
-  writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${schema.dsn}\n`);
-  expect((await runJson(['init'], { cwd })).code).toBe(0);
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    `db: ${schema.dsn}\nbrokers:\n  jobs: { kind: redis, url: "${REDIS_URL}", framework: laravel, prefix: "${PREFIX}", queues: [default] }\n`,
-  );
-  for (let i = 0; i < 3; i++)
-    await redis.rpush(
-      `${PREFIX}queues:default`,
-      JSON.stringify({ uuid: `u${i}`, displayName: 'App\\Jobs\\SendSms', attempts: 0 }),
-    );
-  const now = Math.floor(Date.now() / 1000);
-  for (const [ago, depth] of [
-    [7200, 9],
-    [3600, 5],
-    [600, 3],
-  ] as const)
-    await schema.sql.query(
-      'INSERT INTO taskrecon_queue_snapshot (broker, queue, depth, ready, at_epoch) VALUES (?, ?, ?, ?, ?)',
-      ['jobs', 'default', depth, depth, now - ago],
-    );
-  consoleProc = await startConsoleCli([], { cwd });
-  cookie = await signIn(consoleProc.url);
 });
 
 afterAll(async () => {
-  await consoleProc?.stop();
-  const keys = await redis?.keys(`${PREFIX}*`);
+  const keys = await redis?.keys(`tr_console_${RUN}_*`);
   if (keys?.length) await redis.del(...keys);
   redis?.disconnect();
-  await schema?.drop();
 });
 
-describe('console queues page', () => {
+describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
+  const prefix = `tr_console_${RUN}_${engine}_`;
+  let db: EngineDb;
+  let cwd: string;
+  let consoleProc: ConsoleProcess;
+  let cookie: string;
+
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'console_queues');
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-console-queues-'));
+    writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${db.dsn}\n`);
+    expect((await runJson(['init'], { cwd })).code).toBe(0);
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      `db: ${db.dsn}\nbrokers:\n  jobs: { kind: redis, url: "${REDIS_URL}", framework: laravel, prefix: "${prefix}", queues: [default] }\n`,
+    );
+    for (let i = 0; i < 3; i++)
+      await redis.rpush(
+        `${prefix}queues:default`,
+        JSON.stringify({ uuid: `u${i}`, displayName: 'App\\Jobs\\SendSms', attempts: 0 }),
+      );
+    const now = Math.floor(Date.now() / 1000);
+    for (const [ago, depth] of [
+      [7200, 9],
+      [3600, 5],
+      [600, 3],
+    ] as const)
+      await db.run(
+        'INSERT INTO taskrecon_queue_snapshot (broker, queue, depth, ready, at_epoch) VALUES (?, ?, ?, ?, ?)',
+        ['jobs', 'default', depth, depth, now - ago],
+      );
+    consoleProc = await startConsoleCli([], { cwd });
+    cookie = await signIn(consoleProc.url);
+  });
+
+  afterAll(async () => {
+    await consoleProc?.stop();
+    await db?.drop();
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  });
+
   it("shows each queue's counts as queues reads them, and the backlog history from the snapshots", async () => {
     const body = squeeze(await (await fetch(`${consoleProc.origin}/queues`, { headers: { cookie } })).text());
     expect(body).toContain('<a href="/queues" aria-current="page">Queues</a>');
@@ -77,7 +90,7 @@ describe('console queues page', () => {
 
   it('takes no snapshot of its own: the console only reads', async () => {
     await fetch(`${consoleProc.origin}/queues`, { headers: { cookie } });
-    const [rows] = await schema.sql.query('SELECT COUNT(*) AS n FROM taskrecon_queue_snapshot');
-    expect(Number((rows as Array<{ n: number }>)[0]?.n)).toBe(3);
+    const [row] = await db.rows<{ n: number }>('SELECT COUNT(*) AS n FROM taskrecon_queue_snapshot');
+    expect(row?.n).toBe(3);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -9,51 +10,20 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { runJson } from '../support/cli.js';
 import { csrfOf, launchChromium, signIn, startConsoleCli, type ConsoleProcess } from '../support/console.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 
 /**
- * The console's security, end to end: the real CLI on a throw-away MariaDB schema, Chromium as the
- * victim's browser, and a second loopback server on another port serving the attacker's page.
+ * The console's security, end to end: the real CLI on a throw-away database of each engine,
+ * Chromium as the victim's browser, and a second loopback server on another port serving the
+ * attacker's page. One browser and one attacker for the file; a console and a database per engine.
  */
 
-let schema: TestSchema;
-let cwd: string;
-let main: ConsoleProcess;
 let browser: Browser;
-let victim: BrowserContext;
-let page: Page;
 let attacker: Server;
 let attackerOrigin: string;
-let staleCsrf: string;
 let attackPage = '';
 const XSS_ERROR = `<img src=x onerror="window.__pwned='error'"><script>window.__pwned='error'</script>`;
 const XSS_PAYLOAD = JSON.stringify({ note: `</pre><script>window.__pwned='payload'</script><b>bold</b>` });
-
-async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-  const [r] = await schema.sql.query(sql, params);
-  return r as T[];
-}
-
-async function insertFailed(bizId: string, error = 'HTTP 500', payload = '{"n":1}'): Promise<number> {
-  const [r] = await schema.sql.query(
-    `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, last_error)
-     VALUES ('sec', ?, UUID(), ?, 3, 8, ?)`,
-    [bizId, payload, error],
-  );
-  return (r as { insertId: number }).insertId;
-}
-
-async function statusOf(id: number): Promise<number | undefined> {
-  return (await rows<{ status: number }>('SELECT status FROM async_task WHERE id = ?', [id]))[0]?.status;
-}
-
-async function auditCount(id: number): Promise<number> {
-  return Number(
-    (
-      await rows<{ n: number }>('SELECT COUNT(*) AS n FROM taskrecon_audit WHERE task_id = ?', [String(id)])
-    )[0]?.n,
-  );
-}
 
 /** A page of another origin (another loopback port) that posts a retry to the console as soon as it loads. */
 function attackHtml(target: string, csrf: string | undefined): string {
@@ -86,22 +56,6 @@ function rawGet(port: number, host: string, cookie: string): Promise<{ status: n
 
 beforeAll(async () => {
   browser = await launchChromium();
-  schema = await createTestSchema('console_security');
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-console-sec-'));
-  writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${schema.dsn}\n`);
-  expect((await runJson(['init'], { cwd })).code).toBe(0);
-  await insertFailed('order-visible-secret');
-  // A token from an earlier run of the console: stale now.
-  const earlier = await startConsoleCli(['--operator', 'old'], { cwd });
-  const cookie = await signIn(earlier.url);
-  staleCsrf = csrfOf(
-    await (await fetch(`${earlier.origin}/tasks?list=failed`, { headers: { cookie } })).text(),
-  );
-  expect(await earlier.stop()).toBe(0);
-  main = await startConsoleCli(['--operator', 'alice'], { cwd });
-  victim = await browser.newContext();
-  page = await victim.newPage();
-  await page.goto(main.url);
   attacker = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
     res.end(attackPage);
@@ -113,11 +67,69 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => attacker?.close(resolve));
-  await main?.stop();
-  await schema?.drop();
 });
 
-describe('console security', () => {
+describe.each(TEST_ENGINES)('console security on %s', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+  let main: ConsoleProcess;
+  let victim: BrowserContext;
+  let page: Page;
+  let staleCsrf: string;
+  // The Host check and the listening address belong to the HTTP server, whatever the database:
+  // those two run on one engine only.
+  const serverOnly = it.runIf(engine === TEST_ENGINES[0]);
+  const rows = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => db.rows<T>(sql, params);
+
+  async function insertFailed(bizId: string, error = 'HTTP 500', payload = '{"n":1}'): Promise<number> {
+    const eventId = randomUUID();
+    await db.run(
+      `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, last_error)
+       VALUES ('sec', ?, ?, ?, 3, 8, ?)`,
+      [bizId, eventId, payload, error],
+    );
+    const [row] = await rows<{ id: number }>('SELECT id FROM async_task WHERE event_id = ?', [eventId]);
+    return Number(row?.id);
+  }
+
+  async function statusOf(id: number): Promise<number | undefined> {
+    return (await rows<{ status: number }>('SELECT status FROM async_task WHERE id = ?', [id]))[0]?.status;
+  }
+
+  async function auditCount(id: number): Promise<number> {
+    return Number(
+      (
+        await rows<{ n: number }>('SELECT COUNT(*) AS n FROM taskrecon_audit WHERE task_id = ?', [String(id)])
+      )[0]?.n,
+    );
+  }
+
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'console_security');
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-console-sec-'));
+    writeFileSync(join(cwd, 'taskrecon.config.yaml'), `db: ${db.dsn}\n`);
+    expect((await runJson(['init'], { cwd })).code).toBe(0);
+    await insertFailed('order-visible-secret');
+    // A token from an earlier run of the console: stale now.
+    const earlier = await startConsoleCli(['--operator', 'old'], { cwd });
+    const cookie = await signIn(earlier.url);
+    staleCsrf = csrfOf(
+      await (await fetch(`${earlier.origin}/tasks?list=failed`, { headers: { cookie } })).text(),
+    );
+    expect(await earlier.stop()).toBe(0);
+    main = await startConsoleCli(['--operator', 'alice'], { cwd });
+    victim = await browser.newContext();
+    page = await victim.newPage();
+    await page.goto(main.url);
+  });
+
+  afterAll(async () => {
+    await victim?.close();
+    await main?.stop();
+    await db?.drop();
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  });
+
   it('shows no data without the token', async () => {
     const id = (
       await rows<{ id: number }>("SELECT id FROM async_task WHERE biz_id = 'order-visible-secret'")
@@ -177,7 +189,7 @@ describe('console security', () => {
     expect(await auditCount(target)).toBe(1);
   });
 
-  it('refuses a foreign Host (DNS rebinding), even with the session cookie', async () => {
+  serverOnly('refuses a foreign Host (DNS rebinding), even with the session cookie', async () => {
     const cookie = await victim
       .cookies(main.origin)
       .then((cs) => cs.map((c) => `${c.name}=${c.value}`).join('; '));
@@ -211,13 +223,13 @@ describe('console security', () => {
       const res = await page.goto(`${main.origin}${path}`);
       const body = await page.content();
       expect(res?.status(), path).toBeGreaterThanOrEqual(400);
-      expect(body).not.toContain(schema.name);
-      expect(body).not.toContain('mysql://');
+      expect(body).not.toContain(db.name);
+      expect(body).not.toContain(db.dsn.slice(0, db.dsn.indexOf(':') + 1));
       expect(body).not.toMatch(/at \S+ \(.*:\d+:\d+\)/);
     }
   });
 
-  it('listens on the loopback address only', async () => {
+  serverOnly('listens on the loopback address only', async () => {
     const listening = execFileSync('ss', ['-Hltn', `sport = :${main.port}`], { encoding: 'utf8' }).trim();
     expect(listening.split('\n')).toHaveLength(1);
     expect(listening).toContain(`127.0.0.1:${main.port}`);

@@ -3,13 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 
 // A task's audit history follows its table: reached through --profile or a config's named source,
 // the same task shows the same history.
-let schema: TestSchema;
-let cwd: string;
-
 interface ShowJson {
   task: { id: number | string; status: string };
   audit: Array<{ action: string; source: string; table: string; reason: string | null }>;
@@ -19,26 +16,31 @@ interface AuditJson {
   entries: Array<{ action: string; taskId: string }>;
 }
 
-beforeAll(async () => {
-  schema = await createTestSchema('oncall_audit_table');
-  const init = await runCli(['init', '--db', schema.dsn]);
-  expect(init.code, init.stderr).toBe(0);
-  await schema.sql.query(
-    `INSERT INTO async_task (biz_type, biz_id, event_id, status, retry_count, last_error) VALUES
+describe.each(TEST_ENGINES)('the audit history follows the table, not the source name (%s)', (engine) => {
+  let schema: EngineDb;
+  let cwd: string;
+
+  beforeAll(async () => {
+    schema = await createEngineDb(engine, 'oncall_audit_table');
+    const init = await runCli(['init', '--db', schema.dsn]);
+    expect(init.code, init.stderr).toBe(0);
+    await schema.run(
+      `INSERT INTO async_task (biz_type, biz_id, event_id, status, retry_count, last_error) VALUES
      ('coupon', 'ORD1', 'evt-1', 3, 8, 'HTTP 503'), ('coupon', 'ORD2', 'evt-2', 3, 8, 'HTTP 503')`,
-  );
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-audit-table-'));
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    [`db: ${schema.dsn}`, 'sources:', '  orders: { profile: async-task, table: async_task }', ''].join('\n'),
-  );
-}, 60_000);
+    );
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-audit-table-'));
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      [`db: ${schema.dsn}`, 'sources:', '  orders: { profile: async-task, table: async_task }', ''].join(
+        '\n',
+      ),
+    );
+  }, 60_000);
 
-afterAll(async () => {
-  await schema?.drop();
-});
+  afterAll(async () => {
+    await schema?.drop();
+  });
 
-describe('the audit history follows the table, not the source name', () => {
   it('a task compensated via --profile shows that history through the named source', async () => {
     const done = await runJson(
       [

@@ -41,10 +41,22 @@ describe('diff on PostgreSQL', () => {
     expect(rule?.findings).toMatchObject({ missing: 1, duplicate: 0, orphan: 1, unsettled: 1 });
   });
 
-  it('refuses the merge walk, which needs collation weights, with exit 3', async () => {
-    const result = await runCli(['diff', '--walk', 'merge'], { cwd });
+  it('merges the key indexes byte-wise with the same findings as the join walk', async () => {
+    const { code, json, stderr } = await runJson<DiffJson>(['diff', '--walk', 'merge'], { cwd });
+    expect(code, stderr).toBe(1);
+    assertMatchesSchema('diff', json);
+    const [rule] = json.rules;
+    expect(rule?.walk).toBe('merge');
+    expect(rule?.findings).toMatchObject({ missing: 1, duplicate: 0, orphan: 1, unsettled: 1 });
+  });
+
+  it('refuses the merge walk for a rule with a business where, with exit 3', async () => {
+    const where = configDir(
+      `db: ${db.dsn}\nrules:\n  - { name: coupons, bizType: coupon, business: { table: coupon, key: order_id, where: "1=1" } }\n`,
+    );
+    const result = await runCli(['diff', '--walk', 'merge'], { cwd: where });
     expect(result.code).toBe(3);
-    expect(result.stderr).toMatch(/collation weights/);
+    expect(result.stderr).toMatch(/cannot merge the key indexes: the rule has a business where/);
     expect(result.stderr).toMatch(/--walk join/);
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 import { dropPrefix, freePort, openTestRedis, laravelBrokerYaml } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
@@ -14,26 +15,8 @@ import { assertMatchesSchema } from '../support/schemas.js';
 
 const DB = 12;
 const URL = `redis://127.0.0.1:6379/${DB}`;
-const prefix = `tr_h2rp_${randomBytes(3).toString('hex')}_`;
+const filePrefix = `tr_h2rp_${randomBytes(3).toString('hex')}_`;
 let redis: Redis;
-let cwd: string;
-
-function config(thresholds: string[], extraBrokers: string[] = []): void {
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    [
-      'db: sqlite:tasks.sqlite',
-      'brokers:',
-      ...laravelBrokerYaml('app', URL, prefix, ['high']),
-      ...extraBrokers,
-      'report:',
-      '  thresholds:',
-      '    queues:',
-      ...thresholds,
-      '',
-    ].join('\n'),
-  );
-}
 
 interface ReportJson {
   status: string;
@@ -47,88 +30,121 @@ interface ReportJson {
 
 beforeAll(async () => {
   redis = await openTestRedis(DB);
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-qreport-'));
-  config(['      ready: { warn: 100 }']);
-  expect((await runCli(['init', '--profile', 'async-task'], { cwd })).code).toBe(0);
-  await redis.rpush(
-    `${prefix}queues:high`,
-    ...Array.from({ length: 12 }, (_, i) => JSON.stringify({ uuid: `j${i}` })),
-  );
 });
 
 afterAll(async () => {
-  await dropPrefix(redis, prefix);
+  await dropPrefix(redis, filePrefix);
   redis?.disconnect();
 });
 
-describe('report with brokers', () => {
-  it('adds the queue gauges; under the limit the status stays OK', async () => {
-    const { code, json } = await runJson<ReportJson>(['report'], { cwd });
-    expect(code).toBe(0);
-    assertMatchesSchema('report', json);
-    expect(json.status).toBe('OK');
-    expect(json.queues.queues).toEqual([
-      expect.objectContaining({ broker: 'app', queue: 'high', ready: 12, delayedOverdue: 0 }),
-    ]);
-    expect(json.queues.breaches).toEqual([]);
-  });
+describe.each(TEST_ENGINES)('with brokers (%s)', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+  const prefix = `${filePrefix}${engine}_`;
 
-  it('a ready count at the limit breaches it: WARNING, exit 1; crit wins', async () => {
-    config(['      ready: { warn: 12, crit: 50 }']);
-    const warn = await runJson<ReportJson>(['report'], { cwd });
-    expect(warn.code).toBe(1);
-    expect(warn.json.queues.breaches).toEqual([
-      { broker: 'app', queue: 'high', metric: 'ready', level: 'warn', value: 12, threshold: 12 },
-    ]);
-    config(['      ready: { warn: 5, crit: 10 }']);
-    const crit = await runJson<ReportJson>(['report'], { cwd });
-    expect(crit.code).toBe(2);
-    expect(crit.json.status).toBe('CRITICAL');
-  });
+  function config(thresholds: string[], extraBrokers: string[] = []): void {
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      [
+        `db: ${db.dsn}`,
+        'brokers:',
+        ...laravelBrokerYaml('app', URL, prefix, ['high']),
+        ...extraBrokers,
+        'report:',
+        '  thresholds:',
+        '    queues:',
+        ...thresholds,
+        '',
+      ].join('\n'),
+    );
+  }
 
-  it('writes the Prometheus gauges with one label set {broker, queue}', async () => {
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'queues_report');
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-qreport-'));
     config(['      ready: { warn: 100 }']);
-    const { stdout } = await runCli(['report', '--format', 'prometheus'], { cwd });
-    expect(stdout).toContain('# TYPE taskrecon_queue_ready gauge');
-    expect(stdout).toContain('taskrecon_queue_ready{broker="app",queue="high"} 12');
-    expect(stdout).toContain('taskrecon_queue_reserved_expired{broker="app",queue="high"} 0');
-    expect(stdout).not.toContain('taskrecon_queue_consumers');
+    expect((await runCli(['init', '--profile', 'async-task'], { cwd })).code).toBe(0);
+    await redis.rpush(
+      `${prefix}queues:high`,
+      ...Array.from({ length: 12 }, (_, i) => JSON.stringify({ uuid: `j${i}` })),
+    );
   });
 
-  it('an unreachable broker is named and makes the report WARNING', async () => {
-    const port = await freePort();
-    config(
-      ['      ready: { warn: 100 }'],
-      ['  gone:', '    kind: redis', `    url: redis://127.0.0.1:${port}/0`, '    framework: laravel'],
-    );
-    const { code, json } = await runJson<ReportJson>(['report'], { cwd });
-    expect(code).toBe(1);
-    expect(json.queues.unreachable).toEqual([
-      {
-        broker: 'gone',
-        message: expect.stringContaining(`cannot reach Redis at redis://127.0.0.1:${port}/0`),
-      },
-    ]);
+  afterAll(async () => {
+    await db?.drop();
   });
-});
 
-describe('doctor with brokers', () => {
-  it("adds each broker's checks, and a fail for one it cannot reach", async () => {
-    const port = await freePort();
-    config(
-      ['      ready: { warn: 100 }'],
-      ['  gone:', '    kind: redis', `    url: redis://127.0.0.1:${port}/0`, '    framework: laravel'],
-    );
-    const { json } = await runJson<{ checks: Array<{ name: string; status: string }> }>(['doctor'], { cwd });
-    const broker = json.checks.filter((c) => c.name.startsWith('broker '));
-    expect(broker.map((c) => c.name)).toEqual([
-      'broker app: reachable',
-      'broker app: persistence',
-      'broker app: eviction policy',
-      'broker app: key layout',
-      'broker gone: reachable',
-    ]);
-    expect(broker.find((c) => c.name === 'broker app: key layout')?.status).toBe('ok');
-    expect(broker.find((c) => c.name === 'broker gone: reachable')?.status).toBe('fail');
+  describe('report with brokers', () => {
+    it('adds the queue gauges; under the limit the status stays OK', async () => {
+      const { code, json } = await runJson<ReportJson>(['report'], { cwd });
+      expect(code).toBe(0);
+      assertMatchesSchema('report', json);
+      expect(json.status).toBe('OK');
+      expect(json.queues.queues).toEqual([
+        expect.objectContaining({ broker: 'app', queue: 'high', ready: 12, delayedOverdue: 0 }),
+      ]);
+      expect(json.queues.breaches).toEqual([]);
+    });
+
+    it('a ready count at the limit breaches it: WARNING, exit 1; crit wins', async () => {
+      config(['      ready: { warn: 12, crit: 50 }']);
+      const warn = await runJson<ReportJson>(['report'], { cwd });
+      expect(warn.code).toBe(1);
+      expect(warn.json.queues.breaches).toEqual([
+        { broker: 'app', queue: 'high', metric: 'ready', level: 'warn', value: 12, threshold: 12 },
+      ]);
+      config(['      ready: { warn: 5, crit: 10 }']);
+      const crit = await runJson<ReportJson>(['report'], { cwd });
+      expect(crit.code).toBe(2);
+      expect(crit.json.status).toBe('CRITICAL');
+    });
+
+    it('writes the Prometheus gauges with one label set {broker, queue}', async () => {
+      config(['      ready: { warn: 100 }']);
+      const { stdout } = await runCli(['report', '--format', 'prometheus'], { cwd });
+      expect(stdout).toContain('# TYPE taskrecon_queue_ready gauge');
+      expect(stdout).toContain('taskrecon_queue_ready{broker="app",queue="high"} 12');
+      expect(stdout).toContain('taskrecon_queue_reserved_expired{broker="app",queue="high"} 0');
+      expect(stdout).not.toContain('taskrecon_queue_consumers');
+    });
+
+    it('an unreachable broker is named and makes the report WARNING', async () => {
+      const port = await freePort();
+      config(
+        ['      ready: { warn: 100 }'],
+        ['  gone:', '    kind: redis', `    url: redis://127.0.0.1:${port}/0`, '    framework: laravel'],
+      );
+      const { code, json } = await runJson<ReportJson>(['report'], { cwd });
+      expect(code).toBe(1);
+      expect(json.queues.unreachable).toEqual([
+        {
+          broker: 'gone',
+          message: expect.stringContaining(`cannot reach Redis at redis://127.0.0.1:${port}/0`),
+        },
+      ]);
+    });
+  });
+
+  describe('doctor with brokers', () => {
+    it("adds each broker's checks, and a fail for one it cannot reach", async () => {
+      const port = await freePort();
+      config(
+        ['      ready: { warn: 100 }'],
+        ['  gone:', '    kind: redis', `    url: redis://127.0.0.1:${port}/0`, '    framework: laravel'],
+      );
+      const { json } = await runJson<{ checks: Array<{ name: string; status: string }> }>(['doctor'], {
+        cwd,
+      });
+      const broker = json.checks.filter((c) => c.name.startsWith('broker '));
+      expect(broker.map((c) => c.name)).toEqual([
+        'broker app: reachable',
+        'broker app: persistence',
+        'broker app: eviction policy',
+        'broker app: key layout',
+        'broker gone: reachable',
+      ]);
+      expect(broker.find((c) => c.name === 'broker app: key layout')?.status).toBe('ok');
+      expect(broker.find((c) => c.name === 'broker gone: reachable')?.status).toBe('fail');
+    });
   });
 });

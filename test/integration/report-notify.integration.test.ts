@@ -5,14 +5,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runJson } from '../support/cli.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { runCli, runJson } from '../support/cli.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 // Webhooks are loopback listeners: one that records what it receives, one that never answers.
 const SECRET = 'SECintegration';
-let schema: TestSchema;
-let cwd: string;
 let receiver: HttpServer;
 let silent: Server;
 const sockets: Socket[] = [];
@@ -31,11 +29,6 @@ interface ReportJson {
   }>;
 }
 
-const report = async (...args: string[]) => {
-  const result = await runJson<ReportJson>(['report', '--notify', ...args], { cwd });
-  assertMatchesSchema('report', result.json);
-  return result;
-};
 const outcomes = (json: ReportJson) => json.notifications.map((n) => `${n.kind}:${n.outcome}:${n.reason}`);
 
 beforeAll(async () => {
@@ -58,46 +51,57 @@ beforeAll(async () => {
   silent = createServer((socket) => void sockets.push(socket));
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   silentUrl = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
-
-  schema = await createTestSchema('report_notify');
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-notify-'));
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    [
-      `db: ${schema.dsn}`,
-      'report:',
-      '  thresholds: { failureRate: { warn: off, crit: off }, oldestDue: { warn: off } }',
-      '  notify:',
-      `    - { kind: wecom, url: "${receiverUrl}/wecom?key=KEY" }`,
-      `    - { kind: dingtalk, url: "${receiverUrl}/dingtalk?access_token=TOKEN", secret: ${SECRET} }`,
-      '',
-    ].join('\n'),
-  );
-  await schema.sql.query(`CREATE TABLE async_task (
-    id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, biz_type VARCHAR(32) NOT NULL, biz_id VARCHAR(64) NOT NULL,
-    event_id VARCHAR(64) NOT NULL UNIQUE, payload JSON NULL, status TINYINT NOT NULL DEFAULT 0, retry_count INT NOT NULL DEFAULT 0,
-    next_retry_time DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, last_error VARCHAR(512) NULL,
-    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    KEY idx_status_next_retry (status, next_retry_time))`);
-  // One stuck task (stuck ≥ 1: WARNING) and one failed coupon task to name in the alert.
-  await schema.sql
-    .query(`INSERT INTO async_task (biz_type, biz_id, event_id, status, last_error, created_at, updated_at) VALUES
-    ('sms', 'order-7', 'evt-stuck', 1, NULL, NOW() - INTERVAL 1 HOUR, NOW() - INTERVAL 30 MINUTE),
-    ('coupon', 'order-9', 'evt-failed', 3, 'HTTP 503 from coupon-svc', NOW() - INTERVAL 10 MINUTE, NOW() - INTERVAL 5 MINUTE)`);
 });
 
 afterAll(async () => {
   for (const s of sockets) s.destroy();
   await new Promise((resolve) => silent?.close(resolve));
   await new Promise((resolve) => receiver?.close(resolve));
-  await schema?.drop();
 });
 
 beforeEach(() => {
   received = [];
 });
 
-describe('report --notify', () => {
+describe.each(TEST_ENGINES)('report --notify (%s)', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'report_notify');
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-notify-'));
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      [
+        `db: ${db.dsn}`,
+        'report:',
+        '  thresholds: { failureRate: { warn: off, crit: off }, oldestDue: { warn: off } }',
+        '  notify:',
+        `    - { kind: wecom, url: "${receiverUrl}/wecom?key=KEY" }`,
+        `    - { kind: dingtalk, url: "${receiverUrl}/dingtalk?access_token=TOKEN", secret: ${SECRET} }`,
+        '',
+      ].join('\n'),
+    );
+    const init = await runCli(['init', '--db', db.dsn]);
+    expect(init.code, init.stderr).toBe(0);
+    // The state table is created by the first --notify run, not only by init.
+    await db.run('DROP TABLE taskrecon_notify');
+    // One stuck task (stuck ≥ 1: WARNING) and one failed coupon task to name in the alert.
+    await db.run(`INSERT INTO async_task (biz_type, biz_id, event_id, status, last_error, created_at, updated_at) VALUES
+      ('sms', 'order-7', 'evt-stuck', 1, NULL, ${db.at(-3600)}, ${db.at(-1800)}),
+      ('coupon', 'order-9', 'evt-failed', 3, 'HTTP 503 from coupon-svc', ${db.at(-600)}, ${db.at(-300)})`);
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  const report = async (...args: string[]) => {
+    const result = await runJson<ReportJson>(['report', '--notify', ...args], { cwd });
+    assertMatchesSchema('report', result.json);
+    return result;
+  };
+
   it('creates its state table on demand, and sends a new breach once to each target, signed, naming biz type, biz_id, event_id and error', async () => {
     const { code, json } = await report();
     expect(code).toBe(1);
@@ -116,9 +120,7 @@ describe('report --notify', () => {
       createHmac('sha256', SECRET).update(`${timestamp}\n${SECRET}`).digest('base64'),
     );
     expect(Math.abs(Number(timestamp) - Date.now())).toBeLessThan(60_000);
-    const [[table]] = (await schema.sql.query(`SELECT COUNT(*) AS n FROM taskrecon_notify`)) as unknown as [
-      [{ n: number }],
-    ];
+    const [table] = await db.rows<{ n: number }>('SELECT COUNT(*) AS n FROM taskrecon_notify');
     expect(Number(table?.n)).toBe(2);
   });
 

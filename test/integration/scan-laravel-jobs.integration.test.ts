@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
-import { createFixtureTable } from '../support/fixtures.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
+import { createEngineFixtureTable } from '../support/fixtures.js';
 import { num, type ScanJson } from '../support/scan-json.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 // Laravel's database queue: unix-int times, so neither the session zone nor the client's TZ may matter.
-let schema: TestSchema;
-const args = () => ['scan', '--db', schema.dsn, '--profile', 'laravel-jobs'];
 const env = { TZ: 'Asia/Tokyo' };
 
 const payload = (job: string, uuid: string) =>
@@ -20,49 +18,53 @@ const payload = (job: string, uuid: string) =>
     data: { commandName: `App\\Jobs\\${job}`, command: 'O:16:"App\\Jobs\\SendSms":0:{}' },
   });
 
-beforeAll(async () => {
-  schema = await createTestSchema('scan_laravel_jobs', { timeZone: '-05:00' });
-  await createFixtureTable(schema, 'laravel_jobs');
-});
+describe.each(TEST_ENGINES)('scan on the laravel-jobs profile, unix-int times (%s)', (engine) => {
+  let db: EngineDb;
+  const args = () => ['scan', '--db', db.dsn, '--profile', 'laravel-jobs'];
 
-// Seeded before each test, so the margins hold however long the previous test took.
-beforeEach(async () => {
-  await schema.sql.query('DELETE FROM jobs');
-  // Rows just inside and just outside the due (available_at ≤ now) and stuck (reserved_at ≤ now − 90s) cutoffs,
-  // with a margin of at least 30s for the CLI's own start-up.
-  const rows: Array<[string, string, number | null, number, string]> = [
-    ['due-now', 'SendSms', null, -1, 'sms'],
-    ['due-old', 'SendSms', null, -7200, 'sms'],
-    ['not-due', 'IssueCoupon', null, 120, 'default'],
-    ['stuck', 'IssueCoupon', -120, -300, 'default'],
-    ['in-flight', 'GrantPoints', -45, -300, 'default'],
-  ];
-  for (const [uuid, job, reservedAgo, availableIn, queue] of rows) {
-    await schema.sql.query(
-      `INSERT INTO jobs (queue, payload, attempts, reserved_at, available_at, created_at)
-       VALUES (?, ?, ?, IF(? IS NULL, NULL, UNIX_TIMESTAMP() + ?), UNIX_TIMESTAMP() + ?, UNIX_TIMESTAMP() - 600)`,
-      [queue, payload(job, uuid), reservedAgo === null ? 0 : 1, reservedAgo, reservedAgo, availableIn],
-    );
-  }
-});
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'scan_laravel_jobs', engine === 'sqlite' ? {} : { timeZone: '-05:00' });
+    await createEngineFixtureTable(db, 'laravel_jobs');
+  });
 
-afterAll(async () => {
-  await schema?.drop();
-});
+  // Seeded before each test, so the margins hold however long the previous test took.
+  beforeEach(async () => {
+    await db.run('DELETE FROM jobs');
+    // Rows just inside and just outside the due (available_at ≤ now) and stuck (reserved_at ≤ now − 90s) cutoffs,
+    // with a margin of at least 30s for the CLI's own start-up.
+    const rows: Array<[string, string, number | null, number, string]> = [
+      ['due-now', 'SendSms', null, -1, 'sms'],
+      ['due-old', 'SendSms', null, -7200, 'sms'],
+      ['not-due', 'IssueCoupon', null, 120, 'default'],
+      ['stuck', 'IssueCoupon', -120, -300, 'default'],
+      ['in-flight', 'GrantPoints', -45, -300, 'default'],
+    ];
+    for (const [uuid, job, reservedAgo, availableIn, queue] of rows) {
+      const now = db.epoch('now');
+      await db.run(
+        `INSERT INTO jobs (queue, payload, attempts, reserved_at, available_at, created_at)
+       VALUES (?, ?, ?, ${reservedAgo === null ? 'NULL' : `${now} + ${reservedAgo}`}, ${now} + ${availableIn}, ${now} - 600)`,
+        [queue, payload(job, uuid), reservedAgo === null ? 0 : 1],
+      );
+    }
+  });
 
-describe('scan on the laravel-jobs profile (unix-int times)', () => {
+  afterAll(async () => {
+    await db?.drop();
+  });
+
   it('counts due and stuck reservations as SQL ground truth says, lists them in index order', async () => {
     const { code, json } = await runJson<ScanJson>(args(), { env });
     expect(code).toBe(0);
     assertMatchesSchema('scan', json);
-    const [truth] = (await schema.sql.query(
+    const now = db.epoch('now');
+    const [t = {}] = await db.rows(
       `SELECT COUNT(*) AS total,
-              SUM(reserved_at IS NULL) AS pending,
-              SUM(reserved_at IS NULL AND available_at <= UNIX_TIMESTAMP()) AS due,
-              SUM(reserved_at IS NOT NULL AND reserved_at <= UNIX_TIMESTAMP() - 90) AS stuck
+              ${db.countIf('reserved_at IS NULL')} AS pending,
+              ${db.countIf(`reserved_at IS NULL AND available_at <= ${now}`)} AS due,
+              ${db.countIf(`reserved_at IS NOT NULL AND reserved_at <= ${now} - 90`)} AS stuck
          FROM jobs`,
-    )) as unknown as [Array<Record<string, unknown>>];
-    const t = truth[0] ?? {};
+    );
     expect(json.summary.total).toBe(num(t.total));
     expect(json.summary.byStatus.pending).toBe(num(t.pending));
     expect(json.summary.due).toBe(num(t.due));

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runJson } from '../support/cli.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 /**
  * The dispatch that never happened: the payment callback's push threw, the order is paid and no
  * task exists. `diff --create-missing` creates each missing task once (event id <rule>:<key>,
- * UNIQUE), audited; redrive then runs them.
+ * UNIQUE), audited; redrive then runs them. The same suite on every engine.
  */
 interface CreateJson {
   createMissing?: {
@@ -21,61 +21,59 @@ interface CreateJson {
   };
 }
 
-let schema: TestSchema;
-let cwd: string;
+describe.each(TEST_ENGINES)('diff --create-missing on %s', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+  const rows = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => db.rows<T>(sql, params);
 
-async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-  const [result] = await schema.sql.query(sql, params);
-  return result as T[];
-}
-
-function writeConfig(payload: string): void {
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    [
-      `db: ${schema.dsn}`,
-      'sources:',
-      '  tasks: { profile: async-task, table: async_task, default: true }',
-      'handlers:',
-      '  default: { type: mark-only }',
-      'rules:',
-      `  - { name: sms-paid, bizType: sms, taskStatus: [success], business: { table: paid_order, key: order_no, where: "status = 'paid'" }, create: { payload: [${payload}] } }`,
-      '',
-    ].join('\n'),
-  );
-}
-
-async function order(orderNo: string, status = 'paid'): Promise<void> {
-  await schema.sql.query('INSERT INTO paid_order (order_no, user_id, amount, status) VALUES (?, ?, ?, ?)', [
-    orderNo,
-    Number(orderNo.replace(/\D/g, '')),
-    '99.50',
-    status,
-  ]);
-}
-
-beforeAll(async () => {
-  schema = await createTestSchema('sweep_create', { timeZone: '+08:00' });
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-create-missing-'));
-  writeConfig('order_no, user_id, amount');
-  expect((await runCli(['init'], { cwd })).code).toBe(0);
-  await schema.sql.query(`CREATE TABLE paid_order (
-    id bigint unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY, order_no varchar(32) NOT NULL, user_id int NOT NULL,
-    amount decimal(10,2) NOT NULL, status varchar(16) NOT NULL, KEY idx_order_no (order_no))`);
-  for (const n of ['P1', 'P2', 'P3', 'P4', 'P5']) await order(n);
-  await order('U1', 'unpaid');
-  for (const n of ['P1', 'P2'])
-    await schema.sql.query(
-      "INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, created_at, updated_at) VALUES ('sms', ?, ?, '{}', 2, 0, NOW(), NOW(), NOW())",
-      [n, `pay:${n}`],
+  function writeConfig(payload: string): void {
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      [
+        `db: ${db.dsn}`,
+        'sources:',
+        '  tasks: { profile: async-task, table: async_task, default: true }',
+        'handlers:',
+        '  default: { type: mark-only }',
+        'rules:',
+        `  - { name: sms-paid, bizType: sms, taskStatus: [success], business: { table: paid_order, key: order_no, where: "status = 'paid'" }, create: { payload: [${payload}] } }`,
+        '',
+      ].join('\n'),
     );
-});
+  }
 
-afterAll(async () => {
-  await schema?.drop();
-});
+  async function order(orderNo: string, status = 'paid'): Promise<void> {
+    await db.run('INSERT INTO paid_order (order_no, user_id, amount, status) VALUES (?, ?, ?, ?)', [
+      orderNo,
+      Number(orderNo.replace(/\D/g, '')),
+      '99.50',
+      status,
+    ]);
+  }
 
-describe('diff --create-missing', () => {
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'sweep_create', { timeZone: '+08:00' });
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-create-missing-'));
+    writeConfig('order_no, user_id, amount');
+    expect((await runCli(['init'], { cwd })).code).toBe(0);
+    await db.run(`CREATE TABLE paid_order (
+      id ${db.autoId}, order_no varchar(32) NOT NULL, user_id int NOT NULL,
+      amount decimal(10,2) NOT NULL, status varchar(16) NOT NULL)`);
+    await db.run('CREATE INDEX idx_order_no ON paid_order (order_no)');
+    for (const n of ['P1', 'P2', 'P3', 'P4', 'P5']) await order(n);
+    await order('U1', 'unpaid');
+    for (const n of ['P1', 'P2'])
+      await db.run(
+        `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, created_at, updated_at) VALUES ('sms', ?, ?, '{}', 2, 0, ${db.at(0)}, ${db.at(0)}, ${db.at(0)})`,
+        [n, `pay:${n}`],
+      );
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  });
+
   it('refuses without a confirmation off a terminal, and stops on a payload column the table lacks; nothing written', async () => {
     const noYes = await runCli(['diff', '--create-missing'], { cwd });
     expect(noYes.code).toBe(3);
@@ -112,7 +110,7 @@ describe('diff --create-missing', () => {
       status: number;
       due: number;
     }>(
-      "SELECT biz_id, event_id, payload, status, next_retry_time <= NOW() AS due FROM async_task WHERE event_id LIKE 'sms-paid:%' ORDER BY biz_id",
+      `SELECT biz_id, event_id, payload, status, CASE WHEN next_retry_time <= ${db.at(0)} THEN 1 ELSE 0 END AS due FROM async_task WHERE event_id LIKE 'sms-paid:%' ORDER BY biz_id`,
     );
     expect(created.map((t) => [t.biz_id, t.event_id, t.status, Number(t.due)])).toEqual([
       ['P3', 'sms-paid:P3', 0, 1],
@@ -150,7 +148,7 @@ describe('diff --create-missing', () => {
     ]);
     expect((a.json.createMissing?.created ?? 0) + (b.json.createMissing?.created ?? 0)).toBe(20);
     const perEvent = await rows<{ n: number }>(
-      "SELECT COUNT(*) AS n FROM async_task WHERE event_id LIKE 'sms-paid:%' GROUP BY event_id HAVING n > 1",
+      "SELECT COUNT(*) AS n FROM async_task WHERE event_id LIKE 'sms-paid:%' GROUP BY event_id HAVING COUNT(*) > 1",
     );
     expect(perEvent).toEqual([]);
     expect((await rows("SELECT id FROM taskrecon_audit WHERE action = 'create-missing'")).length).toBe(23);

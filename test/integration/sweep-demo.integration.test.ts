@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { runCli, runJson } from '../support/cli.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
-/** The demo sandbox's think-queue failures and sweep rules, on SQLite. */
+/** The demo sandbox's think-queue failures and sweep rules, on SQLite: the sandbox is SQLite by design. */
 interface SweepJson {
   retried: number;
   deferred: number;

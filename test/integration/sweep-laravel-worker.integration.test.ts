@@ -20,6 +20,10 @@ import { createTestSchema, type TestSchema } from '../support/mariadb.js';
  * What the sweep re-pushes, Laravel's own worker runs: real Laravel 8 jobs (pushed by its
  * RedisQueue) are moved into failed_jobs as its failer stores them (the reserved payload, attempts
  * spent), swept, and then run by Illuminate\Queue\Worker — each exactly once.
+ *
+ * On MySQL/MariaDB: this is about the PHP worker, not the engine. The sweep itself runs on every
+ * engine in sweep-laravel.integration.test.ts, and Laravel's worker over PostgreSQL in
+ * postgres-laravel-worker.integration.test.ts.
  */
 const REDIS_DB = 14;
 const JOBS = 4;

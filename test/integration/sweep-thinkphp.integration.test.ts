@@ -1,24 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { runCli, runJson } from '../support/cli.js';
-import { createFixtureTable } from '../support/fixtures.js';
-import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
+import { createThinkQueueTables } from '../support/fixtures.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 /**
- * The hourly sweep of think-queue's failed_jobs (the hourly sweep of a ThinkPHP shop): SMS retried at once (slowly),
- * warehouse jobs only inside their window and outside the maintenance blackout, schema errors held.
- * The session and appTimeZone are Asia/Shanghai; the database clock is placed inside and outside each
- * window by writing the windows relative to the server's NOW() in that zone (several of them run
- * across midnight whatever the time of day).
+ * The hourly sweep of think-queue's failed_jobs (the hourly sweep of a ThinkPHP shop), on every
+ * engine: SMS retried at once (slowly), warehouse jobs only inside their window and outside the
+ * maintenance blackout, schema errors held. appTimeZone is Asia/Shanghai (UTC+8, no DST) and the
+ * seeding session writes its wall-clock times there; the database clock is placed inside and
+ * outside each window by writing the windows relative to the database's now in that zone (several
+ * of them run across midnight whatever the time of day).
  */
 const ZONE = 'Asia/Shanghai';
+const ZONE_OFFSET = 8 * 3600;
 const REDIS_URL = 'redis://127.0.0.1:6379/14';
 const SMS = 'app\\job\\SendPaidSmsJob';
 const PICK = 'app\\job\\CreatePickTaskJob';
@@ -42,90 +44,20 @@ interface SweepJson {
   }>;
 }
 
-let schema: TestSchema;
-let cwd: string;
 let redis: Redis;
 let hook: Server;
 const hooks: string[] = [];
-const smsQueue = `sms_${randomBytes(4).toString('hex')}`;
-let nowEpoch = 0;
-let localSecond = 0;
 
 const hhmm = (minuteOfDay: number) => {
   const m = ((minuteOfDay % 1440) + 1440) % 1440;
   return `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
 };
-/** The absolute instant at which local minute `offset` from now's minute starts (the next one at or after now). */
-const opensAt = (offsetMinutes: number) => {
-  const localMinute = Math.floor(localSecond / 60);
-  const boundary = ((((localMinute + offsetMinutes) % 1440) + 1440) % 1440) * 60;
-  const delta = (((boundary - localSecond) % 86_400) + 86_400) % 86_400;
-  return new Date((nowEpoch + delta) * 1000).toISOString().replace('.000Z', 'Z');
-};
-
-async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-  const [result] = await schema.sql.query(sql, params);
-  return result as T[];
-}
 
 function thinkPayload(job: string, data: object, extra: object = {}): string {
   return JSON.stringify({ job, maxTries: 3, timeout: 60, data, ...extra, attempts: 3 }).replace(/\//g, '\\/');
 }
 
-async function fail(connection: string, queue: string, payload: string, error: string, agoSeconds = 60) {
-  await schema.sql.query(
-    'INSERT INTO failed_jobs (connection, queue, payload, exception, fail_time) VALUES (?, ?, ?, ?, FROM_UNIXTIME(UNIX_TIMESTAMP() - ?))',
-    [connection, queue, payload, error, agoSeconds],
-  );
-}
-
-function writeConfig(rules: string[]): void {
-  writeFileSync(
-    join(cwd, 'taskrecon.config.yaml'),
-    [
-      `db: ${schema.dsn}`,
-      `appTimeZone: ${ZONE}`,
-      'sources:',
-      '  failed:',
-      '    profile: thinkphp-failed-jobs',
-      '    queue:',
-      '      connections:',
-      '        database: { driver: database, table: jobs }',
-      `        redis: { driver: redis, url: "${REDIS_URL}" }`,
-      'report:',
-      `  notify: [{ kind: generic, url: "http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook" }]`,
-      'sweeps:',
-      ...rules.map((r) => `  - ${r}`),
-      '',
-    ].join('\n'),
-  );
-}
-
-const RULES = () => [
-  `{ name: sms, match: { bizType: '${SMS}' }, action: retry, rate: 50/s, maxSweeps: 1 }`,
-  `{ name: open, match: { bizType: '${PICK}', queue: open }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 60)}-${hhmm(Math.floor(localSecond / 60) + 60)}", maxSweeps: 1 }`,
-  // Across midnight, now outside: opens 60 minutes from now.
-  `{ name: closed, match: { bizType: '${PICK}', queue: closed }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) + 60)}-${hhmm(Math.floor(localSecond / 60) - 30)}" }`,
-  // Across midnight, now inside.
-  `{ name: late, match: { bizType: '${PICK}', queue: late }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 60)}-${hhmm(Math.floor(localSecond / 60) - 120)}" }`,
-  // Inside the window, but in the maintenance blackout until 30 minutes from now.
-  `{ name: maint, match: { bizType: '${PICK}', queue: maint }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 120)}-${hhmm(Math.floor(localSecond / 60) + 120)}", blackout: ["${hhmm(Math.floor(localSecond / 60) - 30)}-${hhmm(Math.floor(localSecond / 60) + 30)}"] }`,
-  // Opened 20 minutes ago, closed at the previous sweep (an hour ago): that sweep deferred what
-  // failed before it, so this one looks back and retries it.
-  `{ name: reopened, match: { bizType: '${PICK}', queue: reopened }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 20)}-${hhmm(Math.floor(localSecond / 60) + 60)}" }`,
-  // Open at the previous sweep too: that sweep retried what had failed before it; an older row is
-  // no business of this one.
-  `{ name: wasopen, match: { bizType: '${PICK}', queue: wasopen }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 120)}-${hhmm(Math.floor(localSecond / 60) + 60)}" }`,
-  `{ name: schema, match: { errorLike: 'Unknown column' }, action: hold }`,
-];
-
 beforeAll(async () => {
-  schema = await createTestSchema('sweep_thinkphp', { timeZone: '+08:00' });
-  await createFixtureTable(schema, 'thinkphp_failed_jobs');
-  await schema.sql.query(`CREATE TABLE jobs (
-    id bigint unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY, queue varchar(255) NOT NULL, payload longtext NOT NULL,
-    attempts tinyint unsigned NOT NULL, reserve_time int unsigned NULL, available_time int unsigned NOT NULL,
-    create_time int unsigned NOT NULL)`);
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   try {
     await redis.ping();
@@ -143,32 +75,102 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-sweep-tp-'));
-  const [clock] = await rows<{ now: number; local: number }>(
-    "SELECT UNIX_TIMESTAMP() AS now, TIME_TO_SEC(CONVERT_TZ(UTC_TIMESTAMP(), '+00:00', '+08:00')) AS local",
-  );
-  nowEpoch = Number(clock?.now);
-  localSecond = Number(clock?.local);
-  writeConfig(RULES());
-  expect(
-    (await runCli(['init', '--audit-only', '--profile', 'thinkphp-failed-jobs', '--db', schema.dsn], { cwd }))
-      .code,
-  ).toBe(0);
 });
 
 afterAll(async () => {
-  await redis?.del(`{queues:${smsQueue}}`);
   redis?.disconnect();
   await new Promise((resolve) => hook?.close(resolve));
-  await schema?.drop();
 });
 
-const SMS_PAYLOADS = [1, 2, 3].map((n) =>
-  thinkPayload(SMS, { order: n, mobile: '138' }, { id: `sms${n}${randomBytes(6).toString('hex')}` }),
-);
-const PICK_OPEN = [thinkPayload(PICK, { order: 11 }), thinkPayload(PICK, { order: 12 })];
+describe.each(TEST_ENGINES)('sweep over think-queue failed jobs on %s', (engine) => {
+  let db: EngineDb;
+  let cwd: string;
+  const smsQueue = `sms_${randomBytes(4).toString('hex')}`;
+  let nowEpoch = 0;
+  let localSecond = 0;
+  let hooksBefore = 0;
+  const rows = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => db.rows<T>(sql, params);
 
-describe('sweep over think-queue failed jobs', () => {
+  /** The absolute instant at which local minute `offset` from now's minute starts (the next one at or after now). */
+  const opensAt = (offsetMinutes: number) => {
+    const localMinute = Math.floor(localSecond / 60);
+    const boundary = ((((localMinute + offsetMinutes) % 1440) + 1440) % 1440) * 60;
+    const delta = (((boundary - localSecond) % 86_400) + 86_400) % 86_400;
+    return new Date((nowEpoch + delta) * 1000).toISOString().replace('.000Z', 'Z');
+  };
+
+  async function fail(connection: string, queue: string, payload: string, error: string, agoSeconds = 60) {
+    await db.run(
+      `INSERT INTO failed_jobs (connection, queue, payload, exception, fail_time) VALUES (?, ?, ?, ?, ${db.at(-agoSeconds)})`,
+      [connection, queue, payload, error],
+    );
+  }
+
+  function writeConfig(rules: string[]): void {
+    writeFileSync(
+      join(cwd, 'taskrecon.config.yaml'),
+      [
+        `db: ${db.dsn}`,
+        `appTimeZone: ${ZONE}`,
+        'sources:',
+        '  failed:',
+        '    profile: thinkphp-failed-jobs',
+        '    queue:',
+        '      connections:',
+        '        database: { driver: database, table: jobs }',
+        `        redis: { driver: redis, url: "${REDIS_URL}" }`,
+        'report:',
+        `  notify: [{ kind: generic, url: "http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook" }]`,
+        'sweeps:',
+        ...rules.map((r) => `  - ${r}`),
+        '',
+      ].join('\n'),
+    );
+  }
+
+  const RULES = () => [
+    `{ name: sms, match: { bizType: '${SMS}' }, action: retry, rate: 50/s, maxSweeps: 1 }`,
+    `{ name: open, match: { bizType: '${PICK}', queue: open }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 60)}-${hhmm(Math.floor(localSecond / 60) + 60)}", maxSweeps: 1 }`,
+    // Across midnight, now outside: opens 60 minutes from now.
+    `{ name: closed, match: { bizType: '${PICK}', queue: closed }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) + 60)}-${hhmm(Math.floor(localSecond / 60) - 30)}" }`,
+    // Across midnight, now inside.
+    `{ name: late, match: { bizType: '${PICK}', queue: late }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 60)}-${hhmm(Math.floor(localSecond / 60) - 120)}" }`,
+    // Inside the window, but in the maintenance blackout until 30 minutes from now.
+    `{ name: maint, match: { bizType: '${PICK}', queue: maint }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 120)}-${hhmm(Math.floor(localSecond / 60) + 120)}", blackout: ["${hhmm(Math.floor(localSecond / 60) - 30)}-${hhmm(Math.floor(localSecond / 60) + 30)}"] }`,
+    // Opened 20 minutes ago, closed at the previous sweep (an hour ago): that sweep deferred what
+    // failed before it, so this one looks back and retries it.
+    `{ name: reopened, match: { bizType: '${PICK}', queue: reopened }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 20)}-${hhmm(Math.floor(localSecond / 60) + 60)}" }`,
+    // Open at the previous sweep too: that sweep retried what had failed before it; an older row is
+    // no business of this one.
+    `{ name: wasopen, match: { bizType: '${PICK}', queue: wasopen }, action: retry, window: "${hhmm(Math.floor(localSecond / 60) - 120)}-${hhmm(Math.floor(localSecond / 60) + 60)}" }`,
+    `{ name: schema, match: { errorLike: 'Unknown column' }, action: hold }`,
+  ];
+
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'sweep_thinkphp', { timeZone: '+08:00' });
+    await createThinkQueueTables(db);
+    cwd = mkdtempSync(join(tmpdir(), 'taskrecon-sweep-tp-'));
+    const [clock] = await rows<{ now: number }>(`SELECT ${db.epoch('now')} AS now`);
+    nowEpoch = Number(clock?.now);
+    localSecond = (nowEpoch + ZONE_OFFSET) % 86_400;
+    writeConfig(RULES());
+    expect(
+      (await runCli(['init', '--audit-only', '--profile', 'thinkphp-failed-jobs', '--db', db.dsn], { cwd }))
+        .code,
+    ).toBe(0);
+  });
+
+  afterAll(async () => {
+    await redis?.del(`{queues:${smsQueue}}`);
+    await db?.drop();
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  });
+
+  const SMS_PAYLOADS = [1, 2, 3].map((n) =>
+    thinkPayload(SMS, { order: n, mobile: '138' }, { id: `sms${n}${randomBytes(6).toString('hex')}` }),
+  );
+  const PICK_OPEN = [thinkPayload(PICK, { order: 11 }), thinkPayload(PICK, { order: 12 })];
+
   it('seeds the failures of the last hour, and older ones', async () => {
     for (const p of SMS_PAYLOADS)
       await fail('redis', smsQueue, p, 'RuntimeException: sms channel rate limited');
@@ -264,6 +266,7 @@ describe('sweep over think-queue failed jobs', () => {
       'warehouse 503 again',
       5,
     );
+    hooksBefore = hooks.length;
     const first = await runJson<SweepJson>(['sweep', '--since', '1h', '--notify'], { cwd });
     expect(first.code).toBe(1);
     assertMatchesSchema('sweep', first.json);
@@ -272,16 +275,16 @@ describe('sweep over think-queue failed jobs', () => {
     expect(second.every((r) => r.alerted === true)).toBe(true);
     expect(first.json.retried).toBe(0);
     expect(await redis.llen(`{queues:${smsQueue}}`)).toBe(3);
-    expect(hooks.length).toBe(1);
-    expect(hooks[0]).toContain('SendPaidSmsJob');
-    expect(hooks[0]).toContain('CreatePickTaskJob');
+    expect(hooks.length).toBe(hooksBefore + 1);
+    expect(hooks[hooksBefore]).toContain('SendPaidSmsJob');
+    expect(hooks[hooksBefore]).toContain('CreatePickTaskJob');
     const again = await runJson<SweepJson>(['sweep', '--since', '1h', '--notify'], { cwd });
     expect(again.code).toBe(1);
     expect(again.json.secondFailures).toBe(2);
     expect(
       again.json.results.filter((r) => r.outcome === 'second-failure').every((r) => r.alerted === false),
     ).toBe(true);
-    expect(hooks.length).toBe(1);
+    expect(hooks.length).toBe(hooksBefore + 1);
     expect((await rows("SELECT id FROM taskrecon_audit WHERE action = 'sweep-alert'")).length).toBe(2);
     expect((await rows("SELECT id FROM taskrecon_audit WHERE action = 'sweep-retry'")).length).toBe(7);
   });
@@ -330,7 +333,7 @@ describe('sweep over think-queue failed jobs', () => {
     writeFileSync(
       join(cwd, 'taskrecon.config.yaml'),
       [
-        `db: ${schema.dsn}`,
+        `db: ${db.dsn}`,
         'sources: { failed: { profile: thinkphp-failed-jobs } }',
         'sweeps:',
         '  - { name: wh, action: retry, window: "09:00-18:00" }',

@@ -18,9 +18,10 @@ import { serverPort } from './ports.js';
  * A throw-away PostgreSQL cluster of the test's own: `initdb` into a temp dir with scram-sha-256
  * authentication and a password, started on a free loopback port with its socket in that dir, so a
  * test can refuse a wrong password and take the server down (which the shared server allows
- * neither). The binaries are Debian's (`/usr/lib/postgresql/<version>/bin`, the newest version);
- * as root they run as the `postgres` OS user, who owns the dir. `destroy()` stops the postmaster
- * by its PID and removes the dir.
+ * neither). `startPgStandby` makes a streaming replica of one (`pg_basebackup -R`) on another
+ * port. The binaries are Debian's (`/usr/lib/postgresql/<version>/bin`, the newest version); as
+ * root they run as the `postgres` OS user, who owns the dir. `destroy()` stops the postmaster by
+ * its PID and removes the dir.
  */
 export interface PgCluster {
   port: number;
@@ -37,6 +38,32 @@ export interface PgCluster {
   /** The postmaster's PID, read from postmaster.pid, or undefined when it is not running. */
   pid(): number | undefined;
   destroy(): void;
+}
+
+/** Where a cluster lives: its temp dir (data, socket, log inside) and how it runs. */
+interface ClusterFiles {
+  bin: string;
+  dir: string;
+  user: string;
+  password: string;
+  settings?: Record<string, string>;
+}
+
+/** The `postgres` OS user's ids when the tests run as root, which owns every file a cluster writes. */
+function ownDir(dir: string, paths: string[]): void {
+  const ids = postgresIds();
+  if (ids) for (const path of [dir, ...paths]) chownSync(path, ids.uid, ids.gid);
+}
+
+/** A temp dir with a socket dir and a log, owned by the OS user the server runs as. */
+function clusterDir(): { dir: string; socket: string; log: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'taskrecon-pgcluster-'));
+  const socket = join(dir, 'socket');
+  const log = join(dir, 'postgres.log');
+  mkdirSync(socket);
+  writeFileSync(log, '');
+  ownDir(dir, [socket, log]);
+  return { dir, socket, log };
 }
 
 function debianBinDir(): string {
@@ -78,32 +105,65 @@ export async function startPgCluster(
   const bin = debianBinDir();
   const user = options.user ?? 'taskrecon';
   const password = options.password ?? 'cluster-pw-9f2c';
-  const dir = mkdtempSync(join(tmpdir(), 'taskrecon-pgcluster-'));
-  const data = join(dir, 'data');
-  const socket = join(dir, 'socket');
-  const log = join(dir, 'postgres.log');
+  const { dir } = clusterDir();
   const pwfile = join(dir, 'pwfile');
-  mkdirSync(socket);
   writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
-  writeFileSync(log, '');
-  const ids = postgresIds();
-  if (ids) for (const path of [dir, socket, pwfile, log]) chownSync(path, ids.uid, ids.gid);
+  ownDir(dir, [pwfile]);
   asPostgres(join(bin, 'initdb'), [
     '-D',
-    data,
+    join(dir, 'data'),
     '--auth=scram-sha-256',
     `--username=${user}`,
     `--pwfile=${pwfile}`,
     '--encoding=UTF8',
     '--no-sync',
   ]);
+  return runCluster({
+    bin,
+    dir,
+    user,
+    password,
+    ...(options.settings ? { settings: options.settings } : {}),
+  });
+}
+
+/**
+ * A streaming replica of `primary` on another loopback port: `pg_basebackup -R` (the base backup
+ * and its WAL, `standby.signal` and `primary_conninfo` with the primary's password) into a temp
+ * dir of its own (a fast checkpoint: a spread one waits minutes), started as a hot standby. Same
+ * user and password as the primary.
+ */
+export async function startPgStandby(primary: PgCluster): Promise<PgCluster> {
+  const bin = debianBinDir();
+  const { dir } = clusterDir();
+  const conninfo = `host=127.0.0.1 port=${primary.port} user=${primary.user} password=${primary.password}`;
+  asPostgres(join(bin, 'pg_basebackup'), [
+    '-d',
+    conninfo,
+    '-D',
+    join(dir, 'data'),
+    '-R',
+    '-X',
+    'stream',
+    '--checkpoint=fast',
+    '--no-sync',
+  ]);
+  return runCluster({ bin, dir, user: primary.user, password: primary.password });
+}
+
+/** Starts the cluster whose data is in `files.dir`/data on a free loopback port; removes the dir when it will not start. */
+async function runCluster(files: ClusterFiles): Promise<PgCluster> {
+  const { bin, dir, user, password } = files;
+  const data = join(dir, 'data');
+  const socket = join(dir, 'socket');
+  const log = join(dir, 'postgres.log');
   const port = await serverPort();
   const settings = {
     listen_addresses: '127.0.0.1',
     port: String(port),
     unix_socket_directories: socket,
     fsync: 'off',
-    ...options.settings,
+    ...files.settings,
   };
   const serverOptions = Object.entries(settings)
     .map(([name, value]) => `-c ${name}=${value}`)

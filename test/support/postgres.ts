@@ -54,7 +54,11 @@ export async function createPgDatabase(
   url.pathname = `/${name}`;
   const dsn = url.toString();
   const sql = await connected(dsn);
-  await sql.query(`SELECT set_config('TimeZone', $1, false)`, [options.timeZone ?? 'UTC']);
+  const zone = options.timeZone ?? 'UTC';
+  // An ISO offset is set as an interval: PostgreSQL reads a bare `+08:00` as a POSIX zone, 8 hours
+  // the other way.
+  if (/^[+-]\d{2}:\d{2}$/.test(zone)) await sql.query(`SET TIME ZONE INTERVAL '${zone}' HOUR TO MINUTE`);
+  else await sql.query(`SELECT set_config('TimeZone', $1, false)`, [zone]);
   return {
     name,
     dsn,

@@ -11,6 +11,7 @@ import {
 } from '../../src/core/diff.js';
 import {
   childWidth,
+  commonKeyHash,
   keyHash,
   normalizeKey,
   segmentConsistent,
@@ -137,6 +138,22 @@ describe('cross-server keys', () => {
   it("hashes like MariaDB's CRC32()", () => {
     // SELECT CRC32('ord-1') → 576472767 on MariaDB 10.11
     expect(keyHash('ord-1')).toBe(576472767);
+  });
+  it("hashes like MD5's first 4 bytes, as PostgreSQL and MariaDB compute it in SQL", () => {
+    // SELECT ('x' || left(md5('ord-1'), 8))::bit(32)::bigint → 3139977987 on PostgreSQL 15, and
+    // CAST(CONV(LEFT(MD5('ord-1'), 8), 16, 10) AS UNSIGNED) on MariaDB 10.11.
+    expect(keyHash('ord-1', 'md5')).toBe(3139977987);
+    expect(keyHash('ord-1', 'md5')).not.toBe(keyHash('ord-1', 'crc32'));
+  });
+  it('picks the first hash every side hashing in SQL has: CRC32 between MariaDB servers, MD5 with PostgreSQL', () => {
+    const maria = ['crc32', 'md5'] as const;
+    const postgres = ['md5'] as const;
+    expect(commonKeyHash(maria, maria)).toBe('crc32');
+    expect(commonKeyHash(maria, 'client')).toBe('crc32');
+    expect(commonKeyHash(maria, postgres)).toBe('md5');
+    expect(commonKeyHash(postgres, postgres)).toBe('md5');
+    expect(commonKeyHash('client', postgres)).toBe('md5');
+    expect(commonKeyHash(['crc32'], postgres)).toBeUndefined();
   });
   it('a segment is consistent only when both sides hold the same keys and every task is done', () => {
     expect(

@@ -107,14 +107,14 @@ describe('bizId and eventId from a JSON path', () => {
 
 describe('--error-like', () => {
   it('matches text without % literally: _ and ! are escaped', () => {
-    expect(errorLike('`exception`', 'order_sn!')).toEqual({
+    expect(errorLike('`exception`', 'order_sn!', 'LIKE')).toEqual({
       sql: "`exception` LIKE ? ESCAPE '!'",
       params: ['%order!_sn!!%'],
     });
   });
 
   it('takes text with a % as the LIKE pattern it is', () => {
-    expect(errorLike('`exception`', 'Timeout%order_%')).toEqual({
+    expect(errorLike('`exception`', 'Timeout%order_%', 'LIKE')).toEqual({
       sql: '`exception` LIKE ?',
       params: ['Timeout%order_%'],
     });

@@ -124,10 +124,61 @@ export const thinkphpFailedJobs: Profile = {
   defaultStuckAfterMs: 10 * 60_000,
 };
 
+/**
+ * pg-boss's job table, read through the parent `pgboss.job` so every queue's partition counts
+ * (another schema: `table: myschema.job`). The queue name is the biz type, `data` the payload,
+ * `output` the error (pg-boss stores the thrown error there); a job is stuck when it is active past
+ * `started_on` plus its own expiry (`expire_in` in 10.x, `expire_seconds` in 11+) or, in 11+, past its
+ * heartbeat. Writes go through pg-boss's own client (dispatch/pg-boss.ts).
+ */
+export const pgBoss: Profile = {
+  name: 'pg-boss',
+  summary:
+    "pg-boss's job table (pgboss.job, every queue's partition): state created/retry/active/completed/cancelled/failed.",
+  kind: 'job-system',
+  system: 'pg-boss',
+  table: 'pgboss.job',
+  fields: {
+    id: { column: 'id' },
+    bizType: { column: 'name' },
+    eventId: { column: 'id' },
+    payload: { column: 'data' },
+    attempts: { column: 'retry_count' },
+    maxAttempts: { column: 'retry_limit' },
+    nextRetryAt: { column: 'start_after' },
+    lastError: { column: 'output' },
+    createdAt: { column: 'created_on' },
+    updatedAt: { column: 'completed_on' },
+  },
+  timeTypes: {},
+  status: {
+    kind: 'column',
+    column: 'state',
+    values: {
+      pending: ['created', 'retry'],
+      processing: ['active'],
+      success: ['completed'],
+      failed: ['failed'],
+      compensated: ['cancelled'],
+    },
+  },
+  stuck: {
+    started: 'started_on',
+    expiry: [
+      { column: 'expire_seconds', unit: 'seconds' },
+      { column: 'expire_in', unit: 'interval' },
+    ],
+    heartbeat: { at: 'heartbeat_on', seconds: 'heartbeat_seconds' },
+  },
+  // Stuck as soon as pg-boss's own expiry (stored per job) has passed.
+  defaultStuckAfterMs: 0,
+};
+
 export const BUILTIN_PROFILES: readonly Profile[] = [
   asyncTask,
   jobRetries,
   laravelFailedJobs,
   laravelJobs,
   thinkphpFailedJobs,
+  pgBoss,
 ];

@@ -18,6 +18,23 @@ import type { ProfileKind } from '../../core/task.js';
 
 export type { ProfileKind };
 
+/**
+ * Stuck by each job's own expiry (job systems that store it per row): a processing row is stuck
+ * once `started + expiry` has passed, or, where the table has a heartbeat, once its last beat is
+ * older than its heartbeat interval. The cutoff `--stuck-after` gives is how far past that.
+ */
+export interface ExpiryStuckModel {
+  /** When the current attempt started. */
+  started: string;
+  /** The expiry column, the first of these the live table has: whole seconds, or an interval. */
+  expiry: ReadonlyArray<{ column: string; unit: 'seconds' | 'interval' }>;
+  /** A heartbeat (`at` the last beat, `seconds` the interval, NULL when the job sends none), read where the table has both. */
+  heartbeat?: { at: string; seconds: string };
+}
+
+/** The job systems whose own client taskrecon drives for writes. */
+export type JobSystem = 'pg-boss';
+
 export interface Profile {
   name: string;
   summary: string;
@@ -27,8 +44,15 @@ export interface Profile {
   /** Declared time column types; missing ones are read from the live schema. */
   timeTypes: Partial<Record<TimeField, TimeType>>;
   status: StatusModel;
-  /** A processing row not touched for this long is stuck (its lease has expired). */
+  /**
+   * A processing row not touched for this long is stuck (its lease has expired); with `stuck`,
+   * how long past the row's own expiry.
+   */
   defaultStuckAfterMs: number;
+  /** Stuck by each row's own expiry instead of `updatedAt` (see ExpiryStuckModel). */
+  stuck?: ExpiryStuckModel;
+  /** The job system whose own client writes this table (kind `job-system`). */
+  system?: JobSystem;
   /** For the `async-task` shape, the `last_error` length the seed defines; doctor compares it with the table. */
   expectedLastErrorLength?: number;
   /** Why a capability is missing, keyed by what is missing, for clear messages. */

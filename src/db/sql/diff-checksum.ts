@@ -1,7 +1,12 @@
 // Over 300 lines: the digest and bisection statements of a cross-server diff, for every key kind, kept together so both sides hash alike.
-import { HASH_SPACE, HASH_SUM_MODULUS, type KeySemantics } from '../../core/diff-keys.js';
+import {
+  HASH_SPACE,
+  HASH_SUM_MODULUS,
+  type KeyHashFunction,
+  type KeySemantics,
+} from '../../core/diff-keys.js';
 import { restrictingParents, type HashKind, type LevelQuery } from '../../core/diff-levels.js';
-import type { Dialect } from '../dialect.js';
+import { hashesInSql, type Dialect } from '../dialect.js';
 import type { Fragment } from '../fragment.js';
 import { placeholders } from '../task-sql.js';
 import type { Db, Queryable } from '../types.js';
@@ -9,10 +14,11 @@ import { castText } from './diff-keys.js';
 
 /**
  * The statements of a cross-server diff, where the two tables cannot be joined. Each side is
- * reduced to digests of segments of the key hash space — CRC32 of the key in its normal form
- * (src/core/diff-keys.ts), computed by MariaDB — and only mismatching segments are split further
- * or read row by row. SQLite has no CRC32(): its side streams keys and hashes them in the client
- * (an embedded file is read without a network hop). Every statement reads only.
+ * reduced to digests of segments of the key hash space — a 32-bit hash of the key in its normal
+ * form (src/core/diff-keys.ts: CRC32, or MD5's first bytes where PostgreSQL takes part), computed
+ * by the server — and only mismatching segments are split further or read row by row. SQLite has
+ * no hash in SQL: its side streams keys and hashes them in the client (an embedded file is read
+ * without a network hop). Every statement reads only.
  */
 
 export interface CrossTaskSide {
@@ -23,6 +29,8 @@ export interface CrossTaskSide {
   keyIsInt: boolean;
   /** The key column stores UTF-8 (or ASCII) bytes: its normal form needs no conversion to hash. */
   keyIsUtf8: boolean;
+  /** The hash both sides compute (core/diff-keys.ts). */
+  hash: KeyHashFunction;
   eventId: string | null;
   bizType: string;
   bizTypeValue: string;
@@ -43,29 +51,28 @@ export interface CrossBusinessSide {
   key: string;
   keyIsInt: boolean;
   keyIsUtf8: boolean;
+  hash: KeyHashFunction;
   where?: string;
 }
 
 /** A side's key column, as the hash statements need it. */
-export type HashedKey = Pick<CrossTaskSide, 'dialect' | 'key' | 'keyIsInt' | 'keyIsUtf8'>;
+export type HashedKey = Pick<CrossTaskSide, 'dialect' | 'key' | 'keyIsInt' | 'keyIsUtf8' | 'hash'>;
 
-/** The normal form of a key column as SQL (MariaDB/MySQL), matching normalizeKey(). */
+/** The normal form of a key column as SQL (MariaDB/MySQL, PostgreSQL), matching normalizeKey(). */
 export function normalizedKeySql(column: HashedKey, semantics: KeySemantics): string {
   let sql = column.keyIsInt ? castText(column.dialect, column.key) : column.key;
   if (semantics.padSpace) sql = `TRIM(TRAILING ' ' FROM ${sql})`;
-  if (semantics.caseInsensitive) sql = `LOWER(${sql})`;
+  if (semantics.caseInsensitive) sql = column.dialect.lowerCase(sql);
   return sql;
 }
 
 /**
- * CRC32 of the normal form's UTF-8 bytes (keyHash() in the client). A text column already in
+ * The hash of the normal form's UTF-8 bytes (keyHash() in the client). A text column already in
  * UTF-8 (or ASCII) has those bytes as it is, so the conversion, a copy per row, is left out.
  */
 export function hashSql(column: HashedKey, semantics: KeySemantics): string {
   const normal = normalizedKeySql(column, semantics);
-  return column.keyIsUtf8 && !column.keyIsInt
-    ? `CRC32(${normal})`
-    : `CRC32(CONVERT(${normal} USING utf8mb4))`;
+  return column.dialect.keyHashSql(column.hash, normal, column.keyIsUtf8 && !column.keyIsInt);
 }
 
 /** Whether a collation's character set stores text as UTF-8 bytes (utf8mb4, utf8mb3, ASCII). */
@@ -74,18 +81,20 @@ export function utf8Collation(collation: string | null): boolean {
 }
 
 /**
- * Which hash a digest is made of. `exact`: CRC32 of the key as stored (the column's bytes, an
+ * Which hash a digest is made of. `exact`: the hash of the key as stored (the column's bytes, an
  * integer's decimal text) — byte-identical key multisets are identical in every normal form too,
- * so when these digests agree the (dearer) normal form is never computed. `normal`: CRC32 of the
- * normal form, which decides whenever the exact digests differ.
+ * so when these digests agree the (dearer) normal form is never computed. `normal`: the hash of
+ * the normal form, which decides whenever the exact digests differ.
  */
 function keyHashSql(column: HashedKey, semantics: KeySemantics, kind: HashKind): string {
-  return kind === 'exact' ? `CRC32(${column.key})` : hashSql(column, semantics);
+  if (kind === 'normal') return hashSql(column, semantics);
+  const stored = column.keyIsInt ? castText(column.dialect, column.key) : column.key;
+  return column.dialect.keyHashSql(column.hash, stored, true);
 }
 
-/** The hash of a key in SQL, or 0 on SQLite (no CRC32(): the client hashes). */
+/** The hash of a key in SQL, or 0 on SQLite (no hash in SQL: the client hashes). */
 function hashOrZero(column: HashedKey, semantics: KeySemantics): string {
-  return column.dialect.serverHashing ? hashSql(column, semantics) : '0';
+  return hashesInSql(column.dialect) ? hashSql(column, semantics) : '0';
 }
 
 function taskRowsSql(t: CrossTaskSide, semantics: KeySemantics): Fragment {
@@ -130,18 +139,17 @@ export interface DigestRow {
   nd: unknown;
 }
 
-function levelSql(inner: Fragment, level: LevelQuery, withRole: boolean): Fragment {
+function levelSql(dialect: Dialect, inner: Fragment, level: LevelQuery, withRole: boolean): Fragment {
   const parents = restrictingParents(level);
   const filter = parents
     ? {
-        sql: ` WHERE h DIV ? IN (${placeholders(parents)})`,
+        sql: ` WHERE ${dialect.intDiv('h', '?')} IN (${placeholders(parents)})`,
         params: [level.parentWidth, ...parents],
       }
     : { sql: '', params: [] };
   const whole = level.width >= HASH_SPACE;
   const nd = withRole ? 'SUM(CASE WHEN r <> 1 THEN 1 ELSE 0 END)' : '0';
-  // Integer division: FLOOR(h / ?) would divide in DECIMAL, row by row.
-  const seg = whole ? '0' : 'h DIV ?';
+  const seg = whole ? '0' : dialect.intDiv('h', '?');
   return {
     sql: `SELECT ${seg} AS g, COUNT(*) AS n, MOD(SUM(h), ${HASH_SUM_MODULUS}) AS s, ${nd} AS nd FROM (${inner.sql}) x${filter.sql}${whole ? '' : ' GROUP BY g'}`,
     params: [...(whole ? [] : [level.width]), ...inner.params, ...filter.params],
@@ -149,7 +157,7 @@ function levelSql(inner: Fragment, level: LevelQuery, withRole: boolean): Fragme
 }
 
 /**
- * Digests of the task side's segments at one level (MariaDB/MySQL).
+ * Digests of the task side's segments at one level (a server that hashes).
  * In: task side, key semantics, level, hash kind, whether to count the tasks not done in SQL
  * (which reads every task row; without it only the (biz type, key) index, and `nd` is 0).
  * Out: one row per non-empty segment (segment, rows, hash sum mod 2^48, tasks not done).
@@ -161,12 +169,17 @@ export async function taskDigests(
   level: LevelQuery,
   options: { kind: HashKind; withRole: boolean },
 ): Promise<DigestRow[]> {
-  const s = levelSql(taskHashesSql(t, semantics, options.kind, options.withRole), level, options.withRole);
+  const s = levelSql(
+    t.dialect,
+    taskHashesSql(t, semantics, options.kind, options.withRole),
+    level,
+    options.withRole,
+  );
   return q.query<DigestRow>(s.sql, s.params);
 }
 
 /**
- * Digests of the business side's segments at one level (MariaDB/MySQL).
+ * Digests of the business side's segments at one level (a server that hashes).
  * In: business side, key semantics, level, hash kind. Out: as taskDigests (nd = 0). Reads the
  * business key (its index when the rule has no `where`) once.
  */
@@ -177,7 +190,7 @@ export async function businessDigests(
   level: LevelQuery,
   kind: HashKind,
 ): Promise<DigestRow[]> {
-  const s = levelSql(businessHashesSql(b, semantics, kind), level, false);
+  const s = levelSql(b.dialect, businessHashesSql(b, semantics, kind), level, false);
   return q.query<DigestRow>(s.sql, s.params);
 }
 
@@ -226,7 +239,7 @@ export async function countTasks(q: Queryable, t: CrossTaskSide, where: Fragment
 }
 
 /**
- * The normal-form hashes of the rule's tasks that are not done (MariaDB/MySQL), so digests can
+ * The normal-form hashes of the rule's tasks that are not done (a server that hashes), so digests can
  * be read from the key index alone and the segments holding such a task marked in the client.
  * In: task side, semantics. Out: rows `{h}`, streamed. Reads the status index where there is one.
  */
@@ -248,7 +261,7 @@ export interface CrossTaskRow {
 }
 
 /**
- * The tasks of some segments, row by row, from MariaDB/MySQL (which hashes), or every task with
+ * The tasks of some segments, row by row, from a server that hashes, or every task with
  * a key from SQLite (`segments` ignored; the client hashes and filters).
  * In: task side, semantics, segments. Out: rows (hash, role, in window, id, key, event id, raw
  * status), streamed.
@@ -260,7 +273,7 @@ export async function taskRows(
   semantics: KeySemantics,
   segments?: { width: number; ids: readonly number[] },
 ): Promise<AsyncIterable<unknown>> {
-  if (!segments || !t.dialect.serverHashing) {
+  if (!segments || !hashesInSql(t.dialect)) {
     const all = taskRowsSql(t, semantics);
     return db.stream(all.sql, all.params);
   }
@@ -281,7 +294,7 @@ function segmentTasksSql(
   const hash = hashSql(t, semantics);
   const ids =
     `SELECT ${t.id} AS taskrecon_segment_id FROM ${t.table} WHERE ${t.bizType} = ? AND ${t.key} IS NOT NULL ` +
-    `AND ${hash} DIV ? IN (${placeholders(segments.ids)})`;
+    `AND ${t.dialect.intDiv(hash, '?')} IN (${placeholders(segments.ids)})`;
   return {
     sql:
       `SELECT ${hash} AS h, ${t.role.sql} AS r, ${t.inWindow.sql} AS w, ${t.id} AS id, ${t.key} AS k, ` +
@@ -297,7 +310,7 @@ export interface CrossBusinessRow {
 }
 
 /**
- * The business keys of some segments (MariaDB/MySQL), or every non-NULL key (SQLite: the client
+ * The business keys of some segments (a server that hashes), or every non-NULL key (SQLite: the client
  * hashes). In: business side, semantics, segments. Out: rows (hash, key), as taskRows.
  * Reads the business table once.
  */
@@ -309,8 +322,8 @@ export async function businessRows(
   segments?: { width: number; ids: readonly number[] },
 ): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
   const inner = businessRowsSql(b, semantics);
-  if (!segments || !b.dialect.serverHashing) return db.stream(inner);
-  const sql = `SELECT * FROM (${inner}) x WHERE h DIV ? IN (${placeholders(segments.ids)})`;
+  if (!segments || !hashesInSql(b.dialect)) return db.stream(inner);
+  const sql = `SELECT * FROM (${inner}) x WHERE ${b.dialect.intDiv('h', '?')} IN (${placeholders(segments.ids)})`;
   // A rule's `where` runs only inside the read-only transaction, one bounded batch at a time; without one, stream.
   if (!b.where) return db.stream(sql, [segments.width, ...segments.ids]);
   return q.query(sql, [segments.width, ...segments.ids]);

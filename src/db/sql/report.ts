@@ -39,7 +39,7 @@ export async function windowAggregate(
 ): Promise<WindowRow[]> {
   const { sql } = source;
   const where = filterWhere(sql, filter);
-  const bizType = sql.expr('bizType') ?? 'NULL';
+  const bizType = sql.bizTypeExpr();
   const success = sql.statusIn(['success']);
   const failed = sql.statusIn(['failed']);
   const lat = latency
@@ -118,7 +118,7 @@ export async function countFailedOpen(
 
 async function countByBizType(source: BoundSource, where: Fragment): Promise<NowRow[]> {
   const { sql } = source;
-  const bizType = sql.expr('bizType') ?? 'NULL';
+  const bizType = sql.bizTypeExpr();
   const rows = await source.db.query<{ bt: unknown; n: unknown }>(
     `SELECT ${bizType} AS bt, COUNT(*) AS n FROM ${sql.table} WHERE ${where.sql} GROUP BY ${bizType}`,
     where.params,

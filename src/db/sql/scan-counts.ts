@@ -20,7 +20,7 @@ export async function countByStatusAndBizType(
   const { sql } = source;
   const where = filterWhere(sql, filter);
   const status = sql.rawStatusExpr();
-  const bizType = sql.expr('bizType') ?? 'NULL';
+  const bizType = sql.bizTypeExpr();
   const rows = await source.db.query<{ bizType: unknown; rawStatus: unknown; n: unknown }>(
     `SELECT ${status} AS rawStatus, ${bizType} AS bizType, COUNT(*) AS n FROM ${sql.table} WHERE ${where.sql} GROUP BY ${status}, ${bizType}`,
     where.params,

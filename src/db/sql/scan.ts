@@ -23,7 +23,7 @@ export async function countByBizTypeAndStatus(
   const { sql } = source;
   const where = filterWhere(sql, filter);
   const status = sql.rawStatusExpr();
-  const bizType = sql.expr('bizType') ?? 'NULL';
+  const bizType = sql.bizTypeExpr();
   const rows = await source.db.query<{ bizType: unknown; rawStatus: unknown; n: unknown }>(
     `SELECT ${bizType} AS bizType, ${status} AS rawStatus, COUNT(*) AS n FROM ${sql.table} WHERE ${where.sql} GROUP BY ${bizType}, ${status}`,
     where.params,
@@ -54,12 +54,13 @@ export async function countDue(
   return countPerBizType(
     source,
     [dueWhere(source.sql, nowEpoch), filterWhere(source.sql, filter)],
-    'nextRetryAt',
+    source.sql.epoch('nextRetryAt'),
   );
 }
 
 /**
- * Stuck rows: processing whose lease has expired, i.e. updated_at ≤ now − stuckAfter.
+ * Stuck rows: processing whose lease has expired, i.e. updated_at ≤ now − stuckAfter (or past
+ * the row's own expiry, for profiles whose rows carry one).
  * In: filter, the stuck cutoff (epoch). Reads the processing rows of the status index.
  */
 export async function countStuck(
@@ -70,7 +71,7 @@ export async function countStuck(
   return countPerBizType(
     source,
     [stuckWhere(source.sql, cutoffEpoch), filterWhere(source.sql, filter)],
-    'updatedAt',
+    source.sql.stuckSince(),
   );
 }
 
@@ -79,18 +80,19 @@ export function dueWhere(sql: TaskSql, nowEpoch: number): Fragment {
 }
 
 export function stuckWhere(sql: TaskSql, cutoffEpoch: number): Fragment {
-  return and([sql.statusIn(['processing']), sql.timeCompare('updatedAt', '<=', cutoffEpoch)]);
+  return and([sql.statusIn(['processing']), sql.stuckPast(cutoffEpoch)]);
 }
 
+/** Counts per biz type with the smallest `oldestEpoch` (an epoch-seconds expression) of each. */
 async function countPerBizType(
   source: BoundSource,
   where: Fragment[],
-  oldestOf: 'nextRetryAt' | 'updatedAt',
+  oldestEpoch: string | undefined,
 ): Promise<CountRow[]> {
   const { sql } = source;
   const w = and(where);
-  const bizType = sql.expr('bizType') ?? 'NULL';
-  const oldest = sql.epoch(oldestOf) ?? 'NULL';
+  const bizType = sql.bizTypeExpr();
+  const oldest = oldestEpoch ?? 'NULL';
   const rows = await source.db.query<{ bizType: unknown; n: unknown; oldest: unknown }>(
     `SELECT ${bizType} AS bizType, COUNT(*) AS n, MIN(${oldest}) AS oldest FROM ${sql.table} WHERE ${w.sql} GROUP BY ${bizType}`,
     w.params,

@@ -11,6 +11,8 @@ import {
   type RequeuePlan,
 } from '../../dispatch/failed-job-queue.js';
 import { laravelQueue } from '../../dispatch/laravel-queue.js';
+import { openPgBoss, type JobSystemWriter } from '../../dispatch/pg-boss.js';
+import { writeThrough } from './job-system.js';
 import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import {
@@ -55,6 +57,8 @@ export class Run {
   readonly result: CompensateResult;
   private readonly started: number;
   private requeuer: FailedJobRequeuer | undefined;
+  /** A job system's own client (pg-boss), started at the first write of the run. */
+  private jobWriter: Promise<JobSystemWriter> | undefined;
   private processed = 0;
   private readonly pacer: Pacer;
 
@@ -166,6 +170,8 @@ export class Run {
       this.processed += ids.length;
       return;
     }
+    const writer = source.profile.kind === 'job-system' ? await this.openJobWriter() : undefined;
+    if (writer) this.result.client = writer.client;
     const items = await store.tasks.transaction(source, async (tx) => {
       const rows = await store.tasks.selectWholeRows(tx, source, ids, true);
       const found = new Set(rows.map((r) => String(rowId(source.sql, r))));
@@ -189,11 +195,13 @@ export class Run {
       }
       if (movers.length === 0) return out;
       const moverIds = movers.map((m) => m.id);
-      const requeued = await this.write(
-        tx,
-        moverIds,
-        movers.flatMap((m) => (m.push ? [m.push] : [])),
-      );
+      const requeued = writer
+        ? (await writeThrough(writer, source, request.action, tx, movers), new Map<TaskId, Requeued>())
+        : await this.write(
+            tx,
+            moverIds,
+            movers.flatMap((m) => (m.push ? [m.push] : [])),
+          );
       const written =
         rule.to === DELETED || this.requeuer
           ? []
@@ -254,6 +262,17 @@ export class Run {
     return requeued;
   }
 
+  /** The job system's client for this run's source, started once (a failure writes nothing). */
+  private openJobWriter(): Promise<JobSystemWriter> {
+    const { source } = this;
+    if (!this.jobWriter) {
+      if (!source.system) throw new Error(`profile ${source.profile.name} names no job system`);
+      this.jobWriter = openPgBoss(source.db, source.system);
+      this.jobWriter.catch(() => undefined);
+    }
+    return this.jobWriter;
+  }
+
   /** Paces the run to `rate` rows per second, cumulatively (a slow batch is not punished twice). */
   async pace(): Promise<void> {
     await this.pacer.wait(this.processed);
@@ -266,6 +285,8 @@ export class Run {
 
   async close(): Promise<void> {
     await this.requeuer?.close();
+    const writer = await this.jobWriter?.catch(() => undefined);
+    await writer?.close();
   }
 }
 

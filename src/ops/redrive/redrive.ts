@@ -40,6 +40,15 @@ export function assertRedrivable(source: BoundSource): void {
       },
     );
   }
+  if (profile.kind === 'job-system') {
+    throw new TaskreconError(
+      `${profile.name} is a job table that ${profile.system ?? profile.name}'s own workers run: redrive would race them`,
+      {
+        code: 'PROFILE_CAPABILITY',
+        hint: 'Use `taskrecon scan` to see its backlog and stuck jobs, and `taskrecon compensate --action retry` for failed jobs (through its own client).',
+      },
+    );
+  }
   if (profile.kind === 'queue-jobs') {
     throw new TaskreconError(
       `${profile.name} is a queue that Laravel's own worker runs: redrive would race \`php artisan queue:work\``,

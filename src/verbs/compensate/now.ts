@@ -34,6 +34,11 @@ export function checkDispatchable(source: BoundSource, config: TaskreconConfig):
       '--now is for task tables: a failed job is re-pushed onto its queue at once by --action retry already',
     );
   }
+  if (source.profile.kind === 'job-system') {
+    throw usageError(
+      `--now is for task tables: ${source.profile.name}'s own workers run the jobs --action retry sends back`,
+    );
+  }
   assertRedrivable(source);
   const registry = registryFromConfig(config.handlers, undefined, config.brokers);
   const usable = registry.hasDefault || registry.bizTypes.length > 0;

@@ -39,8 +39,9 @@ export interface JoinPlan extends PlanBase {
 }
 
 /**
- * Same server, both keys text of one single-level collation, both indexed, no business `where`
- * (MariaDB/MySQL): the two key indexes are read in key order and merged in the client.
+ * Same server, both keys indexed, no business `where`; text keys of one single-level collation
+ * (MariaDB/MySQL) or text or integer keys compared byte-wise (PostgreSQL): the two key indexes are
+ * read in weight order and merged in the client.
  */
 export interface MergePlan extends PlanBase {
   kind: 'merge';

@@ -1,6 +1,6 @@
 import { closest } from '../../config/suggest.js';
 import { statusesOfRole, type DiffRule, type TaskKey } from '../../core/diff.js';
-import { BINARY_KEYS, semanticsOfCollation } from '../../core/diff-keys.js';
+import { BINARY_KEYS, commonKeyHash, semanticsOfCollation } from '../../core/diff-keys.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import {
   store,
@@ -13,6 +13,7 @@ import {
   type TaskSide,
 } from '../../db/port/index.js';
 import { caseWhen, filterWhere, type Fragment, notOrNull } from '../../db/fragment.js';
+import { hashesInSql } from '../../db/dialect.js';
 import type { Db } from '../../db/types.js';
 import { configError, TaskreconError } from '../../errors.js';
 import { mergeableCollation, padsSpaces } from '../../core/diff-weights.js';
@@ -52,15 +53,23 @@ interface MergeFacts {
 
 /** Why a same-server rule cannot be walked by merging its key indexes, or undefined when it can. */
 async function mergeBlocker(f: MergeFacts): Promise<string | undefined> {
-  if (!f.source.db.dialect.collationWeights) return 'only MariaDB and MySQL give collation weights';
+  const mode = f.source.db.dialect.mergeKeys;
+  if (!mode) return 'only MariaDB, MySQL and PostgreSQL give keys in an order the client can compare';
   if (f.rule.business.where) return 'the rule has a business where';
   if (!columnOf(f.source.profile, f.keyField)) return `the profile's ${f.keyField} is not a column`;
-  if (f.taskKeyIsInt || f.businessKeyIsInt) return 'a key is an integer column';
-  if (!f.taskCollation || f.taskCollation !== f.businessCollation) {
-    return `the keys' collations differ (${f.taskCollation ?? 'none'} and ${f.businessCollation ?? 'none'})`;
+  if (mode === 'bytes') {
+    // Byte-wise keys: both text or both integers (a text key meets an integer only as its text).
+    if (f.taskKeyIsInt !== f.businessKeyIsInt) return 'one key is an integer column and the other text';
+    const nondeterministic = f.taskCollation ?? f.businessCollation;
+    if (nondeterministic) return `collation ${nondeterministic} calls keys equal that differ in bytes`;
+  } else {
+    if (f.taskKeyIsInt || f.businessKeyIsInt) return 'a key is an integer column';
+    if (!f.taskCollation || f.taskCollation !== f.businessCollation) {
+      return `the keys' collations differ (${f.taskCollation ?? 'none'} and ${f.businessCollation ?? 'none'})`;
+    }
+    if (!mergeableCollation(f.taskCollation))
+      return `collation ${f.taskCollation} has more than one weight level`;
   }
-  if (!mergeableCollation(f.taskCollation))
-    return `collation ${f.taskCollation} has more than one weight level`;
   if (!f.businessKeyIndexed) return `no index on the business table starts with '${f.rule.business.key}'`;
   if (!(await taskKeyIndexed(f.source, f.keyField)))
     return 'no index on the task table starts with (biz type, key)';
@@ -218,11 +227,15 @@ export async function prepareRule(
     ...rolePredicates(source, rule),
     window,
   };
+  // Both sides hash alike: CRC32 where every server hashing in SQL has it, else MD5.
+  const hashesOf = (db: Db) => (hashesInSql(db.dialect) ? db.dialect.keyHashes : 'client');
+  const hash = commonKeyHash(hashesOf(source.db), hashesOf(businessDb)) ?? 'md5';
   const crossTask: CrossTaskSide = {
     ...task,
     key: keyExpr,
     keyIsInt: taskKeyIsInt,
     keyIsUtf8: utf8Collation(taskCollation),
+    hash,
     inWindow: caseWhen([[window, 1]], 0),
     notDone: notDonePredicate(source, rule),
   };
@@ -234,6 +247,7 @@ export async function prepareRule(
       key: quotedBusiness.key,
       keyIsInt: businessKeyIsInt,
       keyIsUtf8: utf8Collation(businessCollation),
+      hash,
       ...(rule.business.where ? { where: rule.business.where } : {}),
     };
     return { kind: 'checksum', ...base, task: crossTask, business, keySemantics: crossSemantics };
@@ -257,8 +271,12 @@ export async function prepareRule(
   if (options.walk === 'merge' && blocker) {
     throw ruleError(rule, `cannot merge the key indexes: ${blocker}`, 'Run it with --walk join (or auto).');
   }
-  if (!blocker && options.walk !== 'join' && taskCollation) {
-    const space = padsSpaces(taskCollation) ? await store.diff.spaceWeight(businessDb, taskCollation) : null;
+  const mergeable = source.db.dialect.mergeKeys === 'bytes' || taskCollation;
+  if (!blocker && options.walk !== 'join' && mergeable) {
+    const space =
+      taskCollation && padsSpaces(taskCollation)
+        ? await store.diff.spaceWeight(businessDb, taskCollation)
+        : null;
     return { kind: 'merge', ...base, task, business, taskSemantics, space, nullKeyTasks: crossTask };
   }
   return { kind: 'join', ...base, task, business, taskSemantics, businessKeyIndexed };

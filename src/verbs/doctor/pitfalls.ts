@@ -46,7 +46,8 @@ export async function pitfallChecks(
   }
 
   const eventColumn = columnOf(source.profile, 'eventId');
-  if (eventColumn && source.profile.kind !== 'failed-jobs') {
+  // A job system's ids are its own keys (pg-boss: the uuid it generates, unique per queue partition).
+  if (eventColumn && source.profile.kind !== 'failed-jobs' && source.profile.kind !== 'job-system') {
     const indexes = await source.db.indexes(table);
     const unique = indexes.some(
       (i) => i.unique && i.columns.length === 1 && i.columns[0]?.toLowerCase() === eventColumn.toLowerCase(),

@@ -23,7 +23,7 @@ export function replicaCheck(display: string, lag: ReplicaLag): DoctorCheck {
       name,
       'fail',
       `replica ${display}: lag unknown — ${lag.reason ?? 'no Seconds_Behind_Master'}`,
-      'Start replication on the replica (START REPLICA / START SLAVE) and check its error columns in SHOW REPLICA STATUS; until then read the primary.',
+      'Start replication on the replica (MySQL: START REPLICA, then the error columns of SHOW REPLICA STATUS; PostgreSQL: its primary_conninfo, pg_stat_wal_receiver and its log); until then read the primary.',
     );
   }
   if (lag.lagSeconds > REPLICA_LAG_WARN_SECONDS) {

@@ -51,8 +51,8 @@ function filteredListWhere(source: BoundSource, filter: ListFilter): Fragment | 
   if (!base) return undefined;
   return and([
     base,
-    containsText(source.sql.expr('lastError'), filter.errorText),
-    containsText(source.sql.expr('payload'), filter.payloadText),
+    containsText(source.sql.expr('lastError'), filter.errorText, source.sql.dialect.textLike),
+    containsText(source.sql.expr('payload'), filter.payloadText, source.sql.dialect.textLike),
   ]);
 }
 

@@ -1,7 +1,7 @@
 import { checkedPath, type Dialect } from '../../dialect.js';
 import { quoteMysqlId, mysqlDdl } from './ddl.js';
 
-/** MySQL/MariaDB's SQL text: backquotes, UNIX_TIMESTAMP/FROM_UNIXTIME, JSON_EXTRACT, CRC32 hashing. */
+/** MySQL/MariaDB's SQL text: backquotes, UNIX_TIMESTAMP/FROM_UNIXTIME, JSON_EXTRACT, CRC32 (and MD5) hashing, WEIGHT_STRING. */
 export const mysqlDialect: Dialect = {
   quoteId: quoteMysqlId,
   epochOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),
@@ -19,14 +19,26 @@ export const mysqlDialect: Dialect = {
   explain: 'EXPLAIN',
   forUpdate: ' FOR UPDATE',
   drivingJoin: 'STRAIGHT_JOIN',
-  collationWeights: true,
-  serverHashing: true,
   indexesEndWithPrimaryKey: true,
+  mergeKeys: 'collation',
+  mergeWeight: (key) => `WEIGHT_STRING(${key})`,
+  mergeOrder: (key) => key,
+  keyHashes: ['crc32', 'md5'],
+  keyHashSql: (fn, text, utf8) => {
+    const bytes = utf8 ? text : `CONVERT(${text} USING utf8mb4)`;
+    return fn === 'crc32' ? `CRC32(${bytes})` : `CAST(CONV(LEFT(MD5(${bytes}), 8), 16, 10) AS UNSIGNED)`;
+  },
+  lowerCase: (text) => `LOWER(${text})`,
+  // DIV divides integers; FLOOR(a / b) would divide in DECIMAL, row by row.
+  intDiv: (a, b) => `${a} DIV ${b}`,
+  keyRangeDigest: (text) =>
+    `COUNT(*) AS n, COALESCE(SUM(CRC32(${text})), 0) AS s, COALESCE(BIT_XOR(CRC32(${text})), 0) AS x`,
   parallelReads: true,
   lockConflictCodes: ['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT'],
   castText: (sql) => `CAST(${sql} AS CHAR)`,
   castInt: (sql) => `CAST(${sql} AS SIGNED)`,
   insertIgnore: 'INSERT IGNORE',
+  textLike: 'LIKE',
   insertUnlessConflict: { verb: 'INSERT IGNORE INTO', suffix: '' },
   // The audit log stores TIMESTAMP(3).
   auditEpoch: (col) => `UNIX_TIMESTAMP(${col})`,

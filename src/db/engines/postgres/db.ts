@@ -511,7 +511,8 @@ class PostgresDb implements Db {
   async columns(table: string): Promise<ColumnInfo[] | undefined> {
     const where = tableWhere(table, 'n.nspname', 'c.relname');
     const rows = await this.query<Row>(
-      `SELECT a.attname AS name, t.typname AS typ, format_type(a.atttypid, a.atttypmod) AS "columnType",
+      `SELECT a.attname AS name, CASE WHEN t.typtype = 'e' THEN 'enum' ELSE t.typname END AS typ,
+              format_type(a.atttypid, a.atttypmod) AS "columnType",
               information_schema._pg_char_max_length(a.atttypid, a.atttypmod) AS "maxLength",
               NOT a.attnotnull AS nullable
          FROM pg_attribute a
@@ -586,6 +587,8 @@ export function baseType(typname: string): string {
     jsonb: 'json',
     bool: 'boolean',
     bytea: 'blob',
+    // An enum type of the application's own (pg-boss's job_state), as the column query names it.
+    enum: 'enum',
   };
   return names[typname] ?? typname;
 }

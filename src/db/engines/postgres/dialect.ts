@@ -10,12 +10,18 @@ function pathArray(path: string): string {
   return `'{${keys.map((k) => `"${k}"`).join(',')}}'`;
 }
 
+/** The smallest bigint, whose XOR flips an integer's sign bit. */
+const INT8_SIGN = '(-9223372036854775807 - 1)';
+
+/** The first 8 hex digits of a hex text (md5's) as an unsigned 32-bit integer. */
+const first32Bits = (hex: string): string => `CAST(CAST('x' || substr(${hex}, 1, 8) AS bit(32)) AS BIGINT)`;
+
 /** Whole epoch seconds of an instant (truncated, as MySQL's second-precision columns hold them). */
 const epochSeconds = (instant: string): string => `FLOOR(EXTRACT(EPOCH FROM ${instant}))::bigint`;
 
 /**
  * PostgreSQL's SQL text: double quotes (schema-qualified tables), EXTRACT(EPOCH …)/to_timestamp,
- * jsonb paths, ON CONFLICT DO NOTHING; the client hashes (no server-side digests yet).
+ * jsonb paths, ON CONFLICT DO NOTHING, md5 key hashes, keys merged byte-wise.
  *
  * Time types, as `columns()` reports them: `timestamptz` is an instant (`timestamp`, like MySQL's
  * TIMESTAMP); `timestamp` without time zone is a wall-clock time (`datetime`, like MySQL's
@@ -49,15 +55,39 @@ export const postgresDialect: Dialect = {
   // PostgreSQL has no join-order hint: a plain join, whose plan for a primary-key chunk of the left
   // table is the nested loop into the other table's index anyway (the chunk is small and bounded).
   drivingJoin: 'JOIN',
-  collationWeights: false,
-  serverHashing: false,
   indexesEndWithPrimaryKey: false,
+  // Keys compare byte-wise (a deterministic collation's equality): text is read in COLLATE "C"
+  // order with its UTF-8 bytes as the weight; an integer's weight is its big-endian bytes with the
+  // sign bit flipped, so the bytes order as the numbers do.
+  mergeKeys: 'bytes',
+  mergeWeight: (key, isInt) =>
+    isInt ? `int8send(CAST(${key} AS BIGINT) # ${INT8_SIGN})` : `convert_to(${key}, 'UTF8')`,
+  mergeOrder: (key, isInt) => (isInt ? key : `${key} COLLATE "C"`),
+  // PostgreSQL has md5() (crc32() only from 18): the first 4 bytes of the digest as an unsigned integer.
+  keyHashes: ['md5'],
+  keyHashSql: (fn, text, utf8) => {
+    if (fn !== 'md5') throw new Error(`PostgreSQL does not compute ${fn} in SQL`);
+    return first32Bits(`md5(${utf8 ? text : `convert_to(${text}, 'UTF8')`})`);
+  },
+  // lower() follows the expression's collation, and "C" folds ASCII only: ICU's root locale folds
+  // every script (PostgreSQL built with ICU, as the usual packages are).
+  lowerCase: (text) => `lower(${text} COLLATE "und-x-icu")`,
+  // Integers divide as integers ('/' of two bigints truncates).
+  intDiv: (a, b) => `(${a} / ${b})`,
+  // The merge walk compares a range's digests on one server only: two sums of PostgreSQL's own
+  // 64-bit text hash under two seeds (no other server computes them), in numeric, read as exact text.
+  keyRangeDigest: (text) =>
+    `COUNT(*) AS n, CAST(COALESCE(SUM(hashtextextended(${text}, 0)), 0) AS TEXT) AS s, ` +
+    `CAST(COALESCE(SUM(hashtextextended(${text}, 1)), 0) AS TEXT) AS x`,
   parallelReads: true,
   // Deadlock detected, lock not available (NOWAIT / lock_timeout), serialization failure.
   lockConflictCodes: ['40P01', '55P03', '40001'],
   castText: (sql) => `CAST(${sql} AS TEXT)`,
-  castInt: (sql) => `CAST(${sql} AS BIGINT)`,
+  // A text key that is not an integer's text is NULL (it matches no integer), never a failed
+  // statement: MySQL and SQLite read it as 0, which the text comparison beside it then refuses.
+  castInt: (sql) => `CASE WHEN ${sql} ~ '^-?[0-9]{1,18}$' THEN CAST(${sql} AS BIGINT) END`,
   insertIgnore: 'INSERT',
+  textLike: 'ILIKE',
   insertUnlessConflict: { verb: 'INSERT INTO', suffix: ' ON CONFLICT DO NOTHING' },
   // The audit log stores timestamptz(3).
   auditEpoch: (col) => `EXTRACT(EPOCH FROM ${col})`,

@@ -73,14 +73,19 @@ export async function postgresServerClock(db: Db): Promise<ServerClock> {
 }
 
 /**
- * The replica's lag: a server in recovery is a streaming replica; its lag is the age of the last
- * transaction it replayed (on an idle primary this grows although nothing is missing).
+ * The replica's lag: a server in recovery is a streaming replica. When it has replayed all the
+ * WAL it received, it is 0 (an idle primary sends nothing new; the age of the last replayed
+ * transaction would grow although nothing is missing); otherwise it is the age of the last
+ * transaction it replayed, `now() - pg_last_xact_replay_timestamp()`: every change newer than that
+ * may be missing. Unknown (null) while the WAL receiver is not streaming (its primary gone, or
+ * replication never started): the data may then be any age, as MySQL's stopped replication.
  * In: a connection to the replica. Out: its lag. Reads only.
  */
 export async function postgresReplicaLag(db: Db): Promise<ReplicaLag> {
   const [row] = await db.query<Row>(
     `SELECT pg_is_in_recovery() AS replica,
-            FLOOR(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()))::bigint AS lag,
+            pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() AS replayed,
+            FLOOR(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()))::bigint AS age,
             (SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming')::int AS receiving`,
   );
   if (!row || row.replica !== true) {
@@ -92,11 +97,24 @@ export async function postgresReplicaLag(db: Db): Promise<ReplicaLag> {
     };
   }
   const running = Number(row.receiving) > 0;
-  const lagSeconds = row.lag === null ? null : Math.max(0, Number(row.lag));
-  let reason: string | null = null;
-  if (lagSeconds === null) reason = 'the replica has replayed no transaction yet, so its lag is unknown';
-  else if (!running) reason = "the WAL receiver is not streaming: the replica's data may be any age";
-  return { lagSeconds, running, isReplica: true, reason };
+  if (!running) {
+    return {
+      lagSeconds: null,
+      running,
+      isReplica: true,
+      reason: "the WAL receiver is not streaming (pg_stat_wal_receiver): the replica's data may be any age",
+    };
+  }
+  if (row.replayed === true) return { lagSeconds: 0, running, isReplica: true, reason: null };
+  if (row.age === null) {
+    return {
+      lagSeconds: null,
+      running,
+      isReplica: true,
+      reason: 'the replica has replayed no transaction yet, so its lag is unknown',
+    };
+  }
+  return { lagSeconds: Math.max(0, Number(row.age)), running, isReplica: true, reason: null };
 }
 
 interface PlanNode {
@@ -193,20 +211,25 @@ export async function postgresIdleTimeout(db: Db): Promise<number | null> {
   return Number.isFinite(ms) && ms > 0 ? Math.floor(ms / 1000) : null;
 }
 
-/** A column's collation: declared, else the database's default for text; null when not text. */
+/**
+ * A column's collation when it is nondeterministic (it may call keys equal whose bytes differ);
+ * null for other text columns (keys compare byte-wise) and columns that are not text.
+ */
 export async function postgresColumnCollation(db: Db, table: string, column: string): Promise<string | null> {
   const where = tableWhere(table, 'c.table_schema', 'c.table_name');
-  const rows = await db.query<{ c: unknown; text: unknown }>(
+  const rows = await db.query<{ c: unknown; text: unknown; deterministic: unknown }>(
     `SELECT c.collation_name AS c, c.data_type IN ('character varying', 'character', 'text') AS text,
-            (SELECT datcollate FROM pg_database WHERE datname = current_database()) AS d
+            COALESCE((SELECT k.collisdeterministic FROM pg_collation k
+                       WHERE k.collname = c.collation_name AND k.collnamespace::regnamespace::text = c.collation_schema), true) AS deterministic
        FROM information_schema.columns c
       WHERE ${where.sql} AND c.column_name = ?`,
     [...where.params, column],
   );
   const row = rows[0] as Row | undefined;
-  if (!row || row.text !== true) return null;
-  const c = row.c ?? row.d;
-  return c === null || c === undefined ? null : String(c);
+  // A deterministic collation (the database's default is one) calls keys equal only when their
+  // bytes are: keys compare as binary, whatever order the collation sorts them in.
+  if (!row || row.text !== true || row.deterministic !== false) return null;
+  return row.c === null || row.c === undefined ? null : String(row.c);
 }
 
 /** The primary key's one column, when it is an integer (whatever the constraint is named). */

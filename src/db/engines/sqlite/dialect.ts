@@ -16,15 +16,30 @@ export const sqliteDialect: Dialect = {
   forUpdate: '',
   // SQLite's planner never reorders the tables of a CROSS JOIN.
   drivingJoin: 'CROSS JOIN',
-  collationWeights: false,
-  serverHashing: false,
   indexesEndWithPrimaryKey: true,
+  mergeKeys: null,
+  mergeWeight: () => {
+    throw new Error('SQLite does not merge key indexes');
+  },
+  mergeOrder: (key) => key,
+  // No hash function in SQL: the client hashes the keys it reads.
+  keyHashes: [],
+  keyHashSql: () => {
+    throw new Error('SQLite does not hash in SQL');
+  },
+  // SQLite's lower() folds ASCII only; the client folds keys itself (it hashes them).
+  lowerCase: (text) => `lower(${text})`,
+  intDiv: (a, b) => `(${a} / ${b})`,
+  keyRangeDigest: () => {
+    throw new Error('SQLite does not hash in SQL');
+  },
   parallelReads: false,
   // BEGIN IMMEDIATE waits for the write lock (busy timeout) instead of conflicting.
   lockConflictCodes: [],
   castText: (sql) => `CAST(${sql} AS TEXT)`,
   castInt: (sql) => `CAST(${sql} AS INTEGER)`,
   insertIgnore: 'INSERT OR IGNORE',
+  textLike: 'LIKE',
   insertUnlessConflict: { verb: 'INSERT INTO', suffix: ' ON CONFLICT DO NOTHING' },
   // The audit log stores ISO-8601 text with milliseconds and `Z`.
   auditEpoch: (col) => `((julianday(${col}) - 2440587.5) * 86400.0)`,

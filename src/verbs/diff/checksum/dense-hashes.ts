@@ -1,10 +1,11 @@
 import { DenseDigests } from '../../../core/dense-digests.js';
 import { drainEncoded } from '../../../db/encoded-stream.js';
 import type { Fragment } from '../../../db/fragment.js';
+import { hashesInSql } from '../../../db/dialect.js';
 import type { Db, RowEncoder } from '../../../db/types.js';
 
 /**
- * Aggregates a stream of key hashes into a dense level: each row's first column, a CRC32 value as
+ * Aggregates a stream of key hashes into a dense level: each row's first column, a 32-bit hash as
  * its big-endian bytes (taskHashStream, businessHashStream), is read from the wire buffer and
  * counted, with no JS value per row. Nothing comes out.
  */
@@ -26,7 +27,7 @@ class HashesIn implements RowEncoder {
 
 /** Whether `db` can stream rows to an encoder (MariaDB/MySQL). */
 export function streamsHashes(db: Db): boolean {
-  return db.dialect.serverHashing && typeof db.streamEncoded === 'function';
+  return hashesInSql(db.dialect) && typeof db.streamEncoded === 'function';
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   HASH_SUM_MODULUS,
   keyHash,
   normalizeKey,
+  type KeyHashFunction,
   type KeySemantics,
 } from '../../../core/diff-keys.js';
 import {
@@ -14,6 +15,7 @@ import {
   type HashKind,
   type LevelQuery,
 } from '../../../core/diff-levels.js';
+import { hashesInSql } from '../../../db/dialect.js';
 import { store, type DigestRow } from '../../../db/port/index.js';
 import type { Queryable } from '../../../db/types.js';
 import type { ChecksumPlan } from '../plan.js';
@@ -21,8 +23,8 @@ import { denseDigests, streamsHashes } from './dense-hashes.js';
 
 /**
  * The two sides of a checksum diff as digest sources (core/diff-levels.ts) that can also read the
- * rows of some segments: MariaDB/MySQL computes digests on the server, SQLite streams its keys
- * and the client hashes them.
+ * rows of some segments: MariaDB/MySQL and PostgreSQL compute digests on the server, SQLite
+ * streams its keys and the client hashes them.
  */
 export interface ChecksumSide extends DigestSource {
   /** The rows of the segments `ids` of `width` (SQLite: every row; the caller filters). */
@@ -58,6 +60,7 @@ function segmentOf(hash: number, level: LevelQuery, parents: Set<number> | undef
 /** Aggregates digests in the client from a stream of rows with a key `k` (and a role `r` on the task side). */
 async function clientDigests(
   stream: AsyncIterable<unknown>,
+  hash: KeyHashFunction,
   semantics: KeySemantics,
   level: LevelQuery,
   isTask: boolean,
@@ -68,12 +71,12 @@ async function clientDigests(
     const row = raw as Record<string, unknown>;
     const normal = normalizeKey(row.k, semantics);
     if (normal === null) continue;
-    const hash = keyHash(normal);
-    const segment = segmentOf(hash, level, parents);
+    const h = keyHash(normal, hash);
+    const segment = segmentOf(h, level, parents);
     if (segment === undefined) continue;
     const digest = map.get(segment) ?? emptyDigest();
     digest.rows++;
-    digest.hashSum = (digest.hashSum + hash) % HASH_SUM_MODULUS;
+    digest.hashSum = (digest.hashSum + h) % HASH_SUM_MODULUS;
     if (isTask && Number(row.r) !== 1) digest.notDone++;
     map.set(segment, digest);
   }
@@ -86,9 +89,10 @@ function semanticsOf(plan: ChecksumPlan, kind: HashKind): KeySemantics {
 }
 
 /**
- * The MariaDB/MySQL task side. Digests read the (biz type, key) index only; the tasks not done
- * are counted apart (whole table) or listed by hash once and placed in their segments here —
- * unless there are more than NOT_DONE_LISTED of them, when each digest reads the statuses.
+ * The task side on a server that hashes (MariaDB/MySQL, PostgreSQL). Digests read the (biz type,
+ * key) index only; the tasks not done are counted apart (whole table) or listed by hash once and
+ * placed in their segments here — unless there are more than NOT_DONE_LISTED of them, when each
+ * digest reads the statuses.
  */
 function serverTaskSide(plan: ChecksumPlan, q: Queryable): ChecksumSide {
   const { task } = plan;
@@ -150,11 +154,12 @@ function serverTaskSide(plan: ChecksumPlan, q: Queryable): ChecksumSide {
 /** The task side of a checksum plan, on the connection `q` of its read-only transaction. */
 export function taskSource(plan: ChecksumPlan, q: Queryable): ChecksumSide {
   const db = plan.source.db;
-  if (db.dialect.serverHashing) return serverTaskSide(plan, q);
+  if (hashesInSql(db.dialect)) return serverTaskSide(plan, q);
   return {
     digests: async (level, kind) =>
       clientDigests(
         (await store.diff.taskRows(db, plan.task, plan.keySemantics)) as AsyncIterable<unknown>,
+        plan.task.hash,
         semanticsOf(plan, kind),
         level,
         true,
@@ -166,7 +171,7 @@ export function taskSource(plan: ChecksumPlan, q: Queryable): ChecksumSide {
 /** The business side of a checksum plan, on the connection `q` of its read-only transaction. */
 export function businessSource(plan: ChecksumPlan, q: Queryable): ChecksumSide {
   const db = plan.businessDb;
-  if (db.dialect.serverHashing) {
+  if (hashesInSql(db.dialect)) {
     return {
       digests: async (level, kind) =>
         digestMap(await store.diff.businessDigests(q, plan.business, semanticsOf(plan, kind), level, kind)),
@@ -183,6 +188,7 @@ export function businessSource(plan: ChecksumPlan, q: Queryable): ChecksumSide {
     digests: async (level, kind) =>
       clientDigests(
         (await store.diff.businessRows(db, q, plan.business, plan.keySemantics)) as AsyncIterable<unknown>,
+        plan.task.hash,
         semanticsOf(plan, kind),
         level,
         false,

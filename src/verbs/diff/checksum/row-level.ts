@@ -65,7 +65,7 @@ async function compareRows(
     if (!found) groups.set(normal, (found = { rawKey, rows: 0, tasks: [] }));
     return found;
   };
-  const inBatch = (normal: string) => wanted.has(Math.floor(keyHash(normal) / width));
+  const inBatch = (normal: string) => wanted.has(Math.floor(keyHash(normal, plan.task.hash) / width));
   let compared = 0;
   // Both sides are read at once; a group is classified only when both are done.
   const readTasks = async () => {

@@ -11,8 +11,9 @@ import { BusinessRowsIn, idsIn, TaskRowsIn } from './key-streams.js';
 
 /**
  * The merge walk of the merge strategy, for keys that are text of one collation on both sides
- * (MariaDB/MySQL): the business key index and the task (biz type, key) index are read in key
- * order, range by range, with each key's collation weight, and merged in the client — a merge
+ * (MariaDB/MySQL) or compared byte-wise (PostgreSQL): the business key index and the task
+ * (biz type, key) index are read in weight order, range by range, with each key's weight (its
+ * collation weight, or its bytes), and merged in the client — a merge
  * join, where a LEFT JOIN would look every row up in the other index. Keys whose weights meet
  * are matched; a key whose weight meets none is only a suspect, checked by the exact join
  * statements (missingByIds, orphansByKeys), so the answer is the server's even where a weight
@@ -112,7 +113,12 @@ async function sameKeys(
   tally: MergeTally,
 ): Promise<boolean> {
   const tasksDigest = await store.diff.taskRangeDigest(q, plan.task, after, upTo);
-  if (!sameDigest(tasksDigest, await store.diff.businessRangeDigest(q, plan.business, after, upTo)))
+  if (
+    !sameDigest(
+      tasksDigest,
+      await store.diff.businessRangeDigest(q, plan.task.dialect, plan.business, after, upTo),
+    )
+  )
     return false;
   tally.tasks += Number(tasksDigest.n);
   return true;
@@ -130,7 +136,7 @@ async function mergeKeys(
   const { expect, orphans } = plan.rule.business;
   const wantMissing = expect !== 'at-most-one';
   let unmatchedTasks = 0;
-  const business = store.diff.businessWeights(plan.business, after, upTo);
+  const business = store.diff.businessWeights(plan.task.dialect, plan.business, after, upTo);
   await drainEncoded(plan.businessDb, business, new BusinessRowsIn(runs));
   runs.seal();
   if (wantMissing || orphans) {
