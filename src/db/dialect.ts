@@ -33,6 +33,14 @@ export interface Dialect {
   epochOf(columnSql: string, type: TimeType): string;
   /** A placeholder expression comparable with a column of this type, bound with epoch seconds. */
   epochParam(type: TimeType): string;
+  /**
+   * An expression giving the column's exact value as a keyset page key: every fraction of a
+   * second kept, so a page can start strictly after the last row of the one before in the column's
+   * own order. Selected beside a list's rows only; bound back through `pageKeyParam`.
+   */
+  pageKeyOf(columnSql: string, type: TimeType): string;
+  /** A placeholder comparable with a column of this type, bound with a value `pageKeyOf` gave. */
+  pageKeyParam(type: TimeType): string;
   /** The database's "now" in the column's type, for writes. */
   nowOf(type: TimeType): string;
   /** "now" as epoch seconds, as a SELECT expression. */

@@ -9,6 +9,9 @@ export { placeholders } from './fragment.js';
 /** How many characters of `last_error` a list shows; `show` prints it whole. */
 export const LIST_ERROR_CHARS = 1000;
 
+/** The column of a list row (listSelect()) holding the exact next-retry page key, after taskSelect()'s 13. */
+export const LIST_PAGE_KEY = 13;
+
 /** A profile's per-row expiry (its `stuck` model) resolved against the live table's columns. */
 export interface ExpiryStuck {
   started: string;
@@ -99,6 +102,17 @@ export class TaskSql {
   epoch(field: TimeField): string | undefined {
     const col = this.expr(field);
     return col ? this.dialect.epochOf(col, this.timeTypes[field] ?? 'datetime') : undefined;
+  }
+
+  /** A time field's exact value as a keyset page key (Dialect.pageKeyOf), bound back by pageKeyParam(). */
+  pageKey(field: TimeField): string | undefined {
+    const col = this.expr(field);
+    return col ? this.dialect.pageKeyOf(col, this.timeTypes[field] ?? 'datetime') : undefined;
+  }
+
+  /** The placeholder a page key of `field` is bound to, comparable with the bare column. */
+  pageKeyParam(field: TimeField): string {
+    return this.dialect.pageKeyParam(this.timeTypes[field] ?? 'datetime');
   }
 
   /** `field <op> cutoff`, the cutoff bound as epoch seconds (index-friendly: the column stays bare). */
@@ -196,6 +210,16 @@ export class TaskSql {
       this.expr('maxAttempts') ?? nul,
       this.expr('connection') ?? nul,
     ].join(', ');
+  }
+
+  /**
+   * The SELECT list of a list page: taskSelect(), then the exact next-retry page key (column
+   * LIST_PAGE_KEY; NULL for tables without a next-retry time), which no output prints. Named
+   * apart: unnamed, PostgreSQL would call `CAST(next_retry_time AS TEXT)` next_retry_time, and a
+   * page's ORDER BY next_retry_time would sort that text instead of reading the index.
+   */
+  listSelect(): string {
+    return `${this.taskSelect()}, ${this.pageKey('nextRetryAt') ?? 'NULL'} AS taskrecon_page_key`;
   }
 
   /** Builds a task object from a row selected with taskSelect() as an array. */

@@ -1,5 +1,5 @@
 // Over 300 lines: one hot-path encoder writing every column byte by byte; split, each row would cost calls across modules.
-import type { TaskSql } from '../db/task-sql.js';
+import { LIST_PAGE_KEY, type TaskSql } from '../db/task-sql.js';
 import type { RowEncoder } from '../db/types.js';
 import { isoWriter, jsonId, jsonInt, jsonText } from './task-rows.js';
 
@@ -47,14 +47,14 @@ export class NdjsonWireEncoder implements RowEncoder {
     return chunk;
   }
 
-  /** The id and next-retry epoch of the last row (as text), for the next page's keyset predicate. */
-  lastRowKey(): { id: string | null; nextRetryEpoch: string | null } | undefined {
+  /** The id and exact next-retry key of the last row (as text), for the next page's keyset predicate. */
+  lastRowKey(): { id: string | null; nextRetry: string | null } | undefined {
     const buf = this.lastBuf;
     if (!buf) return undefined;
     const k = this.lastKey;
     return {
       id: (k[0] as number) < 0 ? null : buf.toString('latin1', k[0], k[1]),
-      nextRetryEpoch: (k[2] as number) < 0 ? null : buf.toString('latin1', k[2], k[3]),
+      nextRetry: (k[2] as number) < 0 ? null : buf.toString('latin1', k[2], k[3]),
     };
   }
 
@@ -68,8 +68,8 @@ export class NdjsonWireEncoder implements RowEncoder {
     this.lastBuf = buf;
     this.lastKey[0] = starts[0] as number;
     this.lastKey[1] = ends[0] as number;
-    this.lastKey[2] = starts[6] as number;
-    this.lastKey[3] = ends[6] as number;
+    this.lastKey[2] = starts[LIST_PAGE_KEY] as number;
+    this.lastKey[3] = ends[LIST_PAGE_KEY] as number;
     this.bytes(this.head);
     this.id(buf, starts[0] as number, ends[0] as number);
     this.bytes(KEY.bizType);

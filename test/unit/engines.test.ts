@@ -33,6 +33,8 @@ const DIALECT_MEMBERS: Record<keyof Dialect, true> = {
   quoteId: true,
   epochOf: true,
   epochParam: true,
+  pageKeyOf: true,
+  pageKeyParam: true,
   nowOf: true,
   nowEpoch: true,
   jsonText: true,

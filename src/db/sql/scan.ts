@@ -1,7 +1,7 @@
 import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import { and, filterWhere, type Fragment, type ScanFilter } from '../fragment.js';
-import type { TaskSql } from '../task-sql.js';
+import { LIST_PAGE_KEY, type TaskSql } from '../task-sql.js';
 import type { Db, RowEncoder } from '../types.js';
 
 export { filterWhere, windowField, type ScanFilter } from '../fragment.js';
@@ -112,10 +112,13 @@ export const LIST_STATUS: Record<ListKind, LogicalStatus> = {
   failed: 'failed',
 };
 
-/** Where a page of a list starts: after the last row of the previous page (its id and next-retry epoch). */
+/**
+ * Where a page of a list starts: after the last row of the previous page, by its id and its exact
+ * next-retry time (TaskSql.pageKey(): every fraction of a second, unlike the epoch a list prints).
+ */
 interface PageKey {
   id: unknown;
-  nextRetryEpoch: unknown;
+  nextRetry: unknown;
 }
 
 /** One run of pages over a list: a WHERE for the page after `after`, and the index order. */
@@ -149,7 +152,10 @@ function pagePlans(source: BoundSource, base: Fragment, options: { nullNextRetry
       order: id,
     });
   }
-  const param = source.db.dialect.epochParam(sql.timeTypes.nextRetryAt ?? 'datetime');
+  // The key is the column's exact value, bound back in the column's type: a page starts strictly
+  // after the last row in (next_retry_time, id) order, whatever fraction of a second it holds,
+  // and the column stays bare for the (status, next_retry_time, id) index.
+  const param = sql.pageKeyParam('nextRetryAt');
   plans.push({
     where: (after) =>
       and([
@@ -158,7 +164,7 @@ function pagePlans(source: BoundSource, base: Fragment, options: { nullNextRetry
         after
           ? {
               sql: `${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?)`,
-              params: [after.nextRetryEpoch, after.nextRetryEpoch, after.id],
+              params: [after.nextRetry, after.nextRetry, after.id],
             }
           : none,
       ]),
@@ -170,7 +176,8 @@ function pagePlans(source: BoundSource, base: Fragment, options: { nullNextRetry
 /**
  * Streams the rows of one list in index order (next_retry_time, id), a page at a time, with the
  * cutoff fixed once: each page starts where the last one ended, so the backlog is never re-read.
- * Rows come as arrays in TaskSql.taskSelect() order, in batches (one page is many batches).
+ * Rows come as arrays in TaskSql.listSelect() order (taskSelect()'s, then the page key), in
+ * batches (one page is many batches).
  * `limit` 0 means every row.
  */
 export async function* listBatches(
@@ -181,7 +188,7 @@ export async function* listBatches(
   options: { nullNextRetry?: boolean } = {},
 ): AsyncGenerator<unknown[][]> {
   const { sql } = source;
-  const select = sql.taskSelect();
+  const select = sql.listSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
   for (const plan of pagePlans(source, base, options)) {
     let after: PageKey | undefined;
@@ -199,7 +206,7 @@ export async function* listBatches(
         got += batch.length;
         remaining -= batch.length;
         const last = batch[batch.length - 1] as unknown[];
-        after = { id: last[0], nextRetryEpoch: last[6] };
+        after = { id: last[0], nextRetry: last[LIST_PAGE_KEY] };
         yield batch as unknown[][];
       }
       if (got < n) break; // a short page is the last one
@@ -207,10 +214,10 @@ export async function* listBatches(
   }
 }
 
-/** Encodes rows straight from the wire; keeps count and the last row's page key. */
+/** Encodes rows straight from the wire; keeps count and the last row's page key (its columns 0 and LIST_PAGE_KEY). */
 export interface ListEncoder extends RowEncoder {
   readonly rows: number;
-  lastRowKey(): { id: string | null; nextRetryEpoch: string | null } | undefined;
+  lastRowKey(): { id: string | null; nextRetry: string | null } | undefined;
 }
 
 /**
@@ -233,7 +240,7 @@ export async function* listEncoded(
       ? db.streamTextEncoded.bind(db)
       : undefined;
   if (!streamed) throw new Error(`the connection to ${db.display} cannot stream encoded rows`);
-  const select = sql.taskSelect();
+  const select = sql.listSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
   for (const plan of pagePlans(source, base, options)) {
     let after: PageKey | undefined;
@@ -250,7 +257,7 @@ export async function* listEncoded(
       remaining -= got;
       if (got < n) break; // a short page is the last one
       const key = encoder.lastRowKey();
-      after = key && { id: numericKey(key.id), nextRetryEpoch: numericKey(key.nextRetryEpoch) };
+      after = key && { id: numericKey(key.id), nextRetry: numericKey(key.nextRetry) };
     }
   }
 }

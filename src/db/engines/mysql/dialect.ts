@@ -6,6 +6,10 @@ export const mysqlDialect: Dialect = {
   quoteId: quoteMysqlId,
   epochOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),
   epochParam: (type) => (type === 'unix' ? '?' : 'FROM_UNIXTIME(?)'),
+  // UNIX_TIMESTAMP of a DATETIME(n)/TIMESTAMP(n) keeps its n digits of fraction (a DECIMAL, read
+  // as text), and FROM_UNIXTIME of that text gives the same value back: the epoch is the exact key.
+  pageKeyOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),
+  pageKeyParam: (type) => (type === 'unix' ? '?' : 'FROM_UNIXTIME(?)'),
   nowOf: (type) => (type === 'unix' ? 'UNIX_TIMESTAMP()' : 'NOW()'),
   nowEpoch: 'UNIX_TIMESTAMP()',
   // MySQL 8 raises an error on JSON_EXTRACT of text that is not JSON (MariaDB returns NULL), and

@@ -136,9 +136,12 @@ export async function openPostgres(dsn: PostgresDsn, options: ConnectOptions = {
     ...poolBase,
     Client: TimedClient,
     max: options.poolSize ?? 4,
-    options: [setting('TimeZone', zone), setting('default_transaction_isolation', 'read committed')].join(
-      ' ',
-    ),
+    // DateStyle ISO: the time text a list's page key carries (and the driver's time parser) is ISO.
+    options: [
+      setting('TimeZone', zone),
+      setting('DateStyle', 'ISO'),
+      setting('default_transaction_isolation', 'read committed'),
+    ].join(' '),
   });
   // An idle pooled session the server ends is dropped by the pool; the next statement opens another.
   pool.on('error', () => undefined);

@@ -36,6 +36,12 @@ export const postgresDialect: Dialect = {
     type === 'unix' ? '?' : type === 'timestamp' ? 'to_timestamp(?)' : 'to_timestamp(?)::timestamp',
   // Whole seconds, as MySQL's NOW() into a DATETIME: a row written now is due at a cutoff of now,
   // which is bound in whole epoch seconds.
+  // The column's own text (ISO: the connection pins DateStyle, and timestamptz text carries its
+  // offset), cast back to the column's type: microseconds exact, no float, no time zone rule in
+  // between. The epoch read beside it is whole seconds (epochSeconds) and cannot continue a page.
+  pageKeyOf: (col, type) => (type === 'unix' ? col : `CAST(${col} AS TEXT)`),
+  pageKeyParam: (type) =>
+    type === 'unix' ? '?' : type === 'timestamp' ? 'CAST(? AS TIMESTAMPTZ)' : 'CAST(? AS TIMESTAMP)',
   nowOf: (type) =>
     type === 'unix'
       ? epochSeconds('statement_timestamp()')

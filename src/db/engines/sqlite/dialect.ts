@@ -6,6 +6,11 @@ export const sqliteDialect: Dialect = {
   quoteId: quoteSqliteId,
   epochOf: (col, type) => (type === 'unix' ? col : `CAST(strftime('%s', ${col}) AS INTEGER)`),
   epochParam: (type) => (type === 'unix' ? '?' : "datetime(?, 'unixepoch')"),
+  // Times are text (or numbers) compared as stored: the stored value itself is the exact key.
+  // strftime('%s') would cut a text time's fraction, and the whole-second text datetime() gives
+  // back sorts before every fraction of that second.
+  pageKeyOf: (col) => col,
+  pageKeyParam: () => '?',
   nowOf: (type) => (type === 'unix' ? "CAST(strftime('%s', 'now') AS INTEGER)" : "datetime('now')"),
   nowEpoch: "CAST(strftime('%s', 'now') AS INTEGER)",
   jsonText: (col, path) =>
