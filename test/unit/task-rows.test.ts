@@ -233,6 +233,8 @@ describe('the wire NDJSON encoder', () => {
     null,
     null,
     null,
+    // The page key a list selects last (TaskSql.listSelect()): the exact next-retry time, never printed.
+    '2025-11-29 08:00:00.25+00',
   ];
   const variants: Array<Record<number, string | Buffer | null>> = [
     {},
@@ -292,10 +294,15 @@ describe('the wire NDJSON encoder', () => {
     const a = wire(base);
     encoder.encode(a.buf, a.starts, a.ends);
     encoder.setList('failed');
-    const b = wire(base.map((c, i) => (i === 0 ? '43' : i === 6 ? '1764403300' : c)));
+    const b = wire(
+      base.map((c, i) =>
+        i === 0 ? '43' : i === 6 ? '1764403300' : i === 13 ? '2025-11-29 08:01:40.123456+00' : c,
+      ),
+    );
     encoder.encode(b.buf, b.starts, b.ends);
     expect(encoder.rows).toBe(2);
-    expect(encoder.lastRowKey()).toEqual({ id: '43', nextRetryEpoch: '1764403300' });
+    // The key is the exact time column, not the whole-second epoch the line prints.
+    expect(encoder.lastRowKey()).toEqual({ id: '43', nextRetry: '2025-11-29 08:01:40.123456+00' });
     const lines = encoder
       .take()
       .toString('utf8')
