@@ -80,17 +80,34 @@ export function encodeCursor(cursor: ListCursor): string {
   return Buffer.from(JSON.stringify([cursor.nrt, cursor.id])).toString('base64url');
 }
 
-/** A cursor from a page link; anything malformed starts at the first page. */
+/** The longest `after` a page link carries (a page key and an id, base64url). */
+const MAX_CURSOR = 512;
+
+/**
+ * A cursor from a page link: the base64url JSON `[page key, id]` encodeCursor wrote, the key null,
+ * a number or text, the id a number or text. Anything else is refused (a usage error: a 400), never
+ * read as the first page; whether the key and id fit the table is checked when the page is read.
+ */
 export function decodeCursor(text: string | undefined): ListCursor | undefined {
-  if (!text) return undefined;
+  if (text === undefined || text === '') return undefined;
+  const bad = () =>
+    usageError(
+      `after: '${text.length > 40 ? `${text.slice(0, 40)}…` : text}' is not a page link's position`,
+      "Follow the list's Next link, or open the list without 'after' for its first page.",
+    );
+  if (text.length > MAX_CURSOR || !/^[A-Za-z0-9_-]+$/.test(text)) throw bad();
+  let value: unknown;
   try {
-    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
-    if (!Array.isArray(value) || value.length !== 2) return undefined;
-    const [nrt, id] = value as [unknown, unknown];
-    if (nrt !== null && typeof nrt !== 'number') return undefined;
-    if (typeof id !== 'number' && typeof id !== 'string') return undefined;
-    return { nrt, id: id as TaskId };
+    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
   } catch {
-    return undefined;
+    throw bad();
   }
+  if (!Array.isArray(value) || value.length !== 2) throw bad();
+  const [nrt, id] = value as [unknown, unknown];
+  if (nrt !== null && typeof nrt !== 'number' && typeof nrt !== 'string') throw bad();
+  if (typeof nrt === 'number' && !Number.isFinite(nrt)) throw bad();
+  if (typeof id !== 'number' && typeof id !== 'string') throw bad();
+  if (typeof id === 'number' && !Number.isSafeInteger(id)) throw bad();
+  if (encodeCursor({ nrt, id }) !== text) throw bad();
+  return { nrt, id: id as TaskId };
 }

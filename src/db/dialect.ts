@@ -27,6 +27,9 @@ export function isColumn(dialect: Dialect, expr: string, column: string): boolea
   return expr === dialect.quoteId(column);
 }
 
+/** The shape of a page key (Dialect.pageKeyForm). */
+export type PageKeyForm = 'integer' | 'decimal' | 'time' | 'stored';
+
 export interface Dialect {
   quoteId(identifier: string): string;
   /** An expression giving the column as epoch seconds (NULL stays NULL). */
@@ -41,6 +44,13 @@ export interface Dialect {
   pageKeyOf(columnSql: string, type: TimeType): string;
   /** A placeholder comparable with a column of this type, bound with a value `pageKeyOf` gave. */
   pageKeyParam(type: TimeType): string;
+  /**
+   * What a `pageKeyOf` value looks like, so a key that came back from outside (a console link) can
+   * be checked before it is bound: 'integer' whole epoch seconds (a unix column), 'decimal' epoch
+   * seconds with a fraction, 'time' ISO date-time text, 'stored' time text or a decimal (the
+   * column's value as stored).
+   */
+  pageKeyForm(type: TimeType): PageKeyForm;
   /** The database's "now" in the column's type, for writes. */
   nowOf(type: TimeType): string;
   /** "now" as epoch seconds, as a SELECT expression. */

@@ -1,6 +1,6 @@
 import type { LogicalField, LogicalStatus, Task, TaskId, TimeField, TimeType } from '../core/task.js';
 import { LOGICAL_STATUSES, TIME_FIELDS } from '../core/task.js';
-import type { Dialect } from './dialect.js';
+import type { Dialect, PageKeyForm } from './dialect.js';
 import { placeholders, type Fragment } from './fragment.js';
 import type { Profile } from './profiles/types.js';
 
@@ -113,6 +113,11 @@ export class TaskSql {
   /** The placeholder a page key of `field` is bound to, comparable with the bare column. */
   pageKeyParam(field: TimeField): string {
     return this.dialect.pageKeyParam(this.timeTypes[field] ?? 'datetime');
+  }
+
+  /** What a page key of `field` looks like (Dialect.pageKeyForm). */
+  pageKeyForm(field: TimeField): PageKeyForm {
+    return this.dialect.pageKeyForm(this.timeTypes[field] ?? 'datetime');
   }
 
   /** `field <op> cutoff`, the cutoff bound as epoch seconds (index-friendly: the column stays bare). */

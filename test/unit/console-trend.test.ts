@@ -36,11 +36,24 @@ describe('console list filters', () => {
     expect(q).toMatchObject({ list: 'failed', bizTypes: ['sms', 'order'], error: 'timeout', payload: '' });
   });
 
-  it('round-trips a cursor and starts over on a tampered one', () => {
+  it('round-trips a cursor and refuses a tampered one as bad input', () => {
     expect(decodeCursor(encodeCursor({ nrt: 17, id: 42 }))).toEqual({ nrt: 17, id: 42 });
     expect(decodeCursor(encodeCursor({ nrt: null, id: 'abc' }))).toEqual({ nrt: null, id: 'abc' });
-    expect(decodeCursor('not-a-cursor')).toBeUndefined();
-    expect(decodeCursor(Buffer.from('[{"x":1},2]').toString('base64url'))).toBeUndefined();
+    const exact = { nrt: '2024-02-29 23:59:58.123456+00', id: 7 };
+    expect(decodeCursor(encodeCursor(exact))).toEqual(exact);
+    expect(decodeCursor(undefined)).toBeUndefined();
+    const b64 = (text: string) => Buffer.from(text).toString('base64url');
+    for (const bad of [
+      'not-a-cursor',
+      'a b',
+      b64('[{"x":1},2]'),
+      b64('[1,2,3]'),
+      b64('[true,2]'),
+      b64('[1,1.5]'),
+      b64('[1, 2]'), // not as encodeCursor writes it
+      b64(`["${'9'.repeat(600)}",1]`),
+    ])
+      expect(() => decodeCursor(bad), bad).toThrow(/after:/);
   });
 
   it('reads times as ISO or a duration ago, and names a bad one', () => {

@@ -35,6 +35,7 @@ const DIALECT_MEMBERS: Record<keyof Dialect, true> = {
   epochParam: true,
   pageKeyOf: true,
   pageKeyParam: true,
+  pageKeyForm: true,
   nowOf: true,
   nowEpoch: true,
   jsonText: true,

@@ -1,18 +1,25 @@
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import { and, type Fragment } from '../fragment.js';
-import { placeholders } from '../task-sql.js';
+import { LIST_PAGE_KEY, placeholders } from '../task-sql.js';
 
 /**
  * The console's lists: keyset pages (never OFFSET) in the backward order of the status index
  * (status, next_retry_time, id): rows with a next-retry time newest first, then the rows without one
  * by id, newest first. A page is one index range read from where the last one ended, so page 1,000
  * costs what page 1 costs. Tables without a next-retry column are read by id, newest first.
+ * A page continues before the last row's exact next-retry time (TaskSql.pageKey(): every fraction
+ * of a second), bound back in the column's type, so the rows of a second shared across pages are
+ * each read once.
  */
 
-/** Where a page starts: after this row. `nrt` null: in the rows without a next-retry time. */
+/**
+ * Where a page starts: after this row. `nrt` is its exact next-retry page key (as pageKeyOf gave
+ * it: epoch number or decimal text, or time text; see TaskSql.pageKeyForm()); null: in the rows
+ * without a next-retry time.
+ */
 export interface ListCursor {
-  nrt: number | null;
+  nrt: number | string | null;
   id: TaskId;
 }
 
@@ -34,14 +41,16 @@ function plans(source: BoundSource, cursor: ListCursor | undefined): Plan[] {
     order: `${id} DESC`,
   };
   if (cursor && cursor.nrt === null) return [nullPhase];
-  const param = source.db.dialect.epochParam(sql.timeTypes.nextRetryAt ?? 'datetime');
+  const param = sql.pageKeyParam('nextRetryAt');
   const setPhase: Plan = {
     where: and([
       { sql: `${nrt} IS NOT NULL`, params: [] },
+      // The bare `<=` bounds the index range (read backward from the key); the OR alone leaves
+      // PostgreSQL a BitmapOr of two ranges and a sort of every row before the key.
       cursor
         ? {
-            sql: `${nrt} < ${param} OR (${nrt} = ${param} AND ${id} < ?)`,
-            params: [cursor.nrt, cursor.nrt, cursor.id],
+            sql: `${nrt} <= ${param} AND (${nrt} < ${param} OR (${nrt} = ${param} AND ${id} < ?))`,
+            params: [cursor.nrt, cursor.nrt, cursor.nrt, cursor.id],
           }
         : { sql: '1=1', params: [] },
     ]),
@@ -53,7 +62,7 @@ function plans(source: BoundSource, cursor: ListCursor | undefined): Plan[] {
 /**
  * One page of a list: up to `limit` rows after `cursor`, and the cursor of the next page (undefined
  * when this page is the last). In: the list predicate, cursor, limit. Out: rows as arrays in
- * TaskSql.taskSelect() order. Reads only: at most two index range reads of limit + 1 rows.
+ * TaskSql.listSelect() order (taskSelect()'s, then the page key). Reads only: at most two index range reads of limit + 1 rows.
  */
 export async function selectListPage(
   source: BoundSource,
@@ -67,7 +76,7 @@ export async function selectListPage(
   for (const plan of plans(source, cursor)) {
     const w = and([base, plan.where]);
     for await (const row of source.db.stream(
-      `SELECT ${sql.taskSelect()} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${want - rows.length}`,
+      `SELECT ${sql.listSelect()} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${want - rows.length}`,
       w.params,
       { rowsAsArray: true },
     ))
@@ -77,8 +86,14 @@ export async function selectListPage(
   if (rows.length < want) return { rows, next: undefined };
   rows.length = Math.trunc(limit);
   const last = rows[rows.length - 1] as unknown[];
-  const nrt = last[6] === null || last[6] === undefined ? null : Number(last[6]);
-  return { rows, next: { nrt: sql.has('nextRetryAt') ? nrt : null, id: last[0] as TaskId } };
+  return { rows, next: { nrt: cursorKey(source, last[LIST_PAGE_KEY]), id: last[0] as TaskId } };
+}
+
+/** A row's page key as a cursor carries it: null without a next-retry time, else number or text. */
+function cursorKey(source: BoundSource, key: unknown): number | string | null {
+  if (!source.sql.has('nextRetryAt') || key === null || key === undefined) return null;
+  if (typeof key === 'number' || typeof key === 'string') return key;
+  return String(key);
 }
 
 /**
@@ -93,7 +108,7 @@ export async function selectListIds(
 ): Promise<TaskId[]> {
   const { sql } = source;
   const id = sql.expr('id') as string;
-  const nrtEpoch = sql.epoch('nextRetryAt') ?? 'NULL';
+  const nrtKey = sql.pageKey('nextRetryAt') ?? 'NULL';
   const ids: TaskId[] = [];
   let cursor: ListCursor | undefined;
   for (;;) {
@@ -102,7 +117,7 @@ export async function selectListIds(
     for (const plan of plans(source, cursor)) {
       const w = and([base, plan.where]);
       const rows = await source.db.query<{ id: TaskId; nrt: unknown }>(
-        `SELECT ${id} AS id, ${nrtEpoch} AS nrt FROM ${sql.table} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${pageSize - got}`,
+        `SELECT ${id} AS id, ${nrtKey} AS nrt FROM ${sql.table} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${pageSize - got}`,
         w.params,
       );
       for (const r of rows) ids.push(r.id);
@@ -111,7 +126,7 @@ export async function selectListIds(
       if (got >= pageSize) break;
     }
     if (got < pageSize || ids.length > cap || !last) return ids;
-    cursor = { id: last.id, nrt: last.nrt === null || !sql.has('nextRetryAt') ? null : Number(last.nrt) };
+    cursor = { id: last.id, nrt: cursorKey(source, last.nrt) };
   }
 }
 

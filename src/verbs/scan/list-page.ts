@@ -9,6 +9,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { and, containsText, type Fragment } from '../../db/fragment.js';
 import { store, LIST_STATUS, type ListCursor, type ListKind } from '../../db/port/index.js';
 import { listWhere } from '../../ops/task-lists.js';
+import { checkListCursor } from './page-cursor.js';
 
 export type { ListCursor, ListKind };
 
@@ -59,7 +60,8 @@ function filteredListWhere(source: BoundSource, filter: ListFilter): Fragment | 
 /**
  * Up to `limit` tasks of a list after `cursor`, and the cursor of the next page; undefined (nothing
  * read) when the table cannot have the list. A page is one index range read from where the last one
- * ended, so a late page costs what the first one costs.
+ * ended, so a late page costs what the first one costs. A cursor from outside (a page link) whose
+ * task id or next-retry key this table cannot hold is refused (a usage error) before anything is read.
  */
 export async function listPage(
   source: BoundSource,
@@ -67,9 +69,10 @@ export async function listPage(
   cursor: ListCursor | undefined,
   limit: number,
 ): Promise<ListPage | undefined> {
+  const after = checkListCursor(source, cursor);
   const where = filteredListWhere(source, filter);
   if (!where) return undefined;
-  const { rows, next } = await store.tasks.selectListPage(source, where, cursor, limit);
+  const { rows, next } = await store.tasks.selectListPage(source, where, after, limit);
   return { tasks: rows.map((r) => source.sql.toTask(r)), next };
 }
 

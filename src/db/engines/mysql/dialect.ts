@@ -10,6 +10,7 @@ export const mysqlDialect: Dialect = {
   // as text), and FROM_UNIXTIME of that text gives the same value back: the epoch is the exact key.
   pageKeyOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),
   pageKeyParam: (type) => (type === 'unix' ? '?' : 'FROM_UNIXTIME(?)'),
+  pageKeyForm: (type) => (type === 'unix' ? 'integer' : 'decimal'),
   nowOf: (type) => (type === 'unix' ? 'UNIX_TIMESTAMP()' : 'NOW()'),
   nowEpoch: 'UNIX_TIMESTAMP()',
   // MySQL 8 raises an error on JSON_EXTRACT of text that is not JSON (MariaDB returns NULL), and

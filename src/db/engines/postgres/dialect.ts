@@ -42,6 +42,7 @@ export const postgresDialect: Dialect = {
   pageKeyOf: (col, type) => (type === 'unix' ? col : `CAST(${col} AS TEXT)`),
   pageKeyParam: (type) =>
     type === 'unix' ? '?' : type === 'timestamp' ? 'CAST(? AS TIMESTAMPTZ)' : 'CAST(? AS TIMESTAMP)',
+  pageKeyForm: (type) => (type === 'unix' ? 'integer' : 'time'),
   nowOf: (type) =>
     type === 'unix'
       ? epochSeconds('statement_timestamp()')

@@ -11,6 +11,7 @@ export const sqliteDialect: Dialect = {
   // back sorts before every fraction of that second.
   pageKeyOf: (col) => col,
   pageKeyParam: () => '?',
+  pageKeyForm: (type) => (type === 'unix' ? 'integer' : 'stored'),
   nowOf: (type) => (type === 'unix' ? "CAST(strftime('%s', 'now') AS INTEGER)" : "datetime('now')"),
   nowEpoch: "CAST(strftime('%s', 'now') AS INTEGER)",
   jsonText: (col, path) =>
