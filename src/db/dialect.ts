@@ -78,6 +78,12 @@ export interface Dialect {
    */
   indexesEndWithPrimaryKey: boolean;
   /**
+   * Index names are unique per table (MySQL), not per schema (PostgreSQL) or database (SQLite):
+   * where they are not, the indexes doctor recommends are named after their table, so the same
+   * recommendation for two tables of one schema does not collide.
+   */
+  indexNamesPerTable: boolean;
+  /**
    * How the merge walk of a same-server diff compares keys in the client, or null where it cannot
    * merge: `collation` — each key's collation weight (`WEIGHT_STRING`), keys read in index order;
    * `bytes` — keys compared byte-wise, text read in `COLLATE "C"` order with its UTF-8 bytes as

@@ -232,24 +232,28 @@ describe('the scan index on PostgreSQL', () => {
     );
     await db.sql.query('ANALYZE plain_task');
 
+    // Index names are per schema on PostgreSQL: another table's index of the name MySQL would use
+    // must not stop the recommended one (named after its table) from being created.
+    await db.sql.query('CREATE TABLE other_task (status smallint, next_retry_time timestamptz, id bigint)');
+    await db.sql.query('CREATE INDEX idx_status_next_retry ON other_task (status, next_retry_time, id)');
     const before = named(await doctor(['--table', 'plain_task']), 'scan index');
     expect(before.status).toBe('fail');
     expect(before.hint).toBe(
-      'CREATE INDEX "idx_status_next_retry" ON "plain_task" ("status", "next_retry_time", "id");',
+      'CREATE INDEX "idx_plain_task_status_next_retry" ON "plain_task" ("status", "next_retry_time", "id");',
     );
     await db.sql.query(before.hint ?? '');
     await db.sql.query('ANALYZE plain_task');
 
     const after = named(await doctor(['--table', 'plain_task']), 'scan index');
     expect(after.status).toBe('ok');
-    expect(after.message).toMatch(/^idx_status_next_retry \(status, next_retry_time, id\) serves/);
+    expect(after.message).toMatch(/^idx_plain_task_status_next_retry \(status, next_retry_time, id\) serves/);
     const due = after.explain?.find((p) => p.name === 'due count');
-    expect(due?.indexes).toContain('idx_status_next_retry');
+    expect(due?.indexes).toContain('idx_plain_task_status_next_retry');
     expect(due?.summary?.join('\n')).toMatch(
-      /(Index|Index Only) Scan using idx_status_next_retry on plain_task/,
+      /(Index|Index Only) Scan using idx_plain_task_status_next_retry on plain_task/,
     );
     const text = await runCli(['doctor', '--table', 'plain_task'], { cwd });
-    expect(text.stdout).toMatch(/Scan using idx_status_next_retry on plain_task/);
+    expect(text.stdout).toMatch(/Scan using idx_plain_task_status_next_retry on plain_task/);
   });
 });
 

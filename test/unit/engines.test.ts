@@ -44,6 +44,7 @@ const DIALECT_MEMBERS: Record<keyof Dialect, true> = {
   forUpdate: true,
   drivingJoin: true,
   indexesEndWithPrimaryKey: true,
+  indexNamesPerTable: true,
   mergeKeys: true,
   mergeWeight: true,
   mergeOrder: true,

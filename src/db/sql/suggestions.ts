@@ -14,7 +14,18 @@ export function createIndexStatement(
   terminated = false,
 ): string {
   const q = dialect.quoteId;
-  return `CREATE INDEX ${q(name)} ON ${q(table)} (${columns.map((c) => q(c)).join(', ')})${terminated ? ';' : ''}`;
+  return `CREATE INDEX ${q(recommendedIndexName(dialect, name, table))} ON ${q(table)} (${columns.map((c) => q(c)).join(', ')})${terminated ? ';' : ''}`;
+}
+
+/**
+ * The name a recommended index gets: as given where index names are per table, else `idx_<table>_…`
+ * (the table without its schema; PostgreSQL's 63-byte identifier limit kept).
+ */
+export function recommendedIndexName(dialect: Dialect, name: string, table: string): string {
+  if (dialect.indexNamesPerTable) return name;
+  const bare = table.replace(/^.*\./, '');
+  if (name.startsWith(`idx_${bare}_`)) return name;
+  return `idx_${bare}_${name.replace(/^idx_/, '')}`.slice(0, 63);
 }
 
 /** `ALTER TABLE … MODIFY` the column to the given type (MySQL/MariaDB only: SQLite rebuilds tables). */

@@ -25,6 +25,7 @@ export const mysqlDialect: Dialect = {
   forUpdate: ' FOR UPDATE',
   drivingJoin: 'STRAIGHT_JOIN',
   indexesEndWithPrimaryKey: true,
+  indexNamesPerTable: true,
   mergeKeys: 'collation',
   mergeWeight: (key) => `WEIGHT_STRING(${key})`,
   mergeOrder: (key) => key,

@@ -63,6 +63,7 @@ export const postgresDialect: Dialect = {
   // table is the nested loop into the other table's index anyway (the chunk is small and bounded).
   drivingJoin: 'JOIN',
   indexesEndWithPrimaryKey: false,
+  indexNamesPerTable: false,
   // Keys compare byte-wise (a deterministic collation's equality): text is read in COLLATE "C"
   // order with its UTF-8 bytes as the weight; an integer's weight is its big-endian bytes with the
   // sign bit flipped, so the bytes order as the numbers do.

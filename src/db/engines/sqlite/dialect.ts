@@ -23,6 +23,7 @@ export const sqliteDialect: Dialect = {
   // SQLite's planner never reorders the tables of a CROSS JOIN.
   drivingJoin: 'CROSS JOIN',
   indexesEndWithPrimaryKey: true,
+  indexNamesPerTable: false,
   mergeKeys: null,
   mergeWeight: () => {
     throw new Error('SQLite does not merge key indexes');
