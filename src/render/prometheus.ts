@@ -75,7 +75,7 @@ export function renderFamily(family: Family): string {
 }
 
 export function renderPrometheus(report: Omit<ReportResult, 'notifications'>): string {
-  return prometheusFamilies(report).map(renderFamily).join('');
+  return renderFamilies(prometheusFamilies(report));
 }
 
 /**

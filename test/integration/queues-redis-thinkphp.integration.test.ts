@@ -5,10 +5,10 @@ import { digestDb, openTestRedis } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 
 // think-queue's two key layouts in a scratch DB (think-queue keys carry no prefix, so this file has
-// DB 11 to itself and empties it): `{queues:Q}` (≥ 3.0.5, Redis Cluster hash tags) and the legacy
+// DB 9 to itself and empties it: no other test file may use DB 9): `{queues:Q}` (≥ 3.0.5, Redis Cluster hash tags) and the legacy
 // `queues:Q`. Counts, queue findings, key-format planted and healthy, recover as think-queue migrates.
 
-const DB = 11;
+const DB = 9;
 const URL = `redis://127.0.0.1:6379/${DB}`;
 let redis: Redis;
 let now: number;

@@ -234,11 +234,7 @@ export async function* listEncoded(
 ): AsyncGenerator<Buffer> {
   const { sql, db } = source;
   // The lists read text, integer and JSON columns only (wireEncodable): the server's text of each value serves.
-  const streamed = db.streamEncoded
-    ? db.streamEncoded.bind(db)
-    : db.streamTextEncoded
-      ? db.streamTextEncoded.bind(db)
-      : undefined;
+  const streamed = (db.streamEncoded ?? db.streamTextEncoded)?.bind(db);
   if (!streamed) throw new Error(`the connection to ${db.display} cannot stream encoded rows`);
   const select = sql.listSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;

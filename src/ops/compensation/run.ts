@@ -195,8 +195,10 @@ export class Run {
       }
       if (movers.length === 0) return out;
       const moverIds = movers.map((m) => m.id);
+      // A job system's own client writes the change itself; it re-pushes nothing of taskrecon's.
+      if (writer) await writeThrough(writer, source, request.action, tx, movers);
       const requeued = writer
-        ? (await writeThrough(writer, source, request.action, tx, movers), new Map<TaskId, Requeued>())
+        ? new Map<TaskId, Requeued>()
         : await this.write(
             tx,
             moverIds,

@@ -114,7 +114,7 @@ export async function openPostgres(dsn: PostgresDsn, options: ConnectOptions = {
     await probe.connect();
     try {
       defaultZone = await currentZone(probe);
-      zone = await chooseZone(probe, options.appTimeZone);
+      zone = options.appTimeZone ? await chooseZone(probe, options.appTimeZone) : defaultZone;
     } finally {
       await probe.end();
     }
@@ -152,25 +152,23 @@ export async function openPostgres(dsn: PostgresDsn, options: ConnectOptions = {
 }
 
 /**
- * The zone to pin: the app's zone (an IANA name, or an ISO offset such as +08:00), or the server's
- * TimeZone. Read back as the server names it, so every pooled session sets the same.
+ * The zone to pin for the app's zone (an IANA name, or an ISO offset such as +08:00), read back as
+ * the server names it, so every pooled session sets the same.
  */
-async function chooseZone(probe: Client, appTimeZone: string | undefined): Promise<string> {
-  if (appTimeZone) {
-    try {
-      // PostgreSQL reads a bare '+08:00' as POSIX (west of Greenwich positive): an ISO offset goes as an interval.
-      if (/^[+-]\d{2}:\d{2}$/.test(appTimeZone)) {
-        await probe.query(`SET TIME ZONE INTERVAL '${appTimeZone}' HOUR TO MINUTE`);
-      } else {
-        await probe.query(`SELECT set_config('TimeZone', $1, false)`, [appTimeZone]);
-      }
-    } catch (error) {
-      throw new TaskreconError(`appTimeZone '${appTimeZone}' is not a time zone`, {
-        code: 'CONFIG_INVALID',
-        hint: "Use an IANA name such as Asia/Shanghai, or an offset such as '+08:00'.",
-        cause: error,
-      });
+async function chooseZone(probe: Client, appTimeZone: string): Promise<string> {
+  try {
+    // PostgreSQL reads a bare '+08:00' as POSIX (west of Greenwich positive): an ISO offset goes as an interval.
+    if (/^[+-]\d{2}:\d{2}$/.test(appTimeZone)) {
+      await probe.query(`SET TIME ZONE INTERVAL '${appTimeZone}' HOUR TO MINUTE`);
+    } else {
+      await probe.query(`SELECT set_config('TimeZone', $1, false)`, [appTimeZone]);
     }
+  } catch (error) {
+    throw new TaskreconError(`appTimeZone '${appTimeZone}' is not a time zone`, {
+      code: 'CONFIG_INVALID',
+      hint: "Use an IANA name such as Asia/Shanghai, or an offset such as '+08:00'.",
+      cause: error,
+    });
   }
   return currentZone(probe);
 }
