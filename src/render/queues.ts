@@ -174,6 +174,10 @@ export function renderQueueReport(section: QueueReportSection): string {
     out.push(
       `${b.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN')} ${b.broker}/${b.queue} ${b.metric} ${b.value} (limit ${b.threshold})`,
     );
+  for (const f of section.findings)
+    out.push(
+      `${f.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN')} ${f.code} ${f.broker}${f.queue === null ? '' : `/${f.queue}`}: ${f.message}`,
+    );
   for (const u of section.unreachable)
     out.push(`${chalk.yellow('WARN')} broker ${u.broker} not inspected: ${u.message}`);
   return out.join('\n');
