@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
+import { freePort } from '../support/redis.js';
 
 interface DemoJson {
   file: string;
@@ -21,6 +22,8 @@ describe('demo', () => {
     expect(code, stderr).toBe(0);
     expect(json.tasks).toBe(400);
     expect(json.steps.length).toBeGreaterThan(0);
+    // The test machine's Redis answers on 127.0.0.1:6379, so the tour shows the queue half too.
+    expect(json.steps.some((s) => s.command.startsWith('taskrecon queues '))).toBe(true);
     for (const step of json.steps) {
       expect(step.ok, `${step.title}: ${step.command}`).toBe(true);
       expect(step.command).toMatch(/^taskrecon .* --config taskrecon-demo\.config\.yaml$/);
@@ -34,6 +37,19 @@ describe('demo', () => {
       { cwd },
     );
     expect(scan.json.summary.total).toBe(400);
+  });
+
+  it('without a Redis leaves out the queues step with one sentence saying so, and succeeds', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'taskrecon-demo-'));
+    const url = `redis://127.0.0.1:${await freePort()}/0`;
+    const { code, stdout, stderr } = await runCli(['demo', '--tasks', '200', '--redis', url], {
+      cwd,
+      timeoutMs: 170_000,
+    });
+    expect(code, stderr).toBe(0);
+    expect(stderr).toContain(`No Redis at ${url}: the tour leaves out its queues step`);
+    expect(stdout).not.toMatch(/taskrecon queues /);
+    expect(stdout).toContain('taskrecon report');
   });
 
   it('leaves a file that is not a sandbox alone', async () => {
