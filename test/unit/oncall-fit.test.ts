@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { displayWidth, fitTable, fitWidths, pipedCell, pipedTable, truncate } from '../../src/render/fit.js';
+import {
+  displayWidth,
+  fitTable,
+  fitWidths,
+  hangingIndent,
+  pipedCell,
+  pipedTable,
+  truncate,
+  wrapWords,
+} from '../../src/render/fit.js';
 
 const head = ['id', 'biz type', 'status', 'last error'];
 const rows = [
@@ -106,6 +115,38 @@ describe('at 80 columns ids, times and headings stay whole', () => {
     const text = fitTable(['when', 'note'], [['2026-12-05T17:53:38Z', 'x'.repeat(100)]], 30);
     expect(text).toContain('2026-12-05T17:53:38Z');
     expect(text).toContain('x…');
+  });
+});
+
+describe('long lines on a terminal wrap under themselves', () => {
+  const message =
+    'profile async-task maps id→id, bizType→biz_type, bizId→biz_id, eventId→event_id, payload→payload';
+
+  it('breaks between words, indents each further line to where the text began', () => {
+    const text = hangingIndent('ok    columns            ', message, 60);
+    const lines = text.split('\n');
+    expect(lines.length).toBeGreaterThan(1);
+    for (const line of lines) expect(displayWidth(line), line).toBeLessThanOrEqual(60);
+    for (const line of lines.slice(1)) expect(line).toMatch(/^ {25}\S/);
+    expect(text.replace(/\n +/g, ' ')).toBe(`ok    columns            ${message}`);
+  });
+
+  it('keeps a word longer than the line whole, and leaves the text alone when piped (no width)', () => {
+    expect(wrapWords('connected to sqlite:/a/very/long/path/to/the/sandbox.sqlite in 3 ms', 20)).toEqual([
+      'connected to',
+      'sqlite:/a/very/long/path/to/the/sandbox.sqlite',
+      'in 3 ms',
+    ]);
+    expect(hangingIndent('ok  ', message, Number.POSITIVE_INFINITY)).toBe(`ok  ${message}`);
+  });
+
+  it('moves the text under a prefix that leaves no room, at the indent asked for', () => {
+    const prefix = 'WARN unknown-queue redis/notifications_high_priority_v1_before_deploy: ';
+    const lines = hangingIndent(prefix, 'queue holds 1 job(s) and no configured queue names it', 80, 5).split(
+      '\n',
+    );
+    expect(lines[0]).toBe(prefix.trimEnd());
+    expect(lines[1]).toBe('     queue holds 1 job(s) and no configured queue names it');
   });
 });
 
