@@ -6,6 +6,7 @@ import { snapshotHistory } from '../../verbs/queues/index.js';
 import { allTrends } from '../../verbs/report/index.js';
 import { capabilityNotes, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
+import { existingTaskLinks } from '../audit-links.js';
 import { sampleTasks } from '../bulk-sample.js';
 import type { ConsoleDeps } from '../deps.js';
 import type { ConsoleEnv } from '../env.js';
@@ -18,6 +19,7 @@ import { diffIndexBody, diffRuleBody } from '../pages/diff.js';
 import { page } from '../pages/layout.js';
 import { listBody } from '../pages/list.js';
 import { overviewBody } from '../pages/overview.js';
+import { refreshOf, verdictBody } from '../pages/verdict.js';
 import { actionsFor, frameFor, type RouteState } from './shared.js';
 
 const AUDIT_PAGE = 50;
@@ -33,7 +35,9 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       allTrends(source, nowEpoch),
     ]);
     const history = await snapshotHistory(source.db, nowEpoch);
-    const body = html`${overviewBody({ ...head, trends })}${
+    const refresh = refreshOf(c.req.query('refresh'));
+    const verdict = deps.verdict ? verdictBody(await deps.verdict(), refresh) : '';
+    const body = html`${verdict}${overviewBody({ ...head, trends })}${
       history.length
         ? html`<section>
             <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
@@ -41,7 +45,9 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
           </section>`
         : ''
     }`;
-    return c.html(page(frameFor(c, deps, state, { title: 'Overview', nav: 'overview' }), body));
+    return c.html(
+      page(frameFor(c, deps, state, { title: 'Overview', nav: 'overview', refreshSeconds: refresh }), body),
+    );
   });
 
   app.get('/tasks', async (c) => {
@@ -104,12 +110,18 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
 
   app.get('/audit', async (c) => {
     const q = (name: string) => (c.req.query(name) ?? '').trim();
-    const query = { operator: q('operator'), action: q('action'), task: q('task'), run: q('run') };
+    const query = {
+      operator: q('operator'),
+      action: q('action'),
+      task: q('task'),
+      run: q('run'),
+      source: q('source'),
+    };
     const before = Number(q('before'));
     const { entries, older } = await auditPage(
       source.db,
       {
-        source: source.name,
+        source: query.source || undefined,
         operator: query.operator || undefined,
         action: query.action || undefined,
         taskId: query.task || undefined,
@@ -119,7 +131,8 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       AUDIT_PAGE,
     );
     const frame = frameFor(c, deps, state, { title: 'Audit log', nav: 'audit' });
-    return c.html(page(frame, auditBody(query, entries, older)));
+    const linked = await existingTaskLinks(source, entries);
+    return c.html(page(frame, auditBody(query, entries, older, linked)));
   });
 
   app.get('/queues', async (c) => {
