@@ -4,7 +4,7 @@ import { html } from '../html.js';
 import { auditPage } from '../../verbs/audit/index.js';
 import { snapshotHistory } from '../../verbs/queues/index.js';
 import { allTrends } from '../../verbs/report/index.js';
-import { capabilityNotes, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
+import { capabilityNotes, listErrors, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
 import { existingTaskLinks } from '../audit-links.js';
 import { sampleTasks } from '../bulk-sample.js';
@@ -20,6 +20,7 @@ import { page } from '../pages/layout.js';
 import { listBody } from '../pages/list.js';
 import { overviewBody } from '../pages/overview.js';
 import { refreshOf, verdictBody } from '../pages/verdict.js';
+import { errorGroupsBody, groupSortOf } from '../pages/error-groups.js';
 import { actionsFor, frameFor, type RouteState } from './shared.js';
 
 const AUDIT_PAGE = 50;
@@ -86,7 +87,13 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       bulkActions,
       csrf: frame.csrf,
     });
-    return c.html(page(frame, body));
+    // The failed list's total and its errors grouped, on its first page.
+    const errors =
+      query.list === 'failed' && cursor === undefined ? await listErrors(source, filter) : undefined;
+    const groups = errors
+      ? errorGroupsBody(query, errors, groupSortOf(params.get('gsort') ?? undefined))
+      : '';
+    return c.html(page(frame, html`${groups}${body}`));
   });
 
   app.get('/tasks/:id', async (c) => {
