@@ -242,6 +242,30 @@ describe.each(TEST_ENGINES)('console verdict, audit and links on %s', (engine) =
     expect(json.json?.url).toMatch(/\?token=/);
   });
 
+  it('the failed list shows its total and its tasks grouped by normalised error, sortable, each group a link', async () => {
+    for (const id of [1001, 1002, 1003]) await insert(3, 120, 60, `coupon ${id} timed out after 3000 ms`);
+    await insert(3, 120, 60, 'abort: client closed');
+    const [{ n } = { n: 0 }] = await db.rows<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM async_task WHERE status = 3',
+    );
+    await page.goto(`${consoleProc.origin}/tasks?list=failed`);
+    await expect(page.locator('#list-total').textContent()).resolves.toBe(String(n));
+    const groups = async () =>
+      (await page.locator('table.groups tbody tr').allTextContents()).map((t) =>
+        t.replace(/\s+/g, ' ').trim(),
+      );
+    expect((await groups())[0]).toBe('3 coupon # timed out after # ms');
+    expect(await groups()).toContain(`${Number(n) - 4} HTTP 503 from partner`);
+    await Promise.all([page.waitForURL(/gsort=error/), page.click('text=error text')]);
+    const byText = (await groups()).map((g) => g.replace(/^\d+ /, ''));
+    expect(byText).toEqual([...byText].sort((a, b) => a.localeCompare(b)));
+    expect(byText[0]).toBe('abort: client closed');
+    await Promise.all([page.waitForURL(/error=timed/), page.click('table.groups a:text("coupon")')]);
+    const shown = await page.locator('table.tasks tbody tr td.error').allTextContents();
+    expect(shown).toHaveLength(3);
+    for (const e of shown) expect(e).toMatch(/^coupon 100\d timed out after 3000 ms$/);
+  });
+
   it('`console --link` with no console running on the port says so and exits 3', async () => {
     const res = await runJson<{ error?: { message: string } }>(['console', '--link', '--port', '1'], {
       cwd,
