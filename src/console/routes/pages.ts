@@ -21,6 +21,7 @@ import { listBody } from '../pages/list.js';
 import { overviewBody } from '../pages/overview.js';
 import { refreshOf, verdictBody } from '../pages/verdict.js';
 import { errorGroupsBody, groupSortOf } from '../pages/error-groups.js';
+import { findingsBody } from '../pages/queue-actions.js';
 import { actionsFor, frameFor, type RouteState } from './shared.js';
 
 const AUDIT_PAGE = 50;
@@ -38,7 +39,9 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const history = await snapshotHistory(source.db, nowEpoch);
     const refresh = refreshOf(c.req.query('refresh'));
     const verdict = deps.verdict ? verdictBody(await deps.verdict(), refresh) : '';
-    const body = html`${verdict}${overviewBody({ ...head, trends })}${
+    const csrf = deps.readOnly ? undefined : c.get('csrf');
+    const findings = deps.queues ? findingsBody((await deps.queues.inspect(nowEpoch)).findings, csrf) : '';
+    const body = html`${verdict}${findings}${overviewBody({ ...head, trends })}${
       history.length
         ? html`<section>
             <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
@@ -150,7 +153,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       snapshotHistory(source.db, nowEpoch),
     ]);
     const frame = frameFor(c, deps, state, { title: 'Queues', nav: 'queues' });
-    return c.html(page(frame, queuesBody(result, history)));
+    return c.html(page(frame, queuesBody(result, history, deps.readOnly ? undefined : frame.csrf)));
   });
 
   app.get('/diff', (c) => {
