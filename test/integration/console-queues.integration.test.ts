@@ -44,6 +44,7 @@ describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
   let cwd: string;
   let consoleProc: ConsoleProcess;
   let cookie: string;
+  let sessionCsrf = '';
 
   beforeAll(async () => {
     db = await createEngineDb(engine, 'console_queues');
@@ -110,6 +111,7 @@ describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
     const overview = await (await fetch(`${consoleProc.origin}/`, { headers: { cookie } })).text();
     expect(overview).toContain('Recover…');
     const csrf = csrfOf(queuesPage);
+    sessionCsrf = csrf;
     const form = { kind: 'recover', broker: 'jobs', queue: 'default', _csrf: csrf };
     const send = (path: string, body: Record<string, string>) =>
       fetch(`${consoleProc.origin}${path}`, {
@@ -153,5 +155,36 @@ describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
       });
     const auditPage = await (await fetch(`${consoleProc.origin}/audit`, { headers: { cookie } })).text();
     expect(auditPage).toContain('queue-recover');
+  });
+  it('moves a queue into another from the console as `queues move` does: same refusals, previewed, audited', async () => {
+    // The session's CSRF token, from the Recover form of the test before.
+    const csrf = sessionCsrf;
+    const send = (body: Record<string, string>, path = '/queues/preview') =>
+      fetch(`${consoleProc.origin}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, origin: consoleProc.origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          kind: 'move',
+          broker: 'jobs',
+          queue: 'default',
+          _csrf: csrf,
+          ...body,
+        }).toString(),
+      });
+    const same = await send({ to: 'default' });
+    expect(same.status).toBe(400);
+    expect(await same.text()).toContain('is the queue the jobs come from');
+    const before = await redis.llen(`${prefix}queues:default`);
+    const preview = await send({ to: 'spare' });
+    expect(squeeze(await preview.text())).toContain(`<b id="queue-matched">${before}</b>`);
+    expect(await redis.llen(`${prefix}queues:default`)).toBe(before);
+    expect((await send({ to: 'spare', reason: 'drain default' }, '/queues/apply')).status).toBe(303);
+    expect(await redis.llen(`${prefix}queues:default`)).toBe(0);
+    expect(await redis.llen(`${prefix}queues:spare`)).toBe(before);
+    const [row] = await db.rows<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM taskrecon_audit WHERE action = 'queue-move' AND reason = 'drain default'",
+    );
+    expect(Number(row?.n)).toBe(before);
   });
 });
