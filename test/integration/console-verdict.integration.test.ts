@@ -266,6 +266,27 @@ describe.each(TEST_ENGINES)('console verdict, audit and links on %s', (engine) =
     for (const e of shown) expect(e).toMatch(/^coupon 100\d timed out after 3000 ms$/);
   });
 
+  it('Forget on a task goes through the same preview as a bulk Forget: nothing deleted before it is applied', async () => {
+    await insert(3, 60, 30, 'forget me');
+    const [row] = await db.rows<{ id: number }>("SELECT id FROM async_task WHERE last_error = 'forget me'");
+    const id = String(row?.id);
+    await page.goto(`${consoleProc.origin}/tasks/${id}`);
+    const forget = page.locator('form:has(input[name="action"][value="forget"])');
+    await forget.locator('input[name="reason"]').fill('duplicate of another order');
+    await Promise.all([page.waitForURL(/\/bulk\//), forget.locator('button').click()]);
+    await expect(page.locator('#frozen-count').textContent()).resolves.toBe('1');
+    expect(await db.rows('SELECT id FROM async_task WHERE id = ?', [id])).toHaveLength(1);
+    await page.fill('form.apply input[name="reason"]', 'duplicate of another order');
+    await Promise.all([page.waitForURL(/\/bulk\//), page.click('form.apply button')]);
+    await page.waitForSelector('#bulk-result');
+    expect(await db.rows('SELECT id FROM async_task WHERE id = ?', [id])).toHaveLength(0);
+    const audit = await db.rows<{ operator: string }>(
+      "SELECT operator FROM taskrecon_audit WHERE action = 'forget' AND task_id = ?",
+      [id],
+    );
+    expect(audit).toEqual([{ operator: OPERATOR }]);
+  });
+
   it('`console --link` with no console running on the port says so and exits 3', async () => {
     const res = await runJson<{ error?: { message: string } }>(['console', '--link', '--port', '1'], {
       cwd,
