@@ -46,7 +46,8 @@ export default class Console extends BaseCommand<typeof Console> {
       exclusive: ['read-only', 'operator'],
     }),
     operator: Flags.string({
-      summary: 'Who is acting, for the audit (default: TASKRECON_OPERATOR, else OS user@host).',
+      summary:
+        'Who is acting, for the audit (default: TASKRECON_OPERATOR, else config operator, else OS user@host).',
     }),
   };
 
@@ -55,7 +56,7 @@ export default class Console extends BaseCommand<typeof Console> {
     if (this.flags.link) return this.printLink();
     const choice = this.context.source();
     const source = await this.openSource();
-    const operator = this.flags.operator ?? defaultOperator();
+    const operator = this.flags.operator ?? defaultOperator(this.context.env, this.context.config.operator);
     const readOnly = this.flags['read-only'];
     const running = await startConsole(
       {

@@ -4,11 +4,12 @@ import { hostname, userInfo } from 'node:os';
 export const OPERATOR_ENV = 'TASKRECON_OPERATOR';
 
 /**
- * Who acts, for the audit, when --operator is not given: TASKRECON_OPERATOR when set (one name for
- * the console and the CLI, so `audit --operator` finds one person), else OS user@host.
+ * Who acts, for the audit, when --operator is not given: TASKRECON_OPERATOR when set, else the
+ * config's `operator:`, else OS user@host — one name for the console and every command, so
+ * `audit --operator` finds one person.
  */
-export function defaultOperator(env: NodeJS.ProcessEnv = process.env): string {
-  const named = env[OPERATOR_ENV]?.trim();
+export function defaultOperator(env: NodeJS.ProcessEnv = process.env, configured?: string): string {
+  const named = env[OPERATOR_ENV]?.trim() || configured?.trim();
   if (named) return named;
   let user = env.USER ?? env.LOGNAME ?? 'unknown';
   try {

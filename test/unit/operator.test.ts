@@ -11,3 +11,10 @@ describe('defaultOperator', () => {
     expect(defaultOperator({ TASKRECON_OPERATOR: '  ' })).toBe(defaultOperator({}));
   });
 });
+
+describe('defaultOperator with a configured operator', () => {
+  it("takes the config's operator under TASKRECON_OPERATOR", () => {
+    expect(defaultOperator({}, 'bob')).toBe('bob');
+    expect(defaultOperator({ TASKRECON_OPERATOR: 'alice' }, 'bob')).toBe('alice');
+  });
+});

@@ -25,7 +25,8 @@ export const COMPENSATE_FLAGS = {
   'error-like': errorLikeFlag,
   queue: queueFlag,
   operator: Flags.string({
-    summary: 'Who is acting, for the audit (default: TASKRECON_OPERATOR, else OS user@host).',
+    summary:
+      'Who is acting, for the audit (default: TASKRECON_OPERATOR, else config operator, else OS user@host).',
   }),
   reason: Flags.string({
     summary: 'Why, for the audit (required when config compensate.requireReason is true).',

@@ -41,7 +41,8 @@ export const DIFF_FLAGS = {
     summary: 'With --enqueue or --create-missing: do not ask (needed when not on a terminal).',
   }),
   operator: Flags.string({
-    summary: 'Who is acting, for the audit of --enqueue (default: TASKRECON_OPERATOR, else OS user@host).',
+    summary:
+      'Who is acting, for the audit of --enqueue (default: TASKRECON_OPERATOR, else config operator, else OS user@host).',
   }),
   reason: Flags.string({ summary: 'Why, for the audit of --enqueue.' }),
 };

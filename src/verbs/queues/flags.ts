@@ -48,7 +48,8 @@ export const moveFlags = {
   yes: Flags.boolean({ char: 'y', summary: 'Do not ask (needed when not on a terminal).' }),
   reason: Flags.string({ summary: 'Why, for the audit log.' }),
   operator: Flags.string({
-    summary: 'Who is acting, for the audit (default: TASKRECON_OPERATOR, else OS user@host).',
+    summary:
+      'Who is acting, for the audit (default: TASKRECON_OPERATOR, else config operator, else OS user@host).',
   }),
 };
 
