@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -186,5 +186,24 @@ describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
       "SELECT COUNT(*) AS n FROM taskrecon_audit WHERE action = 'queue-move' AND reason = 'drain default'",
     );
     expect(Number(row?.n)).toBe(before);
+  });
+  it('an unreachable broker does not hide the overview: the verdict names it', async () => {
+    const down = join(cwd, 'down');
+    mkdirSync(down);
+    writeFileSync(
+      join(down, 'taskrecon.config.yaml'),
+      `db: ${db.dsn}\nbrokers:\n  gone: { kind: redis, url: "redis://127.0.0.1:1/0", framework: laravel, queues: [default] }\n`,
+    );
+    const other = await startConsoleCli([], { cwd: down });
+    try {
+      const otherCookie = await signIn(other.url);
+      const res = await fetch(`${other.origin}/`, { headers: { cookie: otherCookie } });
+      expect(res.status).toBe(200);
+      const body = squeeze(await res.text());
+      expect(body).toContain('<span id="verdict-status">WARNING</span>');
+      expect(body).toContain('broker gone unreachable');
+    } finally {
+      expect(await other.stop()).toBe(0);
+    }
   });
 });

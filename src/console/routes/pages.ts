@@ -40,7 +40,9 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const refresh = refreshOf(c.req.query('refresh'));
     const verdict = deps.verdict ? verdictBody(await deps.verdict(), refresh) : '';
     const csrf = deps.readOnly ? undefined : c.get('csrf');
-    const findings = deps.queues ? findingsBody((await deps.queues.inspect(nowEpoch)).findings, csrf) : '';
+    // A broker that cannot be read does not hide the overview: the verdict names it (unreachable).
+    const inspected = deps.queues ? await deps.queues.inspect(nowEpoch).catch(() => undefined) : undefined;
+    const findings = inspected ? findingsBody(inspected.findings, csrf) : '';
     const body = html`${verdict}${findings}${overviewBody({ ...head, trends })}${
       history.length
         ? html`<section>
