@@ -27,6 +27,7 @@ import {
   selectWrittenColumns,
 } from './sql/compensate.js';
 import { selectAuditIdsBefore } from './sql/console-audit.js';
+import { countList, countListByError } from './sql/console-errors.js';
 import { selectListIds, selectListPage, selectTasksByIds } from './sql/console-list.js';
 import { selectSnapshotsSince } from './sql/console-snapshots.js';
 import { loadTrend } from './sql/console-trends.js';
@@ -163,6 +164,8 @@ export const sqlStore: Store = {
     selectListPage,
     selectListIds,
     selectTasksByIds,
+    countList,
+    countListByError,
     windowAggregate,
     failedInWindow,
     countFailedOpen,
