@@ -108,6 +108,7 @@ import {
 } from './sql/queue-snapshot.js';
 import { applyEffectEveryTime, applyEffectOnce, referenceEffectDdl } from './sql/reference-effect.js';
 import { ensureNotifyTable, readNotified, writeNotified } from './sql/report-notify.js';
+import { claimAlerts, ensureAlertClaimTable, settleAlertClaims } from './sql/alert-claim.js';
 import {
   countFailedOpen,
   failedInWindow,
@@ -193,6 +194,9 @@ export const sqlStore: Store = {
     ensureNotifyTable,
     readNotified,
     writeNotified,
+    ensureAlertClaimTable,
+    claimAlerts,
+    settleAlertClaims,
   },
   diff: {
     withReadOnly,

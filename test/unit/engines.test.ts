@@ -72,6 +72,7 @@ const DDL_MEMBERS: Record<keyof DialectDdl, true> = {
   jobRetries: true,
   audit: true,
   notify: true,
+  alertClaim: true,
   queueSnapshot: true,
   referenceEffect: true,
 };
