@@ -117,7 +117,7 @@ import {
   windowAggregate,
 } from './sql/report.js';
 import { countByStatus, countByStatusAndBizType, estimatedRows } from './sql/scan-counts.js';
-import { countDue, countStuck, listBatches, listEncoded, listRows } from './sql/scan.js';
+import { countDue, countStuck, listBatches, listEncoded, listRows, primaryKeyWalk } from './sql/scan.js';
 import { selectTaskBy } from './sql/show.js';
 import { addUniqueKeyStatement, createIndexStatement, modifyColumnStatement } from './sql/suggestions.js';
 import { insertSweepDemoFailures } from './sql/sweep-demo.js';
@@ -147,6 +147,7 @@ export const sqlStore: Store = {
     countStuck,
     listBatches,
     listEncoded,
+    primaryKeyWalk,
     listRows,
     selectTaskBy,
     bizTypeExists,
