@@ -54,7 +54,7 @@ export default class Scan extends BaseCommand<typeof Scan> {
     order: Flags.string({
       summary: 'Order of each list: next-retry (next_retry_time, then id) or id (primary key).',
       description:
-        'Default: next-retry. With --format ndjson --limit 0 and no --order, each list streams in the order the server reads faster: primary-key order when the list is a large share of the table (MySQL/MariaDB), list order otherwise.',
+        'Default: next-retry. With --format ndjson --limit 0 and no --order, each list streams in the order the server reads faster: primary-key order when the list is a quarter or more of a table of 100,000 rows or more (MySQL/MariaDB), list order otherwise.',
       options: [...LIST_ORDERS],
     }),
     'full-scan': Flags.boolean({
