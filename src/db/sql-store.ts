@@ -109,6 +109,7 @@ import {
 } from './sql/queue-snapshot.js';
 import { applyEffectEveryTime, applyEffectOnce, referenceEffectDdl } from './sql/reference-effect.js';
 import { ensureNotifyTable, readNotified, writeNotified } from './sql/report-notify.js';
+import { claimAlerts, ensureAlertClaimTable, settleAlertClaims } from './sql/alert-claim.js';
 import {
   countFailedOpen,
   failedInWindow,
@@ -117,7 +118,7 @@ import {
   windowAggregate,
 } from './sql/report.js';
 import { countByStatus, countByStatusAndBizType, estimatedRows } from './sql/scan-counts.js';
-import { countDue, countStuck, listBatches, listEncoded, listRows } from './sql/scan.js';
+import { countDue, countStuck, listBatches, listEncoded, listRows, primaryKeyWalk } from './sql/scan.js';
 import { selectTaskBy } from './sql/show.js';
 import { addUniqueKeyStatement, createIndexStatement, modifyColumnStatement } from './sql/suggestions.js';
 import { insertSweepDemoFailures } from './sql/sweep-demo.js';
@@ -147,6 +148,7 @@ export const sqlStore: Store = {
     countStuck,
     listBatches,
     listEncoded,
+    primaryKeyWalk,
     listRows,
     selectTaskBy,
     bizTypeExists,
@@ -196,6 +198,9 @@ export const sqlStore: Store = {
     ensureNotifyTable,
     readNotified,
     writeNotified,
+    ensureAlertClaimTable,
+    claimAlerts,
+    settleAlertClaims,
   },
   diff: {
     withReadOnly,

@@ -3,7 +3,8 @@
  *
  * On a terminal: columns aligned two spaces apart under one rule, the widest columns cut with `…`
  * until the table fits `process.stdout.columns` (unless `--wide`). Piped: one line per row, cells
- * separated by TAB, each value in full with backslash, TAB and newline escaped (`\\`, `\t`, `\n`),
+ * separated by TAB, each value in full with TAB and newline escaped (`\t`, `\n`) and a backslash
+ * doubled (`\\`) only where it would read as one of those escapes,
  * and numbers as plain integers (`1227`, not `1,227`).
  */
 
@@ -261,7 +262,13 @@ export function pipedCell(cell: Cell): string {
   // Colour stays only when it was forced (FORCE_COLOR, --color): chalk writes none otherwise.
   const text = String(cell);
   if (GROUPED_INTEGER.test(stripAnsi(text))) return stripAnsi(text).replace(/,/g, '');
-  return text.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\r/g, '\\r').replace(/\n/g, '\\n');
+  // A backslash is doubled only where it would read as an escape: before a backslash, t, n, r or
+  // the TAB, CR and newline that become `\t` `\r` `\n`. Class names stay as written (app\job\Send).
+  return text
+    .replace(/\\(?=[\\tnr\t\r\n])/g, '\\\\')
+    .replace(/\t/g, '\\t')
+    .replace(/\r/g, '\\r')
+    .replace(/\n/g, '\\n');
 }
 
 /** Tab-separated text: a header line, then one line per row. */

@@ -151,12 +151,36 @@ describe('long lines on a terminal wrap under themselves', () => {
 });
 
 describe('piped text is machine-safe', () => {
-  it('writes plain integers, escapes TAB, newline and backslash, and keeps values in full', () => {
+  it('writes plain integers, escapes TAB and newline, and keeps values in full', () => {
     expect(pipedCell('1,227')).toBe('1227');
     expect(pipedCell('-12,345,678')).toBe('-12345678');
-    expect(pipedCell('a\tb\nc\\d')).toBe('a\\tb\\nc\\\\d');
+    expect(pipedCell('a\tb\nc\\d')).toBe('a\\tb\\nc\\d');
     const text = pipedTable(['n', 'error'], [['1,227', 'line one\nline two\twith tab']]);
     expect(text.split('\n')).toEqual(['n\terror', '1227\tline one\\nline two\\twith tab']);
     expect(text.split('\n')[1]?.split('\t')).toHaveLength(2);
+  });
+
+  /** How a program reads a piped value back: \\ \t \r \n are escapes, any other backslash is itself. */
+  const unescape = (cell: string) =>
+    cell.replace(/\\([\\tnr])/g, (_m, c: string) => ({ '\\': '\\', t: '\t', n: '\n', r: '\r' })[c] as string);
+
+  it('prints class names with single backslashes, doubling one only where it would read as an escape', () => {
+    expect(pipedCell('app\\job\\SendPaidSmsJob')).toBe('app\\job\\SendPaidSmsJob');
+    expect(pipedCell('think\\queue\\CallQueuedHandler@call')).toBe('think\\queue\\CallQueuedHandler@call');
+    expect(pipedCell('app\\tasks\\Notify')).toBe('app\\\\tasks\\Notify');
+    for (const value of [
+      'app\\job\\Send',
+      'app\\tasks\\new\\run',
+      'C:\\\\share\\',
+      'a\\\tb',
+      'a\\\nb\\\\',
+      '\\\\\\',
+      'x\\r\\n\\t',
+      'end\\',
+    ]) {
+      const piped = pipedCell(value);
+      expect(piped).not.toMatch(/[\t\n\r]/);
+      expect(unescape(piped), JSON.stringify(value)).toBe(value);
+    }
   });
 });

@@ -76,7 +76,7 @@ export type { LongTransaction, ServerClock, TableBloat } from '../sql/doctor.js'
 export type { DrillTaskInsert, DrillTaskRow, EffectTable } from '../sql/drill.js';
 export type { SnapshotRow } from '../sql/queue-snapshot.js';
 export type { EffectDelivery } from '../sql/reference-effect.js';
-export type { CountRow, ListEncoder, ListKind, StatusCountRow } from '../sql/scan.js';
+export type { CountRow, ListEncoder, ListKind, ListReadOptions, StatusCountRow } from '../sql/scan.js';
 export type { FailedPage, IdentityAudit } from '../sql/sweep.js';
 export type { ClaimFence, TransitionWrite } from '../sql/transitions.js';
 export type { ScanFilter } from '../fragment.js';

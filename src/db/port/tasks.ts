@@ -42,6 +42,7 @@ export interface TaskStore {
   countStuck: typeof scan.countStuck;
   listBatches: typeof scan.listBatches;
   listEncoded: typeof scan.listEncoded;
+  primaryKeyWalk: typeof scan.primaryKeyWalk;
   listRows: typeof scan.listRows;
   selectTaskBy: typeof show.selectTaskBy;
   bizTypeExists: typeof bizTypes.bizTypeExists;
