@@ -64,6 +64,7 @@ export type FindingCode =
   | 'not-durable'
   | 'ttl-long'
   | 'no-consumers'
+  | 'parked-messages'
   | 'backlog-growing'
   | 'retry-exhausted';
 
