@@ -12,6 +12,7 @@ export interface DialectDdl {
   audit(t: string): string[];
   notify(t: string): string[];
   queueSnapshot(t: string): string[];
+  ack(t: string): string[];
   /** The drills' effect table and processed-event table (names fixed by the caller). */
   referenceEffect(effect: string, processed: string): string[];
 }

@@ -3,7 +3,9 @@ import { errorText } from './error-text.js';
 import { usageError } from '../errors.js';
 import { openBroker } from '../brokers/index.js';
 import type { BrokerConfig } from '../config/brokers.js';
-import type { BrokerClient, QueueStats } from '../brokers/types.js';
+import type { Acknowledgement, BrokerClient, QueueStats } from '../brokers/types.js';
+import { acknowledgeBreaches, unacknowledged } from './acks.js';
+import type { AckRow } from '../db/port/index.js';
 
 /**
  * The broker half of `report`: one gauge row per queue of every configured broker, checked against
@@ -42,6 +44,8 @@ export interface QueueBreach {
   level: 'warn' | 'crit';
   value: number;
   threshold: number;
+  /** Set when an active acknowledgement (`taskrecon ack METRIC`) covers it: shown, not counted. */
+  acknowledged?: Acknowledgement;
 }
 
 /** `report --json` → `queues`. */
@@ -120,10 +124,14 @@ export function queueBreaches(gauges: readonly QueueGauge[], thresholds: QueueTh
   return out;
 }
 
-/** Inspects every configured broker for `report`; undefined when there are none. */
+/**
+ * Inspects every configured broker for `report`; undefined when there are none. Breaches an active
+ * acknowledgement covers are shown with it and leave the status alone.
+ */
 export async function reportQueues(
   config: TaskreconConfig,
   open: (name: string, config: BrokerConfig) => Promise<BrokerClient> = openBroker,
+  acks: readonly AckRow[] = [],
 ): Promise<QueueReportSection | undefined> {
   const brokers = Object.entries(config.brokers ?? {});
   if (brokers.length === 0) return undefined;
@@ -141,10 +149,11 @@ export async function reportQueues(
       await broker?.close();
     }
   }
-  section.breaches = queueBreaches(section.queues, thresholds);
-  section.status = section.breaches.some((b) => b.level === 'crit')
+  section.breaches = acknowledgeBreaches(queueBreaches(section.queues, thresholds), acks);
+  const counted = unacknowledged(section.breaches);
+  section.status = counted.some((b) => b.level === 'crit')
     ? 'CRITICAL'
-    : section.breaches.length || section.unreachable.length
+    : counted.length || section.unreachable.length
       ? 'WARNING'
       : 'OK';
   return section;

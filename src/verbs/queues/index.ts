@@ -14,6 +14,7 @@ import {
   type SnapshotStore,
 } from '../../brokers/snapshots.js';
 import type { BrokerClient, QueueFinding, QueuesResult } from '../../brokers/types.js';
+import { acknowledgeFindings, activeAcks, unacknowledged } from '../../ops/acks.js';
 
 export * from './request.js';
 export { snapshotHistory, type SnapshotRow } from './history.js';
@@ -35,6 +36,8 @@ export {
 
 export interface QueuesRequest {
   brokers: BrokerChoice[];
+  /** Where the acknowledgements are read (the configured database); undefined: none apply. */
+  ackDb?: Db;
   peek: number;
   /** Where snapshots are read and appended; undefined: no history (the snapshot findings are skipped). */
   store?: SnapshotStore;
@@ -76,14 +79,21 @@ export async function inspectQueues(request: QueuesRequest): Promise<QueuesResul
       await broker.close();
     }
   }
+  if (request.ackDb) result.findings = acknowledgeFindings(result.findings, await activeAcks(request.ackDb));
   return result;
 }
 
-/** 2 when a finding is crit, 1 when one is warn, else 0. */
+/** 2 when a finding is crit, 1 when one is warn, else 0; acknowledged findings do not count. */
 export function exitFor(findings: readonly QueueFinding[]): ExitCodeValue {
-  if (findings.some((f) => f.level === 'crit')) return ExitCode.critical;
-  if (findings.some((f) => f.level === 'warn')) return ExitCode.findings;
+  const counted = unacknowledged(findings);
+  if (counted.some((f) => f.level === 'crit')) return ExitCode.critical;
+  if (counted.some((f) => f.level === 'warn')) return ExitCode.findings;
   return ExitCode.ok;
+}
+
+/** The database acknowledgements are read from: the configured one, when one is given. */
+export async function ackDbOf(context: Context): Promise<Db | undefined> {
+  return databaseGiven(context) ? context.open() : undefined;
 }
 
 /** Whether a database is given (flags, environment, config): snapshots and audit rows go there. */
