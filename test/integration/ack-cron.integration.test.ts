@@ -110,7 +110,7 @@ describe.each(TEST_ENGINES)('ack: acknowledged findings keep cron quiet until th
       '--queue',
       'work',
       '--until',
-      '20s',
+      '30s',
       '--reason',
       reason,
     ]);
@@ -124,7 +124,7 @@ describe.each(TEST_ENGINES)('ack: acknowledged findings keep cron quiet until th
       '--queue',
       'work',
       '--until',
-      '20s',
+      '30s',
       '--reason',
       reason,
     ]);
@@ -136,6 +136,15 @@ describe.each(TEST_ENGINES)('ack: acknowledged findings keep cron quiet until th
     const report = await reportQuiet(['--exit-status']);
     expect({ code: report.code, mail: mail(report) }).toEqual({ code: 0, mail: '' });
     expect(readFileSync(prom, 'utf8')).toMatch(/taskrecon_report_status\{[^}]*\} 0/);
+    const reported = await runJson<{
+      status: string;
+      queues: { status: string; breaches: Array<{ metric: string; acknowledged?: { reason: string } }> };
+    }>(['report'], { cwd });
+    expect(reported.code).toBe(0);
+    expect(reported.json.queues.status).toBe('OK');
+    expect(reported.json.queues.breaches).toEqual([
+      expect.objectContaining({ metric: 'ready', acknowledged: expect.objectContaining({ reason }) }),
+    ]);
     // Shown as acknowledged, not hidden.
     const shown = await runJson<QueuesJson>(['queues'], { cwd });
     expect(shown.code).toBe(0);
