@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import {
+  ackDdl,
   alertClaimDdl,
   auditDdl,
   notifyDdl,
@@ -69,6 +70,7 @@ export default class Init extends BaseCommand<typeof Init> {
       ...notifyDdl(targetDialect),
       ...alertClaimDdl(targetDialect),
       ...queueSnapshotDdl(targetDialect),
+      ...ackDdl(targetDialect),
     ];
     if (this.flags.print) {
       this.log(statements.map((s) => `${s};`).join('\n\n'));
@@ -81,6 +83,7 @@ export default class Init extends BaseCommand<typeof Init> {
       'taskrecon_notify',
       'taskrecon_alert_claim',
       'taskrecon_queue_snapshot',
+      'taskrecon_ack',
     ];
     const existing = new Set<string>();
     for (const table of tables) if (await db.columns(table)) existing.add(table);

@@ -58,6 +58,18 @@ export function taskTableDdl(dialect: Dialect, profile: DdlProfile, table?: stri
   return profile === 'async-task' ? asyncTaskDdl(dialect, table) : jobRetriesDdl(dialect, table);
 }
 
+export const ACK_TABLE = 'taskrecon_ack';
+
+/**
+ * Acknowledged queue findings: which finding (code, broker, queue) a person has seen, why, and
+ * until when it stays quiet. Times are epoch seconds from the database clock; an acknowledgement
+ * ended early keeps its row with `ended_epoch` set (the audit log says who ended it).
+ */
+export function ackDdl(dialect: Dialect): string[] {
+  const t = dialect.quoteId(ACK_TABLE);
+  return dialect.ddl.ack(t);
+}
+
 export const QUEUE_SNAPSHOT_TABLE = 'taskrecon_queue_snapshot';
 
 /**

@@ -13,6 +13,7 @@ export interface DialectDdl {
   notify(t: string): string[];
   alertClaim(t: string): string[];
   queueSnapshot(t: string): string[];
+  ack(t: string): string[];
   /** The drills' effect table and processed-event table (names fixed by the caller). */
   referenceEffect(effect: string, processed: string): string[];
 }

@@ -1,4 +1,5 @@
 import type { Store } from './port/index.js';
+import { ackTableExists, endAck, ensureAckTable, insertAck, selectAck, selectAcks } from './sql/acks.js';
 import { selectRunIdsByPrefix } from './sql/audit-runs.js';
 import {
   auditTableExists,
@@ -201,6 +202,12 @@ export const sqlStore: Store = {
     ensureAlertClaimTable,
     claimAlerts,
     settleAlertClaims,
+    ackTableExists,
+    ensureAckTable,
+    insertAck,
+    selectAcks,
+    selectAck,
+    endAck,
   },
   diff: {
     withReadOnly,

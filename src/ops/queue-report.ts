@@ -3,7 +3,9 @@ import { errorText } from './error-text.js';
 import { usageError } from '../errors.js';
 import { openBroker } from '../brokers/index.js';
 import type { BrokerConfig } from '../config/brokers.js';
-import type { BrokerClient, QueueFinding, QueueStats } from '../brokers/types.js';
+import type { Acknowledgement, BrokerClient, QueueFinding, QueueStats } from '../brokers/types.js';
+import { acknowledgeBreaches, acknowledgeFindings, unacknowledged } from './acks.js';
+import type { AckRow } from '../db/port/index.js';
 
 /**
  * The broker half of `report`: one gauge row per queue of every configured broker, checked against
@@ -42,6 +44,8 @@ export interface QueueBreach {
   level: 'warn' | 'crit';
   value: number;
   threshold: number;
+  /** Set when an active acknowledgement (`taskrecon ack METRIC`) covers it: shown, not counted. */
+  acknowledged?: Acknowledgement;
 }
 
 export type QueueStatus = 'OK' | 'WARNING' | 'CRITICAL';
@@ -134,10 +138,14 @@ export function findingsStatus(findings: readonly Pick<QueueFinding, 'level'>[])
   return 'OK';
 }
 
-/** Inspects every configured broker for `report`; undefined when there are none. */
+/**
+ * Inspects every configured broker for `report`; undefined when there are none. Breaches and
+ * findings an active acknowledgement covers are shown with it and leave the status alone.
+ */
 export async function reportQueues(
   config: TaskreconConfig,
   open: (name: string, config: BrokerConfig) => Promise<BrokerClient> = openBroker,
+  acks: readonly AckRow[] = [],
 ): Promise<QueueReportSection | undefined> {
   const brokers = Object.entries(config.brokers ?? {});
   if (brokers.length === 0) return undefined;
@@ -163,9 +171,14 @@ export async function reportQueues(
       await broker?.close();
     }
   }
-  section.breaches = queueBreaches(section.queues, thresholds);
+  section.breaches = acknowledgeBreaches(queueBreaches(section.queues, thresholds), acks);
+  section.findings = acknowledgeFindings(section.findings, acks);
   // Breaches and findings judged alike, so `report` never says OK while `queues` warns.
   const unreachable = section.unreachable.map(() => ({ level: 'warn' as const }));
-  section.status = findingsStatus([...section.breaches, ...section.findings, ...unreachable]);
+  section.status = findingsStatus([
+    ...unacknowledged(section.breaches),
+    ...unacknowledged(section.findings),
+    ...unreachable,
+  ]);
   return section;
 }

@@ -1,4 +1,10 @@
-import type { MoveResult, QueueFinding, QueuesResult, QueueStats } from '../brokers/types.js';
+import type {
+  Acknowledgement,
+  MoveResult,
+  QueueFinding,
+  QueuesResult,
+  QueueStats,
+} from '../brokers/types.js';
 import type { QueueGauge, QueueReportSection, RecoverResult } from '../verbs/queues/index.js';
 import { auditRunCommand, withPasteConnection } from './paste.js';
 import type { Family } from './prometheus.js';
@@ -46,8 +52,14 @@ function columnsFor(queues: QueueStats[], width: number, nameWidth: number): Col
   return used;
 }
 
-function levelText(f: QueueFinding): string {
+function levelText(f: { level: QueueFinding['level']; acknowledged?: Acknowledgement }): string {
+  if (f.acknowledged) return chalk.dim('ACK');
   return f.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN');
+}
+
+/** The line under an acknowledged finding or breach: until when, by whom, why. */
+function ackLine(ack: Acknowledgement): string {
+  return chalk.dim(`     acknowledged #${ack.id} until ${ack.until} by ${ack.operator}: ${ack.reason}`);
 }
 
 /** The findings with every command of their hints completed with the connection and broker of this run. */
@@ -99,7 +111,7 @@ export function renderQueues(result: QueuesResult, terminalColumns?: number): st
       ),
     );
     // The hint stays one line: its command is pasted as a whole.
-    out.push(chalk.dim(`     ${f.hint}`));
+    out.push(f.acknowledged ? ackLine(f.acknowledged) : chalk.dim(`     ${f.hint}`));
   }
   return out.join('\n');
 }
@@ -190,14 +202,14 @@ export function renderQueueReport(section: QueueReportSection): string {
       rows,
     ),
   ];
-  for (const b of section.breaches)
-    out.push(
-      `${b.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN')} ${b.broker}/${b.queue} ${b.metric} ${b.value} (limit ${b.threshold})`,
-    );
-  for (const f of section.findings)
-    out.push(
-      `${f.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN')} ${f.code} ${f.broker}${f.queue === null ? '' : `/${f.queue}`}: ${f.message}`,
-    );
+  for (const b of section.breaches) {
+    out.push(`${levelText(b)} ${b.broker}/${b.queue} ${b.metric} ${b.value} (limit ${b.threshold})`);
+    if (b.acknowledged) out.push(ackLine(b.acknowledged));
+  }
+  for (const f of section.findings) {
+    out.push(`${levelText(f)} ${f.code} ${f.broker}${f.queue === null ? '' : `/${f.queue}`}: ${f.message}`);
+    if (f.acknowledged) out.push(ackLine(f.acknowledged));
+  }
   for (const u of section.unreachable)
     out.push(`${chalk.yellow('WARN')} broker ${u.broker} not inspected: ${u.message}`);
   return out.join('\n');

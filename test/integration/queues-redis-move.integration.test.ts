@@ -84,6 +84,7 @@ beforeAll(async () => {
   // brokers and no task sources: only taskrecon's own tables
   expect(init.json.created.sort()).toEqual([
     'taskrecon_alert_claim',
+    'taskrecon_ack',
     'taskrecon_audit',
     'taskrecon_notify',
     'taskrecon_queue_snapshot',

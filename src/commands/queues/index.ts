@@ -3,6 +3,7 @@ import { BaseCommand } from '../../base-command.js';
 import type { QueuesResult } from '../../brokers/types.js';
 import { renderQueues, withPasteHints } from '../../render/queues.js';
 import {
+  ackDbOf,
   brokerFlags,
   brokersFor,
   exitFor,
@@ -43,7 +44,13 @@ export default class Queues extends BaseCommand<typeof Queues> {
     const brokers = brokersFor(this.context, this.flags);
     const store = await snapshotStore(this.context, this.flags.state, (m) => this.note(m));
     const result = withPasteHints(
-      await inspectQueues({ brokers, peek: this.flags.peek, store, nowEpoch: Date.now() / 1000 }),
+      await inspectQueues({
+        brokers,
+        peek: this.flags.peek,
+        store,
+        ackDb: await ackDbOf(this.context),
+        nowEpoch: Date.now() / 1000,
+      }),
     );
     if (!this.jsonEnabled()) this.log(renderQueues(result, process.stdout.columns));
     this.setExit(exitFor(result.findings));

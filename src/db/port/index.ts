@@ -45,6 +45,7 @@ export function useStore(next: Store): void {
 export { sqlStore };
 
 // The vocabulary of the port: the rows, filters and cursors its methods take and return.
+export type { AckInsert, AckRow } from '../sql/acks.js';
 export type { AuditFilter, AuditInsert, AuditRecord } from '../sql/audit.js';
 export type { ClaimBatch, ClaimCursor, ClaimedTask, ClaimKind, ClaimRequest } from '../sql/claims.js';
 export type { CandidateCursor, IdRange, ManualFilter, QueueJobInsert } from '../sql/compensate.js';

@@ -15,6 +15,7 @@ import {
 } from '../../brokers/snapshots.js';
 import type { BrokerClient, QueueFinding, QueuesResult } from '../../brokers/types.js';
 import { findingsStatus } from '../../ops/queue-report.js';
+import { acknowledgeFindings, activeAcks, unacknowledged } from '../../ops/acks.js';
 
 export * from './request.js';
 export { snapshotHistory, type SnapshotRow } from './history.js';
@@ -37,6 +38,8 @@ export {
 
 export interface QueuesRequest {
   brokers: BrokerChoice[];
+  /** Where the acknowledgements are read (the configured database); undefined: none apply. */
+  ackDb?: Db;
   peek: number;
   /** Where snapshots are read and appended; undefined: no history (the snapshot findings are skipped). */
   store?: SnapshotStore;
@@ -78,15 +81,24 @@ export async function inspectQueues(request: QueuesRequest): Promise<QueuesResul
       await broker.close();
     }
   }
+  if (request.ackDb) result.findings = acknowledgeFindings(result.findings, await activeAcks(request.ackDb));
   return result;
 }
 
-/** 2 when a finding is crit, 1 when one is warn, else 0: the verdict `report` shows for the queues. */
+/**
+ * 2 when a finding is crit, 1 when one is warn, else 0: the verdict `report` shows for the queues.
+ * Acknowledged findings do not count.
+ */
 export function exitFor(findings: readonly QueueFinding[]): ExitCodeValue {
-  return STATUS_EXIT[findingsStatus(findings)];
+  return STATUS_EXIT[findingsStatus(unacknowledged(findings))];
 }
 
 const STATUS_EXIT = { OK: ExitCode.ok, WARNING: ExitCode.findings, CRITICAL: ExitCode.critical } as const;
+
+/** The database acknowledgements are read from: the configured one, when one is given. */
+export async function ackDbOf(context: Context): Promise<Db | undefined> {
+  return databaseGiven(context) ? context.open() : undefined;
+}
 
 /** Whether a database is given (flags, environment, config): snapshots and audit rows go there. */
 export function databaseGiven(context: Context): boolean {

@@ -95,6 +95,22 @@ export const mysqlDdl: DialectDdl = {
   KEY idx_queue_at (broker, queue, at_epoch)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
   ],
+  ack: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  code VARCHAR(32) NOT NULL,
+  broker VARCHAR(64) NOT NULL,
+  queue VARCHAR(191) NOT NULL COMMENT 'empty for the broker itself',
+  reason TEXT NOT NULL,
+  operator VARCHAR(128) NOT NULL,
+  created_epoch BIGINT NOT NULL COMMENT 'epoch seconds, database clock',
+  until_epoch BIGINT NOT NULL COMMENT 'epoch seconds, database clock',
+  ended_epoch BIGINT NULL COMMENT 'ended early by ack --remove',
+  run_id VARCHAR(40) NOT NULL,
+  PRIMARY KEY (id),
+  KEY idx_until (until_epoch)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ],
   referenceEffect: (effect, processed) => [
     `CREATE TABLE IF NOT EXISTS ${effect} (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id VARCHAR(64) NOT NULL,
        coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64) NULL, created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,

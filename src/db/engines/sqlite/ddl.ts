@@ -92,6 +92,21 @@ export const sqliteDdl: DialectDdl = {
 )`,
     `CREATE INDEX IF NOT EXISTS idx_taskrecon_queue_snapshot_at ON ${t} (broker, queue, at_epoch)`,
   ],
+  ack: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  code VARCHAR(32) NOT NULL,
+  broker VARCHAR(64) NOT NULL,
+  queue VARCHAR(191) NOT NULL,
+  reason TEXT NOT NULL,
+  operator VARCHAR(128) NOT NULL,
+  created_epoch BIGINT NOT NULL,
+  until_epoch BIGINT NOT NULL,
+  ended_epoch BIGINT NULL,
+  run_id VARCHAR(40) NOT NULL
+)`,
+    `CREATE INDEX IF NOT EXISTS idx_taskrecon_ack_until ON ${t} (until_epoch)`,
+  ],
   referenceEffect: (effect, processed) => [
     `CREATE TABLE IF NOT EXISTS ${effect} (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL,
          coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,
