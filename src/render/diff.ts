@@ -20,7 +20,7 @@ export function renderDiff(result: DiffResult): string {
     renderTable(
       [
         { title: 'rule', fit: 'whole' },
-        { title: 'biz type', fit: 'whole' },
+        { title: 'biz type', fit: 'tail' },
         { title: 'business table', fit: 'whole', drop: 3 },
         { title: 'expect', drop: 1 },
         { title: 'mode', drop: 2 },

@@ -41,6 +41,20 @@ function isWide(cp: number): boolean {
   );
 }
 
+/** Cuts `text` to `width` display cells from its start, beginning with `…` (keeps a class name's end). */
+export function truncateStart(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text;
+  let out = '';
+  let used = 0;
+  for (const ch of [...stripAnsi(text)].reverse()) {
+    const w = isWide(ch.codePointAt(0) ?? 0) ? 2 : 1;
+    if (used + w > width - 1) break;
+    out = ch + out;
+    used += w;
+  }
+  return `…${out}`;
+}
+
 /** Cuts `text` to `width` display cells, ending in `…` when cut (colour is dropped from a cut cell). */
 export function truncate(text: string, width: number): string {
   if (displayWidth(text) <= width) return text;
@@ -88,20 +102,24 @@ const tableSpan = (widths: readonly number[]) =>
 
 /**
  * A column of a table. `fit: 'cut'` is free text (an error, a reason), shortened with `…` to fit;
- * `fit: 'whole'` is a value that means nothing cut (an id, a time, a count, a name), never cut.
+ * `fit: 'whole'` is a value that means nothing cut (an id, a time, a count, a name), never cut;
+ * `fit: 'tail'` is a long name read from its end (a class name): whole unless nothing else is left
+ * to give way, then cut from its start (`…\\SendSms`) down to TAIL_FLOOR cells.
  * Without `fit`, a column is whole when every value is short (a status, a name: at most
  * TEXT_FLOOR cells) or is a number, a duration or a time; a column holding longer text is cut. `drop` makes a column of little value on a narrow terminal: when the table does not fit
  * otherwise, such columns are left out, the lowest `drop` first, and a line under the table names them.
  */
 export interface Column {
   title: string;
-  fit?: 'cut' | 'whole';
+  fit?: 'cut' | 'whole' | 'tail';
   drop?: number;
 }
 export type Head = string | Column;
 
 /** Free text keeps at least this many cells before a low-value column is left out for it. */
 const TEXT_FLOOR = 20;
+/** A `tail` column keeps at least this many cells of its end. */
+const TAIL_FLOOR = 16;
 const WHOLE_SHAPE =
   /^(?:-?[\d,]+(?:\.\d+)?%?|n\/a|—|-|\d+(?:ms|[smhd])(?:\d+[smh])?|\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?Z?)$/;
 
@@ -138,8 +156,8 @@ interface Layout {
 /**
  * How a table fits `maxWidth`: headings on one line if it fits so, else stacked on two or more
  * (a heading is never cut); free text cut down to TEXT_FLOOR; then low-value columns left out;
- * then free text cut further. Ids, times and counts are never cut: a table of them alone that is
- * still too wide is left as wide as it is.
+ * then free text cut further and long names cut from their start. Ids, times and counts are never
+ * cut: a table of them alone that is still too wide is left as wide as it is.
  */
 function layout(columns: Required<Column>[], cellWidths: number[], maxWidth: number): Layout {
   const all = columns.map((_, i) => i);
@@ -149,11 +167,13 @@ function layout(columns: Required<Column>[], cellWidths: number[], maxWidth: num
   const oneLine = all.map((i) => natural(i, false));
   if (tableSpan(oneLine) <= maxWidth) return { shown: all, widths: oneLine, stacked: false };
   let shown = all;
-  const attempt = (floorOfText: number): number[] => {
+  const attempt = (floorOfText: number, floorOfTail = Number.POSITIVE_INFINITY): number[] => {
     const want = shown.map((i) => natural(i, true));
-    const floor = shown.map((i, k) =>
-      columns[i]?.fit === 'cut' ? Math.min(want[k] as number, floorOfText) : (want[k] as number),
-    );
+    const floor = shown.map((i, k) => {
+      const fit = columns[i]?.fit;
+      const give = fit === 'cut' ? floorOfText : fit === 'tail' ? floorOfTail : Number.POSITIVE_INFINITY;
+      return Math.min(want[k] as number, give);
+    });
     return fitWidths(want, floor, maxWidth);
   };
   for (;;) {
@@ -164,7 +184,7 @@ function layout(columns: Required<Column>[], cellWidths: number[], maxWidth: num
     const first = droppable.reduce((a, b) => ((columns[b]?.drop ?? 0) < (columns[a]?.drop ?? 0) ? b : a));
     shown = shown.filter((i) => i !== first);
   }
-  return { shown, widths: attempt(MIN_COLUMN), stacked: true };
+  return { shown, widths: attempt(MIN_COLUMN, TAIL_FLOOR), stacked: true };
 }
 
 /** An aligned table for a terminal `maxWidth` wide (Infinity: `--wide`). `head` may be coloured. */
@@ -190,7 +210,9 @@ export function fitTable(
   const line = (r: string[]) =>
     shown
       .map((c, k) => {
-        const cut = truncate(r[c] as string, widths[k] as number);
+        const width = widths[k] as number;
+        const cut =
+          columns[c]?.fit === 'tail' ? truncateStart(r[c] as string, width) : truncate(r[c] as string, width);
         return k === shown.length - 1 ? cut : pad(cut, widths[k] as number);
       })
       .join(' '.repeat(GAP))
@@ -207,7 +229,7 @@ export function fitTable(
   const rule = widths.map((w) => '─'.repeat(w)).join(' '.repeat(GAP));
   const left = columns.filter((_, i) => !shown.includes(i)).map((c) => c.title);
   const note = left.length
-    ? [`(left out to fit ${maxWidth} columns: ${left.join(', ')}; --wide shows them)`]
+    ? wrapWords(`(left out to fit ${maxWidth} columns: ${left.join(', ')}; --wide shows them)`, maxWidth)
     : [];
   return [...headRows, rule, ...cells.map(line), ...note].join('\n');
 }

@@ -37,7 +37,7 @@ export function renderReport(report: ReportResult): string {
   out.push(
     renderTable(
       [
-        { title: 'biz type', fit: 'whole' },
+        { title: 'biz type', fit: 'tail' },
         'created',
         // Left out first on a narrow terminal: created and failed say the most about it.
         { title: 'succeeded', drop: 1 },

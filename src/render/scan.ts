@@ -46,7 +46,7 @@ export function renderTaskList(title: string, tasks: Task[], list: TaskList = 'd
   // matters less for the list (a stuck row is judged by its update, a due one by its next retry).
   const head: Head[] = [
     { title: 'id', fit: 'whole' },
-    { title: 'biz type', fit: 'whole' },
+    { title: 'biz type', fit: 'tail' },
     { title: 'biz id', fit: 'whole' },
     { title: 'status', drop: 1 },
     { title: 'attempts', drop: 3 },
@@ -84,7 +84,7 @@ export function renderScan(result: ScanResult): string {
   out.push(
     renderTable(
       [
-        { title: 'biz type', fit: 'whole' },
+        { title: 'biz type', fit: 'tail' },
         'total',
         'pending',
         'processing',

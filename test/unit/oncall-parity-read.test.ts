@@ -39,10 +39,13 @@ describe('the failed list on a terminal', () => {
       failedJob(2, 'sms', 'database'),
     ];
     const lines = renderTaskList('Failed', tasks).split('\n');
-    expect(lines[1]).toMatch(/\bqueue\b.*\bconnect….*\bfailed\b/);
+    expect(lines[1]).toMatch(/\bbiz type\b.*\bqueue\b/);
     expect(lines[1]).not.toContain('next retry');
     for (const line of lines) expect(displayWidth(line), line).toBeLessThanOrEqual(80);
-    expect(lines[4]).toMatch(/\bsms\b.*\bdatabase\b/);
+    // The class name gives way from its start; the queue is never cut; what was left out is named.
+    expect(lines[4]).toMatch(/…\w*AfterOrderPaid\s+SN101\s+notifications-high-priority\b/);
+    expect(lines[5]).toMatch(/\bsms\b/);
+    expect(lines.slice(-2).join(' ')).toMatch(/left out to fit 80 columns: .*connection/);
     process.stdout.columns = 160;
     expect(renderTaskList('Failed', tasks).split('\n')[1]).toMatch(/\bqueue\b.*\bconnection\b/);
     process.stdout.columns = 70;
