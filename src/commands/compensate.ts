@@ -48,6 +48,11 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
       queueConnections: this.context.source().config.queue?.connections,
       json: this.jsonEnabled(),
       tty: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      effects: {
+        rules: this.context.config.rules,
+        sourceDsn: this.context.dsn(this.context.source()),
+        openExtra: (dsn) => this.context.openExtra(dsn),
+      },
     });
     if (interactive) {
       // Loaded only here: the prompt library is not needed by scripted runs.

@@ -82,9 +82,10 @@ async function runIds(run: Run, source: BoundSource, request: CompensateRequest)
   // Read everything first: one bad id and nothing is written.
   const { rows, missing, gone } = await requireKnown(source, ids);
   run.result.matched = ids.length;
-  const decided = run.decideRows(rows);
+  const decided = run.decideRows(rows, await run.effectsOf(rows));
   const refused = decided.filter((d) => d.item?.outcome === 'refused');
   if (refused.length) {
+    await run.auditRefusals(decided);
     for (const d of decided) {
       run.record(
         d.item ?? {
@@ -93,7 +94,9 @@ async function runIds(run: Run, source: BoundSource, request: CompensateRequest)
           to: rule.to,
           outcome: 'skipped',
           reason: 'not changed: other tasks named in this run were refused',
+          ...(d.effect ? { effect: d.effect } : {}),
         },
+        d.gate,
       );
     }
     return;
@@ -109,7 +112,7 @@ async function runIds(run: Run, source: BoundSource, request: CompensateRequest)
     });
   }
   const movable = decided.filter((d) => !d.item).map((d) => d.id);
-  for (const d of decided) if (d.item) run.record(d.item);
+  for (const d of decided) if (d.item) run.record(d.item, d.gate);
   const size = batchSize(request);
   for (let i = 0; i < movable.length; i += size) {
     if (request.shouldStop?.()) {
