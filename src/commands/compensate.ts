@@ -67,7 +67,13 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
         this.log(choice === 'none' ? 'No task matches: nothing to do.' : 'Nothing changed.');
         return undefined;
       }
-      Object.assign(request, { ids: choice.ids, action: choice.action, reason: choice.reason, limit: 0 });
+      Object.assign(request, {
+        ids: choice.ids,
+        action: choice.action,
+        reason: choice.reason,
+        limit: 0,
+        skipEffectRefusals: true,
+      });
     }
     const bar = startBar(request.action, !this.jsonEnabled());
     const result = await untilStopped(

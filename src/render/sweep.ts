@@ -18,6 +18,12 @@ export function renderSweep(result: SweepResult): string {
       (result.lostRace ? `, ${result.lostRace} retried by another run first` : '') +
       (result.refused ? `, ${result.refused} refused` : ''),
   ];
+  if (result.effectRefused)
+    lines.push(
+      chalk.yellow(
+        `${result.effectRefused} not retried: their business effect is already there (diff rules; each audited as effect-refused). Check the rows; --force-effect retries them`,
+      ),
+    );
   const sections: Array<[string, SweepResult['results']]> = [
     ['Second failures (for a person)', result.results.filter((r) => r.outcome === 'second-failure')],
     ['Held (for a person)', result.results.filter((r) => r.outcome === 'held')],

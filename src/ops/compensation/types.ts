@@ -95,6 +95,11 @@ export interface CompensateRequest {
   queueConnections?: Record<string, QueueConnectionConfig>;
   /** How the audit rows name the change (default: the action and the row's event id); the sweep records `sweep-retry` and the job identity. */
   audit?: { action: string; eventId: (row: Row) => string | null };
+  /**
+   * Named ids that were picked from a list (the picker): a task refused for its effect is skipped,
+   * listed and audited, and the others go on; ids named on the command line move all or none.
+   */
+  skipEffectRefusals?: boolean;
   /** A retry checks each task's effect first (see EffectGate); without it, nothing is checked. */
   effects?: EffectGate;
   /** Polled between batches: true stops the run after the batch in hand (SIGINT). */

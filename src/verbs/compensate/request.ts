@@ -147,7 +147,7 @@ export function compensateOutcome(
   request: CompensateRequest,
   result: CompensateResult,
 ): { exit: ExitCodeValue; message?: string } {
-  if (result.refused > 0 && request.ids)
+  if (result.refused > (request.skipEffectRefusals ? (result.effect?.refused ?? 0) : 0) && request.ids)
     return {
       exit: ExitCode.couldNotRun,
       message: `nothing was changed: ${result.refused} of the named tasks cannot take ${request.action} (see the reasons above)${result.effect?.refused ? `; ${result.effect.refused} because their effect is already there: check the business rows, then pass --force-effect to retry anyway` : ''}`,
