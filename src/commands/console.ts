@@ -8,6 +8,7 @@ import { usageError } from '../errors.js';
 import { countFlag } from '../flags.js';
 import { writeErr } from '../render/terminal.js';
 import { defaultOperator } from '../ops/operator.js';
+import { effectGate } from '../ops/effect/index.js';
 
 export interface ConsoleResult {
   url: string;
@@ -51,6 +52,16 @@ export default class Console extends BaseCommand<typeof Console> {
         readOnly,
         diff: diffPages(this.context, source),
         queues: queuePages(this.context),
+        effects: (force) =>
+          effectGate(
+            source,
+            {
+              rules: this.context.config.rules,
+              sourceDsn: this.context.dsn(choice),
+              openExtra: (dsn) => this.context.openExtra(dsn),
+            },
+            force,
+          ),
       },
       this.flags.port,
     );

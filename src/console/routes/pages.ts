@@ -6,6 +6,7 @@ import { snapshotHistory } from '../../verbs/queues/index.js';
 import { allTrends } from '../../verbs/report/index.js';
 import { capabilityNotes, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
+import { effectsOf } from '../../verbs/compensate/index.js';
 import { sampleTasks } from '../bulk-sample.js';
 import type { ConsoleDeps } from '../deps.js';
 import type { ConsoleEnv } from '../env.js';
@@ -86,7 +87,18 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
   app.get('/tasks/:id', async (c) => {
     const shown = await showTask(source, c.req.param('id'));
     const frame = frameFor(c, deps, state, { title: `Task ${shown.task.id}`, nav: '' });
-    const body = detailBody({ shown, actions: actionsFor(deps, shown.task.status), csrf: frame.csrf });
+    const actions = actionsFor(deps, shown.task.status);
+    const effect =
+      actions.includes('retry') && deps.effects
+        ? (await effectsOf(source, deps.effects(false), [shown.task.id])).get(String(shown.task.id))
+        : undefined;
+    const body = detailBody({
+      shown,
+      actions,
+      csrf: frame.csrf,
+      effect,
+      confirmEffect: c.req.query('confirm') === 'effect',
+    });
     return c.html(page(frame, body));
   });
 
@@ -94,12 +106,20 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const run = state.bulk.get(c.req.param('id'));
     if (!run) return notFoundPage(c);
     const sample = run.state === 'preview' ? await sampleTasks(source, run.ids) : [];
+    const effects =
+      run.action === 'retry' && deps.effects && sample.length
+        ? await effectsOf(
+            source,
+            deps.effects(false),
+            sample.map((t) => t.id),
+          )
+        : undefined;
     const frame = frameFor(c, deps, state, {
       title: 'Bulk action',
       nav: run.query.list,
       refreshSeconds: run.state === 'running' ? 1 : undefined,
     });
-    return c.html(page(frame, bulkBody(run, sample, frame.csrf)));
+    return c.html(page(frame, bulkBody(run, sample, frame.csrf, effects)));
   });
 
   app.get('/audit', async (c) => {

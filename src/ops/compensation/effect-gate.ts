@@ -1,4 +1,4 @@
-import { effectBlocksRetry, effectRefusal, type TaskEffect } from '../../core/effect.js';
+import { effectBlocksRetry, effectRefusal, effectRows, type TaskEffect } from '../../core/effect.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import type { AuditInsert } from '../../db/port/index.js';
@@ -111,7 +111,7 @@ export function gateAudits(
       afterJson: JSON.stringify({ effect: d.effect }),
       reason:
         gate === 'refused'
-          ? `retry refused: ${d.item?.reason ?? ''}`
+          ? `retry refused, effect ${d.effect?.state ?? '?'}: ${d.effect ? effectRows(d.effect) : ''}`
           : `retried past the effect (${d.effect?.state ?? '?'}): ${request.reason ?? 'no reason given'}`,
       runId: request.runId,
     }));
