@@ -96,7 +96,9 @@ export class EffectChecker {
           chunk,
         );
         for (const c of counted) rowsByKey.set(String(c.k), Number(c.n));
-        for (const t of await store.diff.taskKeyCounts(q ?? this.source.db, target.task, chunk))
+        // Only a key with business rows needs its tasks counted (no row: missing, whatever they are).
+        const withRows = chunk.filter((k) => rowsByKey.has(k));
+        for (const t of await store.diff.taskKeyCounts(q ?? this.source.db, target.task, withRows))
           tasksByKey.set(String(t.k), { tasks: Number(t.tasks), done: Number(t.done) });
       }
       for (const row of mine) {
