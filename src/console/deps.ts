@@ -22,7 +22,7 @@ export interface ConsoleDeps {
   readOnly: boolean;
   diff?: DiffPages;
   /** A retry's effect check over the configured diff rules; `force` retries past a present effect (audited). */
-  effects?: (force: boolean) => EffectGate;
+  effects?: (force: boolean) => EffectGate | undefined;
   /** The brokers' queues, when brokers are configured. */
   queues?: QueuePages;
 }

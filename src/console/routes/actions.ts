@@ -59,8 +59,10 @@ export function actionRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Ro
   });
 
   /** A retry's effect check (the second confirmation of the detail page forces it, audited). */
-  const effects = (action: CompensateAction, force: boolean) =>
-    action === 'retry' && deps.effects ? { effects: deps.effects(force) } : {};
+  const effects = (action: CompensateAction, force: boolean) => {
+    const gate = action === 'retry' ? deps.effects?.(force) : undefined;
+    return gate ? { effects: gate } : {};
+  };
 
   app.post('/tasks/:id/actions', async (c) => {
     const form = await c.req.parseBody();

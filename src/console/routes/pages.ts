@@ -88,10 +88,10 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const shown = await showTask(source, c.req.param('id'));
     const frame = frameFor(c, deps, state, { title: `Task ${shown.task.id}`, nav: '' });
     const actions = actionsFor(deps, shown.task.status);
-    const effect =
-      actions.includes('retry') && deps.effects
-        ? (await effectsOf(source, deps.effects(false), [shown.task.id])).get(String(shown.task.id))
-        : undefined;
+    const gate = actions.includes('retry') ? deps.effects?.(false) : undefined;
+    const effect = gate
+      ? (await effectsOf(source, gate, [shown.task.id])).get(String(shown.task.id))
+      : undefined;
     const body = detailBody({
       shown,
       actions,
@@ -106,14 +106,14 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const run = state.bulk.get(c.req.param('id'));
     if (!run) return notFoundPage(c);
     const sample = run.state === 'preview' ? await sampleTasks(source, run.ids) : [];
-    const effects =
-      run.action === 'retry' && deps.effects && sample.length
-        ? await effectsOf(
-            source,
-            deps.effects(false),
-            sample.map((t) => t.id),
-          )
-        : undefined;
+    const gate = run.action === 'retry' && sample.length ? deps.effects?.(false) : undefined;
+    const effects = gate
+      ? await effectsOf(
+          source,
+          gate,
+          sample.map((t) => t.id),
+        )
+      : undefined;
     const frame = frameFor(c, deps, state, {
       title: 'Bulk action',
       nav: run.query.list,

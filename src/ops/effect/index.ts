@@ -27,8 +27,13 @@ export function effectChecker(source: BoundSource, setup: EffectSetup): EffectCh
   );
 }
 
-/** The effect gate of a retry on this source; `force` retries tasks whose effect is there (audited). */
-export function effectGate(source: BoundSource, setup: EffectSetup, force: boolean): EffectGate {
+/**
+ * The effect gate of a retry on this source; `force` retries tasks whose effect is there (audited).
+ * Undefined when no diff rule could cover a task of the source: nothing to check, and a run's JSON
+ * stays as it was.
+ */
+export function effectGate(source: BoundSource, setup: EffectSetup, force: boolean): EffectGate | undefined {
   const checker = effectChecker(source, setup);
+  if (!checker.hasRules) return undefined;
   return { check: (rows, q) => checker.check(rows, q), force };
 }
