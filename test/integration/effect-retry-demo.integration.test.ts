@@ -169,6 +169,36 @@ describe('effect-aware retry on the demo sandbox', () => {
     expect(left.json.summary.byStatus.failed).toBe(unsettled.length);
   });
 
+  it('--now runs only the retried tasks: an unsettled coupon is not run again', async () => {
+    const coupons = idsOf(all, 'unsettled', 'coupon-applied');
+    const duplicatesBefore = idsOf(all, 'duplicate', 'coupon-applied');
+    const run = await runJson<Result & { dispatched?: { claimed: number; succeeded: number } }>(
+      [
+        'compensate',
+        '--action',
+        'retry',
+        '--status',
+        'failed',
+        '--biz-type',
+        'coupon',
+        '--now',
+        '--reason',
+        'coupon service is back',
+        '--yes',
+        ...config,
+      ],
+      { cwd, timeoutMs: 120_000 },
+    );
+    expect(run.json.effect?.refusedIds).toEqual(coupons);
+    expect(run.json.dispatched?.claimed).toBe(run.json.applied);
+    expect(run.json.dispatched?.succeeded).toBe(run.json.applied);
+    // Not run: still failed (a run through the sandbox's handler would have made them success).
+    for (const id of coupons) expect(await statusOf(id)).toBe('failed');
+    const after = await findings();
+    expect(idsOf(after, 'duplicate', 'coupon-applied')).toEqual(duplicatesBefore);
+    expect(idsOf(after, 'unsettled', 'coupon-applied')).toEqual(coupons);
+  });
+
   it('the picker shows each task’s effect and leaves out the unsettled ones, audited', async () => {
     const coupons = idsOf(all, 'unsettled', 'coupon-applied');
     const screen = await driveCompensate(
