@@ -159,7 +159,7 @@ async function main() {
     '',
     `- the check found ${int(refused)} of ${int(ROWS)} tasks with their effect present (expected ${int(Math.floor(ROWS / 3))})`,
     `- the check's own cost: ${(ruledS - plainS).toFixed(2)} s for ${int(ROWS)} tasks, ${((ruledS - plainS) / Math.max(0.001, rawS)).toFixed(1)}× the raw baseline; the whole dry run with the check: ${(ruledS / Math.max(0.001, plainS)).toFixed(2)}× the one without`,
-    "- the check runs two statements per rule and 500 keys of a batch (the business rows by key, the rule's tasks by key), never one per task",
+    "- the check runs at most two statements per rule and 500 keys of a batch (the business rows by key; the rule's tasks by key, for keys with rows), never one per task",
     '- the machine was shared with other work while this ran: read the ratios, not the absolute figures',
   ].join('\n');
   updateSection(values.out, 'effect-check', body);

@@ -9,8 +9,9 @@ import { runCli } from '../support/cli.js';
 import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 
 /**
- * The effect check of a bulk retry batches its lookups: for thousands of tasks, two statements per
- * rule and 500 keys (business rows by key, the rule's tasks by key), never one per task; and each
+ * The effect check of a bulk retry batches its lookups: for thousands of tasks, at most two
+ * statements per rule and 500 keys (business rows by key; the rule's tasks by key, for keys with
+ * rows), never one per task; and each
  * task's state is what its business rows say (0 missing, 1 present, 2+ duplicated). On every engine.
  */
 const TASKS = 2_400;
