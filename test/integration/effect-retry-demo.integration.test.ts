@@ -240,5 +240,13 @@ describe('effect-aware retry on the demo sandbox', () => {
     expect(await audited('effect-refused')).toEqual(coupons);
     const text = await runCli(['sweep', '--source', 'tasks', '--dry-run', ...config], { cwd });
     expect(text.stdout).toContain(`${coupons.length} not retried: their business effect is already there`);
+    // --force-effect: the sweep retries them, each audited as forced.
+    const forced = await runJson<{ retried: number; effectRefused: number }>(
+      ['sweep', '--source', 'tasks', '--force-effect', ...config],
+      { cwd },
+    );
+    expect(forced.json).toMatchObject({ retried: coupons.length, effectRefused: 0 });
+    expect(await audited('effect-forced')).toEqual(coupons);
+    for (const id of coupons) expect(await statusOf(id)).toBe('pending');
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +48,13 @@ describe.each(TEST_ENGINES)('retry checks the effect first (%s)', (engine) => {
   beforeAll(async () => {
     db = await createEngineDb(engine, 'effect_retry');
     cwd = mkdtempSync(join(tmpdir(), 'taskrecon-effect-'));
+    // The points rule's business table lives in another database (business.db): a SQLite file.
+    const pointsFile = join(cwd, 'points.sqlite');
+    const points = new Database(pointsFile);
+    points.exec(
+      "CREATE TABLE user_points (order_id TEXT NOT NULL); INSERT INTO user_points VALUES ('o-pts');",
+    );
+    points.close();
     writeFileSync(
       join(cwd, 'taskrecon.config.yaml'),
       `db: ${db.dsn}
@@ -54,6 +62,7 @@ sources:
   tasks: { profile: async-task, default: true }
 rules:
   - { name: coupon-issued, bizType: coupon, business: { table: user_coupon, key: order_id, where: "kind = 'issued'" } }
+  - { name: points-granted, bizType: points, business: { table: user_points, key: order_id, db: "sqlite:${pointsFile}" } }
 `,
     );
     expect((await runCli(['init'], { cwd })).code).toBe(0);
@@ -66,6 +75,7 @@ rules:
       ['sms', 'o-sms', 3],
       ['coupon', 'o-void', 3],
       ['coupon', 'o-done', 2],
+      ['points', 'o-pts', 3],
     ];
     for (const [bizType, bizId, s] of seed) {
       await db.run(
@@ -107,12 +117,14 @@ rules:
     expect(state('o-sms')).toBe('no-rule');
     // The rule's `where` applies: a void coupon is no effect.
     expect(state('o-void')).toBe('missing');
+    // A rule whose business table is in another database.
+    expect(state('o-pts')).toBe('present');
     expect(json.effect).toMatchObject({
-      present: 1,
+      present: 2,
       duplicated: 1,
       missing: 2,
       noRule: 1,
-      refused: 2,
+      refused: 3,
       forced: 0,
     });
     expect(await db.rows('SELECT COUNT(*) AS n FROM taskrecon_audit')).toEqual([{ n: 0 }]);
@@ -143,23 +155,27 @@ rules:
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(
       new RegExp(
-        `not retried, effect already there \\(2, each audited as effect-refused\\): ${ids['o-present']}, ${ids['o-dup']}`,
+        `not retried, effect already there \\(3, each audited as effect-refused\\): ${ids['o-present']}, ${ids['o-dup']}, ${ids['o-pts']}`,
       ),
     );
     for (const bizId of ['o-missing', 'o-sms', 'o-void']) expect(await status(ids[bizId] as number)).toBe(0);
-    for (const bizId of ['o-present', 'o-dup']) expect(await status(ids[bizId] as number)).toBe(3);
+    for (const bizId of ['o-present', 'o-dup', 'o-pts']) expect(await status(ids[bizId] as number)).toBe(3);
     expect((await audits('retry')).map((a) => Number(a.task_id)).sort()).toEqual(
       [ids['o-missing'], ids['o-sms'], ids['o-void']].sort(),
     );
     const refused = await audits('effect-refused');
-    expect(refused.slice(1).map((a) => Number(a.task_id))).toEqual([ids['o-present'], ids['o-dup']]);
+    expect(refused.slice(1).map((a) => Number(a.task_id))).toEqual([
+      ids['o-present'],
+      ids['o-dup'],
+      ids['o-pts'],
+    ]);
     expect(JSON.parse(refused[2]?.after_json ?? '{}')).toMatchObject({ effect: { state: 'duplicated' } });
-    // The same selection again in JSON: the two are listed, nothing else is left to retry.
+    // The same selection again in JSON: the three are listed, nothing else is left to retry.
     const again = await runJson<Result>(['compensate', '--action', 'retry', '--status', 'failed', '--yes'], {
       cwd,
     });
     expect(again.json.applied).toBe(0);
-    expect(again.json.effect?.refusedIds.map(Number)).toEqual([ids['o-present'], ids['o-dup']]);
+    expect(again.json.effect?.refusedIds.map(Number)).toEqual([ids['o-present'], ids['o-dup'], ids['o-pts']]);
   });
 
   it('--force-effect retries past a present effect, audited as forced; only with retry', async () => {
