@@ -89,8 +89,9 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const frame = frameFor(c, deps, state, { title: `Task ${shown.task.id}`, nav: '' });
     const actions = actionsFor(deps, shown.task.status);
     const gate = actions.includes('retry') ? deps.effects?.(false) : undefined;
+    // A rule that cannot be read leaves the page as it was; the retry itself then says what is wrong.
     const effect = gate
-      ? (await effectsOf(source, gate, [shown.task.id])).get(String(shown.task.id))
+      ? (await effectsOf(source, gate, [shown.task.id]).catch(() => undefined))?.get(String(shown.task.id))
       : undefined;
     const body = detailBody({
       shown,
@@ -112,7 +113,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
           source,
           gate,
           sample.map((t) => t.id),
-        )
+        ).catch(() => undefined)
       : undefined;
     const frame = frameFor(c, deps, state, {
       title: 'Bulk action',
