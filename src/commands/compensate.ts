@@ -9,6 +9,7 @@ import {
   compensateRequest,
   type CompensateResult,
   runCompensate,
+  effectSetup,
 } from '../verbs/compensate/index.js';
 import { renderCompensate, startBar } from '../render/compensate.js';
 import { writeErr } from '../render/terminal.js';
@@ -48,11 +49,7 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
       queueConnections: this.context.source().config.queue?.connections,
       json: this.jsonEnabled(),
       tty: Boolean(process.stdin.isTTY && process.stdout.isTTY),
-      effects: {
-        rules: this.context.config.rules,
-        sourceDsn: this.context.dsn(this.context.source()),
-        openExtra: (dsn) => this.context.openExtra(dsn),
-      },
+      effects: effectSetup(this.context),
     });
     if (interactive) {
       // Loaded only here: the prompt library is not needed by scripted runs.

@@ -1,6 +1,13 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { auditDdl, notifyDdl, queueSnapshotDdl, taskTableDdl, type DdlProfile } from '../db/ddl.js';
+import {
+  alertClaimDdl,
+  auditDdl,
+  notifyDdl,
+  queueSnapshotDdl,
+  taskTableDdl,
+  type DdlProfile,
+} from '../db/ddl.js';
 import { ENGINE_NAMES, engineFor } from '../db/engines/registry.js';
 import { parseDsn } from '../db/dsn.js';
 import type { EngineName } from '../db/engines/types.js';
@@ -60,6 +67,7 @@ export default class Init extends BaseCommand<typeof Init> {
       ...(ownOnly ? [] : taskTableDdl(targetDialect, profile as DdlProfile, choice.profile.table)),
       ...auditDdl(targetDialect),
       ...notifyDdl(targetDialect),
+      ...alertClaimDdl(targetDialect),
       ...queueSnapshotDdl(targetDialect),
     ];
     if (this.flags.print) {
@@ -71,6 +79,7 @@ export default class Init extends BaseCommand<typeof Init> {
       ...(ownOnly ? [] : [choice.profile.table]),
       'taskrecon_audit',
       'taskrecon_notify',
+      'taskrecon_alert_claim',
       'taskrecon_queue_snapshot',
     ];
     const existing = new Set<string>();

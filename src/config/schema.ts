@@ -163,6 +163,8 @@ export const configSchema = z.strictObject({
   db: z.string().optional(),
   passwordFile: z.string().optional(),
   appTimeZone: z.string().optional(),
+  /** Who acts, for the audit, in the console and every command (TASKRECON_OPERATOR and --operator win). */
+  operator: z.string().min(1).optional(),
   connectTimeout: duration.optional(),
   /** A read replica: read-only commands read from it, writes go to `db`. */
   readDb: z.string().optional(),

@@ -2,6 +2,7 @@ import type { BoundSource } from '../db/bind-source.js';
 import type { EffectGate } from '../verbs/compensate/index.js';
 import type { RuleResult } from '../verbs/diff/index.js';
 import type { QueuePages } from './queue-pages.js';
+import type { VerdictSource } from './verdict-source.js';
 
 /** Runs one diff rule for the diff page (the command wires it to the configured rules). */
 export interface DiffPages {
@@ -25,4 +26,6 @@ export interface ConsoleDeps {
   effects?: (force: boolean) => EffectGate | undefined;
   /** The brokers' queues, when brokers are configured. */
   queues?: QueuePages;
+  /** The overview's verdict, as `report` computes it. */
+  verdict?: VerdictSource;
 }

@@ -11,6 +11,7 @@ export interface DialectDdl {
   jobRetries(t: string, table: string): string[];
   audit(t: string): string[];
   notify(t: string): string[];
+  alertClaim(t: string): string[];
   queueSnapshot(t: string): string[];
   /** The drills' effect table and processed-event table (names fixed by the caller). */
   referenceEffect(effect: string, processed: string): string[];

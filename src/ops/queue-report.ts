@@ -3,7 +3,7 @@ import { errorText } from './error-text.js';
 import { usageError } from '../errors.js';
 import { openBroker } from '../brokers/index.js';
 import type { BrokerConfig } from '../config/brokers.js';
-import type { BrokerClient, QueueStats } from '../brokers/types.js';
+import type { BrokerClient, QueueFinding, QueueStats } from '../brokers/types.js';
 
 /**
  * The broker half of `report`: one gauge row per queue of every configured broker, checked against
@@ -44,12 +44,16 @@ export interface QueueBreach {
   threshold: number;
 }
 
+export type QueueStatus = 'OK' | 'WARNING' | 'CRITICAL';
+
 /** `report --json` → `queues`. */
 export interface QueueReportSection {
-  status: 'OK' | 'WARNING' | 'CRITICAL';
+  status: QueueStatus;
   thresholds: QueueThresholds;
   queues: QueueGauge[];
   breaches: QueueBreach[];
+  /** The findings `queues` reports for the same brokers (its snapshot findings need its history). */
+  findings: QueueFinding[];
   /** Brokers that could not be reached, with why (the report goes on without them; status WARNING). */
   unreachable: Array<{ broker: string; message: string }>;
 }
@@ -120,6 +124,16 @@ export function queueBreaches(gauges: readonly QueueGauge[], thresholds: QueueTh
   return out;
 }
 
+/**
+ * The verdict of queue findings, the one `queues` exits with and `report` shows: CRITICAL when one
+ * is crit, WARNING when one is warn, else OK. Pure.
+ */
+export function findingsStatus(findings: readonly Pick<QueueFinding, 'level'>[]): QueueStatus {
+  if (findings.some((f) => f.level === 'crit')) return 'CRITICAL';
+  if (findings.some((f) => f.level === 'warn')) return 'WARNING';
+  return 'OK';
+}
+
 /** Inspects every configured broker for `report`; undefined when there are none. */
 export async function reportQueues(
   config: TaskreconConfig,
@@ -128,13 +142,21 @@ export async function reportQueues(
   const brokers = Object.entries(config.brokers ?? {});
   if (brokers.length === 0) return undefined;
   const thresholds = queueThresholds((config.report?.thresholds as { queues?: Input } | undefined)?.queues);
-  const section: QueueReportSection = { status: 'OK', thresholds, queues: [], breaches: [], unreachable: [] };
+  const section: QueueReportSection = {
+    status: 'OK',
+    thresholds,
+    queues: [],
+    breaches: [],
+    findings: [],
+    unreachable: [],
+  };
   for (const [name, brokerConfig] of brokers) {
     let broker: BrokerClient | undefined;
     try {
       broker = await open(name, brokerConfig);
-      const { report } = await broker.inspect({ peek: 0, nowEpoch: Date.now() / 1000 });
+      const { report, findings } = await broker.inspect({ peek: 0, nowEpoch: Date.now() / 1000 });
       section.queues.push(...report.queues.map((q) => gaugeOf(name, q)));
+      section.findings.push(...findings);
     } catch (error) {
       section.unreachable.push({ broker: name, message: errorText(error).message });
     } finally {
@@ -142,10 +164,8 @@ export async function reportQueues(
     }
   }
   section.breaches = queueBreaches(section.queues, thresholds);
-  section.status = section.breaches.some((b) => b.level === 'crit')
-    ? 'CRITICAL'
-    : section.breaches.length || section.unreachable.length
-      ? 'WARNING'
-      : 'OK';
+  // Breaches and findings judged alike, so `report` never says OK while `queues` warns.
+  const unreachable = section.unreachable.map(() => ({ level: 'warn' as const }));
+  section.status = findingsStatus([...section.breaches, ...section.findings, ...unreachable]);
   return section;
 }

@@ -13,14 +13,14 @@ import {
 
 export default class Queues extends BaseCommand<typeof Queues> {
   static override summary =
-    'Inspect the queues of Redis and RabbitMQ brokers: counts, ages, findings. Read-only.';
+    'Inspect the queues of Redis and RabbitMQ brokers: counts, ages, findings; `queues move` and `queues recover` repair them.';
   static override description =
     'Counts ready, delayed, overdue, reserved and expired jobs per queue (Redis: LLEN / ZCARD / ZCOUNT after a SCAN ' +
     'of the key layout, never KEYS; RabbitMQ: the management API) and reports what needs a person: delayed jobs ' +
     'nobody migrates, reservations of dead workers, queues nobody consumes, a Redis without persistence or with an ' +
     'evicting memory policy, dead-letter wiring that drops messages. Exit 1 on a warning, 2 on a critical finding, ' +
     '3 when a broker cannot be reached. Snapshots for stale-queue go to taskrecon_queue_snapshot (with a database) ' +
-    'or to --state FILE.';
+    'or to --state FILE. Inspecting changes no job; `queues move` and `queues recover` move jobs, audited.';
   static override examples = [
     '<%= config.bin %> queues',
     '<%= config.bin %> queues --broker redis-main --json',

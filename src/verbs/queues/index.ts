@@ -14,6 +14,7 @@ import {
   type SnapshotStore,
 } from '../../brokers/snapshots.js';
 import type { BrokerClient, QueueFinding, QueuesResult } from '../../brokers/types.js';
+import { findingsStatus } from '../../ops/queue-report.js';
 
 export * from './request.js';
 export { snapshotHistory, type SnapshotRow } from './history.js';
@@ -21,6 +22,7 @@ export { brokerFlags, moveFlags, peekFlag, rabbitMoveFlags } from './flags.js';
 export { runMove, runRecover, type MoveOptions, type RecoverResult } from './move.js';
 export { confirmMoveOrStop, moveOptionsOf, stoppedEarly, type MoveFlagValues } from './move-request.js';
 export {
+  findingsStatus,
   reportQueues,
   type QueueBreach,
   type QueueGauge,
@@ -79,12 +81,12 @@ export async function inspectQueues(request: QueuesRequest): Promise<QueuesResul
   return result;
 }
 
-/** 2 when a finding is crit, 1 when one is warn, else 0. */
+/** 2 when a finding is crit, 1 when one is warn, else 0: the verdict `report` shows for the queues. */
 export function exitFor(findings: readonly QueueFinding[]): ExitCodeValue {
-  if (findings.some((f) => f.level === 'crit')) return ExitCode.critical;
-  if (findings.some((f) => f.level === 'warn')) return ExitCode.findings;
-  return ExitCode.ok;
+  return STATUS_EXIT[findingsStatus(findings)];
 }
+
+const STATUS_EXIT = { OK: ExitCode.ok, WARNING: ExitCode.findings, CRITICAL: ExitCode.critical } as const;
 
 /** Whether a database is given (flags, environment, config): snapshots and audit rows go there. */
 export function databaseGiven(context: Context): boolean {

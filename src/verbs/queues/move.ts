@@ -149,9 +149,9 @@ function movedBeforeFor(
 }
 
 /** What every audit row of one move or recover run says besides the job. */
-function auditMeta(input: MoveOptions, action: string, broker: string) {
+function auditMeta(context: Context, input: MoveOptions, action: string, broker: string) {
   return {
-    operator: input.operator ?? defaultOperator(),
+    operator: input.operator ?? defaultOperator(context.env, context.config.operator),
     host: hostname(),
     action,
     broker,
@@ -188,7 +188,7 @@ export async function runMove(
   const db = await auditDb(context, input.dryRun);
   const broker = await openBroker(choice.name, choice.config);
   try {
-    const meta = auditMeta(input, 'queue-move', choice.name);
+    const meta = auditMeta(context, input, 'queue-move', choice.name);
     return await untilStopped(
       () => say(STOPPING),
       (shouldStop) =>
@@ -235,7 +235,7 @@ export async function runRecover(
       );
     }
     const recover = broker.recover.bind(broker);
-    const meta = auditMeta(input, 'queue-recover', choice.name);
+    const meta = auditMeta(context, input, 'queue-recover', choice.name);
     const results = await untilStopped(
       () => say(STOPPING),
       (shouldStop) =>

@@ -73,6 +73,16 @@ export const mysqlDdl: DialectDdl = {
   PRIMARY KEY (source, target)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
   ],
+  alertClaim: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  task_table VARCHAR(191) NOT NULL,
+  event_id VARCHAR(191) NOT NULL COMMENT 'the job identity the alert is about',
+  run_id VARCHAR(40) NOT NULL COMMENT 'the sweep that claimed it',
+  claimed_at BIGINT NOT NULL COMMENT 'epoch seconds, database clock',
+  sent TINYINT NOT NULL DEFAULT 0 COMMENT '1 once a target took the message',
+  PRIMARY KEY (task_table, event_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ],
   queueSnapshot: (t) => [
     `CREATE TABLE IF NOT EXISTS ${t} (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,

@@ -71,6 +71,16 @@ export const sqliteDdl: DialectDdl = {
   PRIMARY KEY (source, target)
 )`,
   ],
+  alertClaim: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  task_table VARCHAR(191) NOT NULL,
+  event_id VARCHAR(191) NOT NULL,
+  run_id VARCHAR(40) NOT NULL,
+  claimed_at BIGINT NOT NULL,
+  sent SMALLINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (task_table, event_id)
+)`,
+  ],
   queueSnapshot: (t) => [
     `CREATE TABLE IF NOT EXISTS ${t} (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
