@@ -2,7 +2,8 @@ import type { CompensateResult } from '../verbs/compensate/index.js';
 import { auditRunCommand } from './paste.js';
 import { colorStatus } from './scan.js';
 import { renderTable } from './table.js';
-import { chalk, isStderrTty, oneLine } from './terminal.js';
+import { hangingIndent } from './fit.js';
+import { chalk, isStderrTty, oneLine, tableWidth } from './terminal.js';
 
 /** On a terminal, at most this many result rows are listed (the audit log has every change). */
 const SHOWN_ROWS = 50;
@@ -30,24 +31,35 @@ function colorEffect(state: string | undefined): string {
 
 /** The effect check's line, and the tasks it kept from a retry (or let through with --force-effect). */
 export function renderEffectSummary(e: NonNullable<CompensateResult['effect']>, dryRun: boolean): string[] {
+  // On a terminal each line wraps under itself; piped, one line each.
+  const width = tableWidth();
+  const wrap = (text: string) => hangingIndent('', text, width, 2);
   const out = [
-    `effect (diff rules): ${e.missing} missing, ${e.present} present, ${e.duplicated} duplicated, ${e.noRule} no rule`,
+    wrap(
+      `effect (diff rules): ${e.missing} missing, ${e.present} present, ${e.duplicated} duplicated, ${e.noRule} no rule`,
+    ),
   ];
   if (e.refused > 0) {
     const ids = e.refusedIds.map(String).join(', ');
     out.push(
       chalk.yellow(
-        `not retried, effect already there (${e.refused.toLocaleString('en-US')}${dryRun ? '' : ', each audited as effect-refused'}): ${ids}${e.refused > e.refusedIds.length ? ' …' : ''}`,
+        wrap(
+          `not retried, effect already there (${e.refused.toLocaleString('en-US')}${dryRun ? '' : ', each audited as effect-refused'}): ${ids}${e.refused > e.refusedIds.length ? ' …' : ''}`,
+        ),
       ),
       chalk.dim(
-        'check their business rows (`taskrecon show ID`); to retry them anyway add --force-effect (audited)',
+        wrap(
+          'check their business rows (`taskrecon show ID`); to retry them anyway add --force-effect (audited)',
+        ),
       ),
     );
   }
   if (e.forced > 0)
     out.push(
       chalk.red(
-        `retried although the effect is there (--force-effect): ${e.forced.toLocaleString('en-US')}, each audited as effect-forced`,
+        wrap(
+          `retried although the effect is there (--force-effect): ${e.forced.toLocaleString('en-US')}, each audited as effect-forced`,
+        ),
       ),
     );
   return out;

@@ -2,7 +2,8 @@ import type { CreateMissingResult } from '../verbs/diff/index.js';
 import type { SecondFailureRow, SweepResult } from '../verbs/sweep/index.js';
 import { auditRunCommand } from './paste.js';
 import { heading, renderTable } from './table.js';
-import { chalk } from './terminal.js';
+import { hangingIndent } from './fit.js';
+import { chalk, tableWidth } from './terminal.js';
 
 /** How many rows of each kind the text output lists (the JSON lists them all). */
 const LISTED = 50;
@@ -21,7 +22,12 @@ export function renderSweep(result: SweepResult): string {
   if (result.effectRefused)
     lines.push(
       chalk.yellow(
-        `${result.effectRefused} not retried: their business effect is already there (diff rules; each audited as effect-refused). Check the rows; --force-effect retries them`,
+        hangingIndent(
+          '',
+          `${result.effectRefused} not retried: their business effect is already there (diff rules; each audited as effect-refused). Check the rows; --force-effect retries them`,
+          tableWidth(),
+          2,
+        ),
       ),
     );
   const sections: Array<[string, SweepResult['results']]> = [
