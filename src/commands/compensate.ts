@@ -9,6 +9,7 @@ import {
   compensateRequest,
   type CompensateResult,
   runCompensate,
+  effectSetup,
 } from '../verbs/compensate/index.js';
 import { renderCompensate, startBar } from '../render/compensate.js';
 import { writeErr } from '../render/terminal.js';
@@ -48,6 +49,7 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
       queueConnections: this.context.source().config.queue?.connections,
       json: this.jsonEnabled(),
       tty: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      effects: effectSetup(this.context),
     });
     if (interactive) {
       // Loaded only here: the prompt library is not needed by scripted runs.
@@ -62,7 +64,13 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
         this.log(choice === 'none' ? 'No task matches: nothing to do.' : 'Nothing changed.');
         return undefined;
       }
-      Object.assign(request, { ids: choice.ids, action: choice.action, reason: choice.reason, limit: 0 });
+      Object.assign(request, {
+        ids: choice.ids,
+        action: choice.action,
+        reason: choice.reason,
+        limit: 0,
+        skipEffectRefusals: true,
+      });
     }
     const bar = startBar(request.action, !this.jsonEnabled());
     const result = await untilStopped(

@@ -10,6 +10,7 @@ import { usageError } from '../errors.js';
 import { countFlag } from '../flags.js';
 import { writeErr } from '../render/terminal.js';
 import { defaultOperator } from '../ops/operator.js';
+import { contextEffectGate } from '../verbs/compensate/index.js';
 
 export interface ConsoleResult {
   url: string;
@@ -67,6 +68,7 @@ export default class Console extends BaseCommand<typeof Console> {
         readOnly,
         diff: diffPages(this.context, source),
         queues: queuePages(this.context),
+        effects: (force) => contextEffectGate(this.context, source, force),
         verdict: verdictSource(this.context, source, choice.stuckAfterMs),
       },
       this.flags.port,

@@ -32,6 +32,10 @@ export default class Sweep extends BaseCommand<typeof Sweep> {
     notify: Flags.boolean({ summary: 'Alert second failures (once per job) to report.notify webhooks.' }),
     webhook: Flags.string({ summary: 'An extra alert target KIND=URL (with --notify).', multiple: true }),
     operator: Flags.string({ summary: 'Who the audit names (default: sweep:OS user@host).' }),
+    'force-effect': Flags.boolean({
+      summary:
+        'Also retry rows whose business effect the diff rules find already there (present or duplicated), each audited as forced.',
+    }),
     quiet: Flags.boolean({
       char: 'q',
       summary: 'Print nothing unless something needs a person (second failures, holds, refusals).',
@@ -45,6 +49,7 @@ export default class Sweep extends BaseCommand<typeof Sweep> {
       notify: this.flags.notify,
       webhooks: this.flags.webhook ?? [],
       operator: this.flags.operator,
+      forceEffect: this.flags['force-effect'],
     });
     const result = await runSweep({ ...request, paste: withPasteConnection });
     // Under --quiet a run that needs nobody prints nothing, connection warnings included.

@@ -1,4 +1,5 @@
 import type { BoundSource } from '../db/bind-source.js';
+import type { EffectGate } from '../verbs/compensate/index.js';
 import type { RuleResult } from '../verbs/diff/index.js';
 import type { QueuePages } from './queue-pages.js';
 import type { VerdictSource } from './verdict-source.js';
@@ -21,6 +22,8 @@ export interface ConsoleDeps {
   host: string;
   readOnly: boolean;
   diff?: DiffPages;
+  /** A retry's effect check over the configured diff rules; `force` retries past a present effect (audited). */
+  effects?: (force: boolean) => EffectGate | undefined;
   /** The brokers' queues, when brokers are configured. */
   queues?: QueuePages;
   /** The overview's verdict, as `report` computes it. */

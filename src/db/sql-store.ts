@@ -60,6 +60,7 @@ import {
   taskWeights,
 } from './sql/diff-merge.js';
 import { withReadOnly } from './sql/diff-readonly.js';
+import { businessRowCounts, taskKeyCounts } from './sql/effect.js';
 import { bizTypeHasTasks, columnCollation, integerPrimaryKey, probeWhere } from './sql/diff-schema.js';
 import {
   businessKeyBound,
@@ -242,6 +243,8 @@ export const sqlStore: Store = {
     taskRows,
     businessRows,
     nullKeyTasks,
+    businessRowCounts,
+    taskKeyCounts,
   },
   sandbox: {
     isDemoSandbox,

@@ -1,5 +1,5 @@
 import { valueAtPath } from '../core/json-path.js';
-import type { LogicalStatus, TaskId } from '../core/task.js';
+import type { LogicalField, LogicalStatus, TaskId } from '../core/task.js';
 import type { TaskSql } from '../db/task-sql.js';
 import { toId } from '../db/task-sql.js';
 import type { Row } from '../db/types.js';
@@ -39,7 +39,12 @@ function text(value: unknown): string | null {
 }
 
 export function rowEventId(sql: TaskSql, row: Row): string | null {
-  const ref = sql.profile.fields.eventId;
+  return rowField(sql, row, 'eventId');
+}
+
+/** A logical field of a whole row as text (a column, or a path in a JSON column); null when absent. */
+export function rowField(sql: TaskSql, row: Row, field: LogicalField): string | null {
+  const ref = sql.profile.fields[field];
   if (!ref) return null;
   if ('column' in ref) return text(column(row, ref.column));
   const json = column(row, ref.json);

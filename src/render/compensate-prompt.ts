@@ -12,6 +12,7 @@ import {
 import { showTask } from '../verbs/show/index.js';
 import { renderShow } from './show.js';
 import { oneLine } from './terminal.js';
+import { effectBlocksRetry, effectRows, type TaskEffect } from '../core/effect.js';
 
 /** The picker lists at most this many tasks to page through; more is a job for "all matching" or filters. */
 export const MAX_PICKABLE = 5000;
@@ -26,7 +27,12 @@ export const MAX_FROZEN = 20_000;
  */
 export interface PickerInput {
   /** The matches an action would move (the first `limit`, default a page) and how many there are in all. */
-  load(action: CompensateAction, limit?: number): Promise<{ tasks: Task[]; matched: number }>;
+  load(
+    action: CompensateAction,
+    limit?: number,
+  ): Promise<{ tasks: Task[]; matched: number; effects?: Map<string, TaskEffect> }>;
+  /** --force-effect: tasks whose effect is there are retried too (audited). */
+  forceEffect?: boolean;
   action?: CompensateAction;
   /** The actions the source's profile allows (the menu offers only these; default all). */
   actions?: readonly CompensateAction[];
@@ -78,21 +84,24 @@ export async function pickInteractively(
   }
   let ids: TaskId[] | undefined;
   let count: number;
+  let effects = first.effects;
   if (all) {
     // The selection is frozen here (the ids the confirmation counts), unless it is too large to hold.
-    ids = matched <= MAX_FROZEN ? (await options.load(action, matched)).tasks.map((t) => t.id) : undefined;
+    const frozen = matched <= MAX_FROZEN ? await options.load(action, matched) : undefined;
+    ids = frozen?.tasks.map((t) => t.id);
+    effects = frozen?.effects ?? effects;
     count = ids?.length ?? matched;
   } else {
-    const tasks =
-      matched > first.tasks.length
-        ? (await options.load(action, Math.min(matched, MAX_PICKABLE))).tasks
-        : first.tasks;
+    const listed =
+      matched > first.tasks.length ? await options.load(action, Math.min(matched, MAX_PICKABLE)) : first;
+    const tasks = listed.tasks;
+    effects = listed.effects;
     ids = await checkbox<TaskId>({
       message: `Tasks to ${action} (space toggles, a toggles all, enter accepts)`,
       choices: tasks.map((t) => ({
         value: t.id,
         checked: options.preselected,
-        name: `${String(t.id).padEnd(8)} ${(t.bizType ?? '').padEnd(14).slice(0, 14)} ${(t.bizId ?? '').padEnd(16).slice(0, 16)} ${t.status.padEnd(11)} ${oneLine(t.lastError, 60)}`,
+        name: `${String(t.id).padEnd(8)} ${(t.bizType ?? '').padEnd(14).slice(0, 14)} ${(t.bizId ?? '').padEnd(16).slice(0, 16)} ${t.status.padEnd(11)} ${effects ? `effect ${(effects.get(String(t.id))?.state ?? '?').padEnd(10)} ` : ''}${oneLine(t.lastError, 60)}`,
       })),
       pageSize: 15,
       loop: false,
@@ -125,6 +134,8 @@ export async function pickInteractively(
           ? true
           : 'a reason is required by the config (compensate.requireReason)',
     }));
+  const blocked = effectWarning(ids, effects, options.forceEffect === true);
+  if (blocked) write(blocked);
   const yes = await confirm({
     message: all
       ? `Apply ${action} to all ${count} matching tasks of ${options.sourceName}?`
@@ -133,6 +144,25 @@ export async function pickInteractively(
   });
   if (!yes) return undefined;
   return { ids, action, reason: reason.trim() === '' ? null : reason.trim() };
+}
+
+/** What the confirmation must know about picked tasks whose effect is already there. */
+function effectWarning(
+  ids: readonly TaskId[] | undefined,
+  effects: Map<string, TaskEffect> | undefined,
+  force: boolean,
+): string | undefined {
+  if (!ids || !effects) return undefined;
+  const blocked = ids.flatMap((id) => {
+    const effect = effects.get(String(id));
+    return effect && effectBlocksRetry(effect)
+      ? [`  ${String(id)}: ${effect.state}, ${effectRows(effect)}`]
+      : [];
+  });
+  if (blocked.length === 0) return undefined;
+  return force
+    ? `--force-effect: ${blocked.length} picked task(s) have their effect already there and will be retried anyway (audited as effect-forced):\n${blocked.join('\n')}`
+    : `${blocked.length} picked task(s) have their effect already there: they will not be retried (each audited as effect-refused; --force-effect retries them):\n${blocked.join('\n')}`;
 }
 
 /** How many matches the picker lists at most. */
@@ -153,6 +183,7 @@ export function pickForRequest(
       preselected: request.ids !== undefined,
       reason: request.reason ?? undefined,
       reasonRequired: ask.reasonRequired,
+      forceEffect: request.effects?.force,
       sourceName: source.name,
       detail: async (id) => renderShow(await showTask(source, String(id)), { full: false }),
     },

@@ -2,7 +2,8 @@ import type { CompensateResult } from '../verbs/compensate/index.js';
 import { auditRunCommand } from './paste.js';
 import { colorStatus } from './scan.js';
 import { renderTable } from './table.js';
-import { chalk, isStderrTty, oneLine } from './terminal.js';
+import { hangingIndent } from './fit.js';
+import { chalk, isStderrTty, oneLine, tableWidth } from './terminal.js';
 
 /** On a terminal, at most this many result rows are listed (the audit log has every change). */
 const SHOWN_ROWS = 50;
@@ -16,6 +17,53 @@ const OUTCOME_COLOR: Record<string, (s: string) => string> = {
   refused: chalk.red,
   skipped: chalk.yellow,
 };
+
+const EFFECT_COLOR: Record<string, (s: string) => string> = {
+  present: chalk.red,
+  duplicated: chalk.red,
+  missing: chalk.green,
+  'no-rule': chalk.dim,
+};
+
+function colorEffect(state: string | undefined): string {
+  return state ? (EFFECT_COLOR[state] ?? String)(state) : '—';
+}
+
+/** The effect check's line, and the tasks it kept from a retry (or let through with --force-effect). */
+export function renderEffectSummary(e: NonNullable<CompensateResult['effect']>, dryRun: boolean): string[] {
+  // On a terminal each line wraps under itself; piped, one line each.
+  const width = tableWidth();
+  const wrap = (text: string) => hangingIndent('', text, width, 2);
+  const out = [
+    wrap(
+      `effect (diff rules): ${e.missing} missing, ${e.present} present, ${e.duplicated} duplicated, ${e.noRule} no rule`,
+    ),
+  ];
+  if (e.refused > 0) {
+    const ids = e.refusedIds.map(String).join(', ');
+    out.push(
+      chalk.yellow(
+        wrap(
+          `not retried, effect already there (${e.refused.toLocaleString('en-US')}${dryRun ? '' : ', each audited as effect-refused'}): ${ids}${e.refused > e.refusedIds.length ? ' …' : ''}`,
+        ),
+      ),
+      chalk.dim(
+        wrap(
+          'check their business rows (`taskrecon show ID`); to retry them anyway add --force-effect (audited)',
+        ),
+      ),
+    );
+  }
+  if (e.forced > 0)
+    out.push(
+      chalk.red(
+        wrap(
+          `retried although the effect is there (--force-effect): ${e.forced.toLocaleString('en-US')}, each audited as effect-forced`,
+        ),
+      ),
+    );
+  return out;
+}
 
 /** The human view of a compensate run: one summary line, then the rows and why any were not changed. */
 export function renderCompensate(result: CompensateResult): string {
@@ -32,16 +80,23 @@ export function renderCompensate(result: CompensateResult): string {
       `${result.dryRun ? chalk.cyan(' (dry run: nothing written)') : ''}`,
   );
   if (result.results.length > 0) {
+    const withEffect = result.effect !== undefined;
     const rows = result.results
       .slice(0, SHOWN_ROWS)
       .map((r) => [
         String(r.id),
         r.from ? colorStatus(r.from) : '—',
         r.to ? colorStatus(r.to) : '—',
+        ...(withEffect ? [colorEffect(r.effect?.state)] : []),
         (OUTCOME_COLOR[r.outcome] ?? String)(r.outcome),
         oneLine(r.reason ?? '', 100),
       ]);
-    out.push(renderTable([{ title: 'id', fit: 'whole' }, 'from', 'to', 'outcome', 'why'], rows));
+    out.push(
+      renderTable(
+        [{ title: 'id', fit: 'whole' }, 'from', 'to', ...(withEffect ? ['effect'] : []), 'outcome', 'why'],
+        rows,
+      ),
+    );
     const more = result.results.length - SHOWN_ROWS + result.resultsOmitted;
     if (more > 0)
       out.push(
@@ -50,6 +105,7 @@ export function renderCompensate(result: CompensateResult): string {
         ),
       );
   }
+  if (result.effect) out.push(...renderEffectSummary(result.effect, result.dryRun));
   if (result.dispatched) {
     const d = result.dispatched;
     out.push(

@@ -2,7 +2,8 @@ import type { CreateMissingResult } from '../verbs/diff/index.js';
 import type { SecondFailureRow, SweepResult } from '../verbs/sweep/index.js';
 import { auditRunCommand } from './paste.js';
 import { heading, renderTable } from './table.js';
-import { chalk } from './terminal.js';
+import { hangingIndent } from './fit.js';
+import { chalk, tableWidth } from './terminal.js';
 
 /** How many rows of each kind the text output lists (the JSON lists them all). */
 const LISTED = 50;
@@ -18,6 +19,17 @@ export function renderSweep(result: SweepResult): string {
       (result.lostRace ? `, ${result.lostRace} retried by another run first` : '') +
       (result.refused ? `, ${result.refused} refused` : ''),
   ];
+  if (result.effectRefused)
+    lines.push(
+      chalk.yellow(
+        hangingIndent(
+          '',
+          `${result.effectRefused} not retried: their business effect is already there (diff rules; each audited as effect-refused). Check the rows; --force-effect retries them`,
+          tableWidth(),
+          2,
+        ),
+      ),
+    );
   const sections: Array<[string, SweepResult['results']]> = [
     ['Second failures (for a person)', result.results.filter((r) => r.outcome === 'second-failure')],
     ['Held (for a person)', result.results.filter((r) => r.outcome === 'held')],

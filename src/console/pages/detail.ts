@@ -1,5 +1,10 @@
 import type { AuditEntry } from '../../verbs/audit/index.js';
-import type { CompensateAction } from '../../verbs/compensate/index.js';
+import {
+  effectBlocksRetry,
+  effectRows,
+  type CompensateAction,
+  type TaskEffect,
+} from '../../verbs/compensate/index.js';
 import type { ShowResult } from '../../verbs/show/index.js';
 import { html, type Html } from '../html.js';
 import { ACTION_LABELS } from './actions.js';
@@ -10,6 +15,57 @@ export interface DetailData {
   /** Actions this task can take now (empty when read-only). */
   actions: CompensateAction[];
   csrf: string;
+  /** The task's effect, when it can be retried (from the diff rules covering its biz type). */
+  effect?: TaskEffect;
+  /** A retry was just refused for the effect: show the second, explicit confirmation. */
+  confirmEffect?: boolean;
+}
+
+/** The effect as the detail page states it. */
+function effectText(effect: TaskEffect): string {
+  if (effect.state === 'no-rule') return 'no rule (no diff rule covers this biz type)';
+  if (effect.state === 'missing')
+    return `missing: no row in ${effect.rules.map((r) => `${r.table} where ${r.key} = '${r.value ?? ''}'`).join(', ')}`;
+  return `${effect.state}: ${effectRows(effect)}`;
+}
+
+/**
+ * The second confirmation of a retry whose effect is there: it names the business rows, and the
+ * box must be ticked; the retry then goes through, audited as effect-forced.
+ */
+function forceEffectForm(data: DetailData): Html {
+  const effect = data.effect;
+  if (!data.confirmEffect || !effect || !effectBlocksRetry(effect) || !data.actions.includes('retry'))
+    return html``;
+  const id = String(data.shown.task.id);
+  const rows = effectRows(effect);
+  return html`<section class="actions force-effect" id="force-effect">
+    <h2>Retry anyway?</h2>
+    <p class="flash error">
+      The effect of task ${id} is already there: <b>${rows}</b>. Retrying runs the task again; a handler that
+      is not idempotent applies it twice.
+    </p>
+    <form
+      method="post"
+      action="/tasks/${encodeURIComponent(id)}/actions"
+      data-confirm="Retry task ${id} although ${rows} exists?"
+    >
+      ${csrfInput(data.csrf)}
+      <input type="hidden" name="action" value="retry" />
+      <label
+        ><input type="checkbox" name="force-effect" value="yes" required /> I checked ${rows}: retry anyway
+        (audited as effect-forced)</label
+      >
+      <input
+        name="reason"
+        required
+        minlength="3"
+        placeholder="Reason (required, goes to the audit log)"
+        aria-label="Reason for retrying anyway"
+      />
+      <button type="submit" class="danger">Retry anyway</button>
+    </form>
+  </section>`;
 }
 
 function payloadText(shown: ShowResult): string {
@@ -107,6 +163,16 @@ export function detailBody(data: DetailData): Html {
                 ${k === 'status' ? html`<span class="status ${String(v)}" id="task-status">${v}</span>` : (v ?? '–')}
               </dd>`,
         )}
+      ${
+        data.effect
+          ? html`<dt>effect</dt>
+              <dd>
+                <span class="effect ${data.effect.state}" id="task-effect" data-state="${data.effect.state}"
+                  >${effectText(data.effect)}</span
+                >
+              </dd>`
+          : ''
+      }
       <dt>next retry</dt>
       <dd>${when(task.nextRetryAt)}</dd>
       <dt>created</dt>
@@ -114,7 +180,7 @@ export function detailBody(data: DetailData): Html {
       <dt>updated</dt>
       <dd>${when(task.updatedAt)}</dd>
     </dl>
-    ${actionForms(data)}
+    ${forceEffectForm(data)} ${actionForms(data)}
     <section>
       <h2>Last error</h2>
       <pre class="error" id="last-error">${task.lastError ?? ''}</pre>

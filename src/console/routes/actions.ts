@@ -7,6 +7,7 @@ import {
   type CompensateAction,
   compensateFrozen,
   type CompensateRequest,
+  effectRows,
 } from '../../verbs/compensate/index.js';
 import { listIds, listStatus } from '../../verbs/scan/index.js';
 import { parseTaskId } from '../../verbs/show/index.js';
@@ -57,6 +58,12 @@ export function actionRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Ro
     limit: 0,
   });
 
+  /** A retry's effect check (the second confirmation of the detail page forces it, audited). */
+  const effects = (action: CompensateAction, force: boolean) => {
+    const gate = action === 'retry' ? deps.effects?.(force) : undefined;
+    return gate ? { effects: gate } : {};
+  };
+
   app.post('/tasks/:id/actions', async (c) => {
     const form = await c.req.parseBody();
     const action = actionOf(form);
@@ -69,19 +76,28 @@ export function actionRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Ro
     }
     const reason = reasonOf(form);
     const id = parseTaskId(source, c.req.param('id'));
-    const result = await compensate(source, { ...request(action, reason), ids: [id] });
+    const force = field(form, 'force-effect') === 'yes';
+    const result = await compensate(source, {
+      ...request(action, reason),
+      ids: [id],
+      ...effects(action, force),
+    });
     const item = result.results[0];
     const applied = item?.outcome === 'applied';
+    const refusedEffect = !applied && (result.effect?.refused ?? 0) > 0 ? item?.effect : undefined;
+    const effectRefused = refusedEffect !== undefined;
     const flash = state.flashes.put({
       kind: applied ? 'ok' : 'error',
       text: applied
-        ? `${ACTION_LABELS[action]}: task ${String(id)} ${item?.from} → ${item?.to}, audited as ${deps.operator}.`
-        : `${ACTION_LABELS[action]} not applied to task ${String(id)}: ${item?.reason ?? item?.outcome ?? 'nothing to do'}.`,
+        ? `${ACTION_LABELS[action]}: task ${String(id)} ${item?.from} → ${item?.to}, audited as ${deps.operator}${force && result.effect?.forced ? ', retried although its effect is there (audited as effect-forced)' : ''}.`
+        : refusedEffect
+          ? `Retry refused for task ${String(id)}: its effect is already there (${refusedEffect.state}): ${effectRows(refusedEffect)}. A retry could apply it again. The refusal is audited; if the row is wrong or gone, confirm below.`
+          : `${ACTION_LABELS[action]} not applied to task ${String(id)}: ${item?.reason ?? item?.outcome ?? 'nothing to do'}.`,
     });
     const target =
       action === 'forget' && applied
         ? `/audit?task=${encodeURIComponent(String(id))}`
-        : `/tasks/${encodeURIComponent(String(id))}`;
+        : `/tasks/${encodeURIComponent(String(id))}${effectRefused ? '?confirm=effect' : ''}`;
     return c.redirect(`${target}${target.includes('?') ? '&' : '?'}flash=${flash}`, 303);
   });
 
@@ -113,6 +129,7 @@ export function actionRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Ro
         ...request(r.action, reason),
         runId: r.runId as string,
         ids: r.ids,
+        ...effects(r.action, false),
         shouldStop: () => state.bulk.stopping,
         onProgress: (done, _total, applied) => onProgress(done, applied),
       }),

@@ -6,6 +6,7 @@ import { snapshotHistory } from '../../verbs/queues/index.js';
 import { allTrends } from '../../verbs/report/index.js';
 import { capabilityNotes, listErrors, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
+import { effectsOf } from '../../verbs/compensate/index.js';
 import { existingTaskLinks } from '../audit-links.js';
 import { sampleTasks } from '../bulk-sample.js';
 import type { ConsoleDeps } from '../deps.js';
@@ -104,7 +105,19 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
   app.get('/tasks/:id', async (c) => {
     const shown = await showTask(source, c.req.param('id'));
     const frame = frameFor(c, deps, state, { title: `Task ${shown.task.id}`, nav: '' });
-    const body = detailBody({ shown, actions: actionsFor(deps, shown.task.status), csrf: frame.csrf });
+    const actions = actionsFor(deps, shown.task.status);
+    const gate = actions.includes('retry') ? deps.effects?.(false) : undefined;
+    // A rule that cannot be read leaves the page as it was; the retry itself then says what is wrong.
+    const effect = gate
+      ? (await effectsOf(source, gate, [shown.task.id]).catch(() => undefined))?.get(String(shown.task.id))
+      : undefined;
+    const body = detailBody({
+      shown,
+      actions,
+      csrf: frame.csrf,
+      effect,
+      confirmEffect: c.req.query('confirm') === 'effect',
+    });
     return c.html(page(frame, body));
   });
 
@@ -112,12 +125,20 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const run = state.bulk.get(c.req.param('id'));
     if (!run) return notFoundPage(c);
     const sample = run.state === 'preview' ? await sampleTasks(source, run.ids) : [];
+    const gate = run.action === 'retry' && sample.length ? deps.effects?.(false) : undefined;
+    const effects = gate
+      ? await effectsOf(
+          source,
+          gate,
+          sample.map((t) => t.id),
+        ).catch(() => undefined)
+      : undefined;
     const frame = frameFor(c, deps, state, {
       title: 'Bulk action',
       nav: run.query.list,
       refreshSeconds: run.state === 'running' ? 1 : undefined,
     });
-    return c.html(page(frame, bulkBody(run, sample, frame.csrf)));
+    return c.html(page(frame, bulkBody(run, sample, frame.csrf, effects)));
   });
 
   app.get('/audit', async (c) => {

@@ -3,6 +3,7 @@ import type * as merge from '../sql/diff-merge.js';
 import type * as readonly from '../sql/diff-readonly.js';
 import type * as schema from '../sql/diff-schema.js';
 import type * as diff from '../sql/diff.js';
+import type * as effect from '../sql/effect.js';
 
 /**
  * What diff reads: the same-server join walk, the merge walk's range digests, the cross-server
@@ -49,4 +50,8 @@ export interface DiffStore {
   taskRows: typeof checksum.taskRows;
   businessRows: typeof checksum.businessRows;
   nullKeyTasks: typeof checksum.nullKeyTasks;
+
+  // A task's effect before a retry.
+  businessRowCounts: typeof effect.businessRowCounts;
+  taskKeyCounts: typeof effect.taskKeyCounts;
 }

@@ -73,6 +73,7 @@ export type {
   SiblingRow,
   TaskSide,
 } from '../sql/diff.js';
+export type { EffectTaskSide, KeyRowCount, KeyTaskCount } from '../sql/effect.js';
 export type { LongTransaction, ServerClock, TableBloat } from '../sql/doctor.js';
 export type { DrillTaskInsert, DrillTaskRow, EffectTable } from '../sql/drill.js';
 export type { SnapshotRow } from '../sql/queue-snapshot.js';

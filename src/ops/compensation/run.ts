@@ -1,6 +1,7 @@
+// Over 300 lines: one compensation batch (lock, re-check, effect gate, write, audit) and its bookkeeping read as one unit.
 import { systemClock, type LocalClock } from '../../core/clock.js';
 import { Pacer } from '../../core/pacer.js';
-import type { LogicalStatus, TaskId } from '../../core/task.js';
+import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { store as portStore, type AuditInsert, type CompensateStore } from '../../db/port/index.js';
 import type { Queryable, Row } from '../../db/types.js';
@@ -30,6 +31,15 @@ import {
   type CompensateResult,
 } from './types.js';
 import { sourceInfo } from '../task-lists.js';
+import type { TaskEffect } from '../../core/effect.js';
+import {
+  applyGate,
+  countEffect,
+  emptyEffectSummary,
+  gateAudits,
+  type Decided,
+  type Gate,
+} from './effect-gate.js';
 
 /**
  * One compensation run: the bookkeeping of its result and the batch that locks rows, re-checks
@@ -88,6 +98,7 @@ export class Run {
       durationMs: 0,
       results: [],
       resultsOmitted: 0,
+      ...(this.checksEffects ? { effect: emptyEffectSummary() } : {}),
     };
     if (source.profile.kind === 'failed-jobs' && request.action === 'retry') {
       const flavor = flavorOf(source);
@@ -99,7 +110,27 @@ export class Run {
     }
   }
 
-  record(item: CompensateItem): void {
+  /** A retry with an effect gate: each task's effect is looked up before it moves. */
+  private get checksEffects(): boolean {
+    return this.request.action === 'retry' && this.request.effects !== undefined;
+  }
+
+  /** The effects of the rows (undefined when the run checks none); `q` is the batch's transaction. */
+  async effectsOf(rows: readonly Row[], q?: Queryable): Promise<Map<string, TaskEffect> | undefined> {
+    return this.checksEffects ? this.request.effects?.check(rows, q) : undefined;
+  }
+
+  /** Audits the refusals of a run that writes nothing else (named ids, one refused). */
+  async auditRefusals(decided: readonly Decided[]): Promise<void> {
+    const rows = gateAudits(this.source, this.request, decided, 'refused');
+    if (this.request.dryRun || rows.length === 0) return;
+    await this.store.tasks.transaction(this.source, (tx) =>
+      this.store.audit.insertBatch(tx, this.source.db.dialect, rows),
+    );
+  }
+
+  record(item: CompensateItem, gate?: Gate): void {
+    if (this.result.effect) countEffect(this.result.effect, item, gate);
     if (item.outcome === 'applied') this.result.applied++;
     else if (item.outcome !== 'would-apply') this.result.skipped++;
     if (item.outcome === 'refused') this.result.refused++;
@@ -108,17 +139,11 @@ export class Run {
     else this.result.resultsOmitted++;
   }
 
-  /** Decides for each whole row; with `plan`, also plans the re-push of failed jobs. */
-  decideRows(rows: Row[]): Array<{
-    row: Row;
-    id: TaskId;
-    from: LogicalStatus | 'unknown';
-    item?: CompensateItem;
-    push?: RequeuePlan;
-  }> {
+  /** Decides for each whole row (with `effects`, through the effect gate); plans the re-push of failed jobs. */
+  decideRows(rows: Row[], effects?: Map<string, TaskEffect>): Array<Decided & { push?: RequeuePlan }> {
     const { sql } = this.source;
     const rule = ACTION_RULES[this.request.action];
-    return rows.map((row) => {
+    const decided = rows.map((row): Decided & { push?: RequeuePlan } => {
       const id = rowId(sql, row);
       const status = rowStatus(sql, row);
       const decision = decide(this.request.action, status);
@@ -149,6 +174,7 @@ export class Run {
       }
       return { row, id, from: status };
     });
+    return applyGate(decided, effects, this.request.effects?.force ?? false, rule.to);
   }
 
   /** One batch: lock, re-check, write, audit, commit (or, in a dry run, read and decide). */
@@ -157,14 +183,15 @@ export class Run {
     const rule = ACTION_RULES[request.action];
     if (request.dryRun) {
       const rows = await store.tasks.selectWholeRows(source.db, source, ids, false);
-      for (const d of this.decideRows(rows)) {
+      for (const d of this.decideRows(rows, await this.effectsOf(rows))) {
         // A failed job's target is checked as the push would use it: a dry run promises no push it cannot make.
         const why = d.push && (await this.requeuer?.wouldFail(d.push.target));
         this.record(
           d.item ??
             (why
               ? { id: d.id, from: d.from, to: rule.to, outcome: 'would-fail', reason: why }
-              : { id: d.id, from: d.from, to: rule.to, outcome: 'would-apply' }),
+              : { id: d.id, from: d.from, to: rule.to, outcome: 'would-apply', ...effectOf(d) }),
+          d.gate,
         );
       }
       this.processed += ids.length;
@@ -172,6 +199,7 @@ export class Run {
     }
     const writer = source.profile.kind === 'job-system' ? await this.openJobWriter() : undefined;
     if (writer) this.result.client = writer.client;
+    const gates = new Map<string, Gate>();
     const items = await store.tasks.transaction(source, async (tx) => {
       const rows = await store.tasks.selectWholeRows(tx, source, ids, true);
       const found = new Set(rows.map((r) => String(rowId(source.sql, r))));
@@ -184,12 +212,15 @@ export class Run {
           outcome: 'lost-race' as const,
           reason: 'the row is gone (another run or worker removed it)',
         }));
-      const decided = this.decideRows(rows);
+      const decided = this.decideRows(rows, await this.effectsOf(rows, tx));
       const movers = decided.filter((d) => !d.item);
+      for (const d of decided) if (d.gate) gates.set(String(d.id), d.gate);
+      const refusals = gateAudits(source, request, decided, 'refused');
+      if (refusals.length) await store.audit.insertBatch(tx, source.db.dialect, refusals);
       for (const d of decided) {
         if (!d.item) continue;
         // Selected by filter in a movable state, now elsewhere: someone else moved it first.
-        if (mode === 'filter' && d.item.outcome !== 'refused')
+        if (mode === 'filter' && d.item.outcome !== 'refused' && !d.gate)
           out.push({ ...d.item, outcome: 'lost-race', reason: `${d.item.reason}: moved meanwhile` });
         else out.push(d.item);
       }
@@ -224,13 +255,17 @@ export class Run {
         reason: request.reason,
         runId: request.runId,
       }));
-      await store.audit.insertBatch(tx, source.db.dialect, audit);
-      for (const m of movers) out.push({ id: m.id, from: m.from, to: rule.to, outcome: 'applied' });
+      await store.audit.insertBatch(tx, source.db.dialect, [
+        ...audit,
+        ...gateAudits(source, request, movers, 'forced'),
+      ]);
+      for (const m of movers)
+        out.push({ id: m.id, from: m.from, to: rule.to, outcome: 'applied', ...effectOf(m) });
       return out;
     });
     const order = new Map(ids.map((id, index) => [String(id), index]));
     items.sort((a, b) => (order.get(String(a.id)) ?? 0) - (order.get(String(b.id)) ?? 0));
-    for (const item of items) this.record(item);
+    for (const item of items) this.record(item, gates.get(String(item.id)));
     const applied = items.filter((i) => i.outcome === 'applied').map((i) => i.id);
     if (applied.length) this.request.onApplied?.(applied);
     this.processed += ids.length;
@@ -295,4 +330,8 @@ export class Run {
 function afterImage(before: Row, written: Row | undefined, requeued: Requeued | undefined): string | null {
   if (requeued) return JSON.stringify({ requeued });
   return written ? rowJson({ ...before, ...written }) : null;
+}
+
+function effectOf(d: Decided): { effect?: TaskEffect } {
+  return d.effect ? { effect: d.effect } : {};
 }

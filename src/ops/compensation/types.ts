@@ -1,7 +1,8 @@
 import type { LocalClock } from '../../core/clock.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { ManualFilter } from '../../db/port/index.js';
-import type { Row } from '../../db/types.js';
+import type { Queryable, Row } from '../../db/types.js';
+import type { TaskEffect } from '../../core/effect.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import type { CompensateAction } from '../../core/compensate-plan.js';
 import type { SourceInfo } from '../task-lists.js';
@@ -22,6 +23,29 @@ export interface CompensateItem {
   outcome: CompensateOutcome;
   /** Why it was not applied, in words an operator acts on. */
   reason?: string;
+  /** A retry's effect state from the diff rules covering the task (absent for other actions). */
+  effect?: TaskEffect;
+}
+
+/** What the effect check of a retry came to (absent for other actions). */
+export interface EffectSummary {
+  present: number;
+  duplicated: number;
+  missing: number;
+  noRule: number;
+  /** Not retried because the effect is there (present or duplicated), each audited. */
+  refused: number;
+  /** Retried although the effect is there (--force-effect), each audited. */
+  forced: number;
+  /** The ids of the refused ones (the first MAX_KEPT_RESULTS). */
+  refusedIds: TaskId[];
+}
+
+/** The effect check a retry runs: the checker, and whether a present effect is retried anyway. */
+export interface EffectGate {
+  check(rows: readonly Row[], q?: Queryable): Promise<Map<string, TaskEffect>>;
+  /** --force-effect: retry tasks whose effect is there, each audited as forced. */
+  force: boolean;
 }
 
 /** The JSON contract of `compensate`, plus what a script needs to follow up. */
@@ -44,6 +68,8 @@ export interface CompensateResult {
   resultsOmitted: number;
   /** A job system's own client that made the writes (`pg-boss 10.4.2 (schema 24)`); absent when none was loaded. */
   client?: string;
+  /** A retry's effect check, when one ran. */
+  effect?: EffectSummary;
   /** With --now: what running the retried tasks at once came to (as redrive counts it). */
   dispatched?: { claimed: number; succeeded: number; retried: number; failed: number; lostRace: number };
 }
@@ -69,6 +95,13 @@ export interface CompensateRequest {
   queueConnections?: Record<string, QueueConnectionConfig>;
   /** How the audit rows name the change (default: the action and the row's event id); the sweep records `sweep-retry` and the job identity. */
   audit?: { action: string; eventId: (row: Row) => string | null };
+  /**
+   * Named ids that were picked from a list (the picker): a task refused for its effect is skipped,
+   * listed and audited, and the others go on; ids named on the command line move all or none.
+   */
+  skipEffectRefusals?: boolean;
+  /** A retry checks each task's effect first (see EffectGate); without it, nothing is checked. */
+  effects?: EffectGate;
   /** Polled between batches: true stops the run after the batch in hand (SIGINT). */
   shouldStop?: () => boolean;
   onProgress?: (done: number, total: number, applied: number) => void;

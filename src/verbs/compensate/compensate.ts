@@ -14,7 +14,9 @@ import {
   DEFAULT_BATCH,
   type CompensateRequest,
   type CompensateResult,
+  type EffectGate,
 } from '../../ops/compensation/types.js';
+import type { TaskEffect } from '../../core/effect.js';
 
 export * from '../../ops/compensation/types.js';
 export { checkSupported } from '../../ops/compensation/run.js';
@@ -82,8 +84,11 @@ async function runIds(run: Run, source: BoundSource, request: CompensateRequest)
   // Read everything first: one bad id and nothing is written.
   const { rows, missing, gone } = await requireKnown(source, ids);
   run.result.matched = ids.length;
-  const decided = run.decideRows(rows);
-  const refused = decided.filter((d) => d.item?.outcome === 'refused');
+  const decided = run.decideRows(rows, await run.effectsOf(rows));
+  const refused = decided.filter(
+    (d) => d.item?.outcome === 'refused' && !(request.skipEffectRefusals && d.gate === 'refused'),
+  );
+  await run.auditRefusals(decided);
   if (refused.length) {
     for (const d of decided) {
       run.record(
@@ -93,7 +98,9 @@ async function runIds(run: Run, source: BoundSource, request: CompensateRequest)
           to: rule.to,
           outcome: 'skipped',
           reason: 'not changed: other tasks named in this run were refused',
+          ...(d.effect ? { effect: d.effect } : {}),
         },
+        d.gate,
       );
     }
     return;
@@ -109,7 +116,7 @@ async function runIds(run: Run, source: BoundSource, request: CompensateRequest)
     });
   }
   const movable = decided.filter((d) => !d.item).map((d) => d.id);
-  for (const d of decided) if (d.item) run.record(d.item);
+  for (const d of decided) if (d.item) run.record(d.item, d.gate);
   const size = batchSize(request);
   for (let i = 0; i < movable.length; i += size) {
     if (request.shouldStop?.()) {
@@ -146,26 +153,53 @@ function manualWhere(source: BoundSource, filter: CompensateRequest['filter']): 
   return and([filterWhere(source.sql, filter), idRangeWhere(source.sql, filter)]);
 }
 
-/** The first `limit` tasks a request would act on, for the interactive picker. */
+/** The first `limit` tasks a request would act on, for the interactive picker; a retry's with their effects. */
 export async function previewCandidates(
   source: BoundSource,
   request: CompensateRequest,
   limit: number,
-): Promise<{ tasks: Task[]; matched: number }> {
+): Promise<{ tasks: Task[]; matched: number; effects?: Map<string, TaskEffect> }> {
   checkSupported(source, request.action);
+  const withEffects = async (tasks: Task[]) =>
+    request.action === 'retry' && request.effects
+      ? {
+          effects: await effectsOf(
+            source,
+            request.effects,
+            tasks.map((t) => t.id),
+          ),
+        }
+      : {};
   if (request.ids) {
     const id = source.sql.expr('id') as string;
     const ids = request.ids.slice(0, limit);
     const rows = await store.tasks.selectCandidateTasks(source, inList(id, ids), limit);
-    return { tasks: rows.map((r) => source.sql.toTask(r)), matched: request.ids.length };
+    const tasks = rows.map((r) => source.sql.toTask(r));
+    return { tasks, matched: request.ids.length, ...(await withEffects(tasks)) };
   }
   const where = selectionWhere(source, request);
   const matched = await store.tasks.countCandidates(source.db, source, where);
   const rows = await store.tasks.selectCandidateTasks(source, where, Math.min(limit, request.limit || limit));
+  const tasks = rows.map((r) => source.sql.toTask(r));
   return {
-    tasks: rows.map((r) => source.sql.toTask(r)),
+    tasks,
     matched: request.limit ? Math.min(matched, request.limit) : matched,
+    ...(await withEffects(tasks)),
   };
+}
+
+/** The effects of these tasks (by id as text), read as a retry would check them; batched per rule. */
+export async function effectsOf(
+  source: BoundSource,
+  gate: EffectGate,
+  ids: readonly TaskId[],
+): Promise<Map<string, TaskEffect>> {
+  const out = new Map<string, TaskEffect>();
+  for (let i = 0; i < ids.length; i += 1000) {
+    const rows = await store.tasks.selectWholeRows(source.db, source, ids.slice(i, i + 1000), false);
+    for (const [id, effect] of await gate.check(rows)) out.set(id, effect);
+  }
+  return out;
 }
 
 async function runFilter(run: Run, source: BoundSource, request: CompensateRequest): Promise<void> {

@@ -36,6 +36,10 @@ export const COMPENSATE_FLAGS = {
     summary:
       'With --action retry on a task table: run the retried tasks at once through their handlers, as redrive does.',
   }),
+  'force-effect': Flags.boolean({
+    summary:
+      'With --action retry: also retry tasks whose business effect the diff rules find already there (present or duplicated), each audited as forced.',
+  }),
   yes: Flags.boolean({
     char: 'y',
     summary: 'Do not ask: act on every match (needed when not on a terminal).',

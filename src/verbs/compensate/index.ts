@@ -6,5 +6,7 @@ export { parseRate } from '../../core/pacer.js';
 export { compensateOutcome, compensateRequest, type CompensateFlags } from './request.js';
 export { COMPENSATE_FLAGS, COMPENSATE_IDS_ARG } from './flags.js';
 export { compensateFrozen } from './frozen.js';
+export { contextEffectGate, effectSetup } from './effects.js';
+export { effectBlocksRetry, effectRows, type EffectState, type TaskEffect } from '../../core/effect.js';
 export { supportedActions } from './supported-actions.js';
 export { runCompensate, type CompensateRun } from './orchestrate.js';

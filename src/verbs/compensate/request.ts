@@ -7,6 +7,7 @@ import { ExitCode, usageError, type ExitCodeValue } from '../../errors.js';
 import { resolveTime } from '../../flags.js';
 import { defaultOperator } from '../../ops/operator.js';
 import { errorAndQueueFilter } from '../../ops/text-filters.js';
+import { effectGate, type EffectSetup } from '../../ops/effect/index.js';
 import { parseIdArgs } from './id-args.js';
 import { checkDispatchable } from './now.js';
 import { COMPENSATE_ACTIONS, type CompensateAction } from '../../core/compensate-plan.js';
@@ -26,6 +27,7 @@ export interface CompensateFlags {
   reason?: string;
   'dry-run'?: boolean;
   now?: boolean;
+  'force-effect'?: boolean;
   yes?: boolean;
   limit: number;
   rate?: string;
@@ -47,6 +49,8 @@ export interface CompensateInput {
   json: boolean;
   /** stdin and stdout are a terminal. */
   tty: boolean;
+  /** The diff rules and databases a retry's effect check reads (absent: no check). */
+  effects?: EffectSetup;
 }
 
 export interface CompensatePlan {
@@ -97,6 +101,11 @@ export async function compensateRequest(
       throw usageError('--now and --dry-run exclude each other: a dry run changes and runs nothing');
     checkDispatchable(source, input.config);
   }
+  if (flags['force-effect'] && flags.action && flags.action !== 'retry')
+    throw usageError(
+      '--force-effect goes with --action retry',
+      'It retries tasks whose business effect is already there; other actions do not run the task again.',
+    );
   const reasonRequired = input.config.compensate?.requireReason === true;
   if (reasonRequired && !interactive && !flags['dry-run'] && !flags.reason?.trim()) {
     throw usageError(
@@ -125,6 +134,7 @@ export async function compensateRequest(
     rate,
     batchSize: flags.batch,
     queueConnections: input.queueConnections,
+    ...(input.effects ? { effects: effectGate(source, input.effects, Boolean(flags['force-effect'])) } : {}),
   };
   return { request, interactive, reasonRequired };
 }
@@ -137,10 +147,10 @@ export function compensateOutcome(
   request: CompensateRequest,
   result: CompensateResult,
 ): { exit: ExitCodeValue; message?: string } {
-  if (result.refused > 0 && request.ids)
+  if (result.refused > (request.skipEffectRefusals ? (result.effect?.refused ?? 0) : 0) && request.ids)
     return {
       exit: ExitCode.couldNotRun,
-      message: `nothing was changed: ${result.refused} of the named tasks cannot take ${request.action} (see the reasons above)`,
+      message: `nothing was changed: ${result.refused} of the named tasks cannot take ${request.action} (see the reasons above)${result.effect?.refused ? `; ${result.effect.refused} because their effect is already there: check the business rows, then pass --force-effect to retry anyway` : ''}`,
     };
   if (result.wouldFail)
     return {

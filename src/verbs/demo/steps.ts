@@ -72,7 +72,7 @@ export const TOUR_STEPS: TourStep[] = [
   {
     command: 'compensate',
     title: 'Fix what failed, by hand: compensate',
-    why: 'The manual compensation entry of the classic task-table design: failed coupon tasks that timed out go back to pending, due now, each change a guarded write with its audit row in the same transaction. On a terminal without --yes it opens a picker and asks first; --dry-run shows what would change.',
+    why: "The manual compensation entry of the classic task-table design: failed coupon tasks that timed out go back to pending, due now, each change a guarded write with its audit row in the same transaction. Before a retry each task's effect is looked up with the diff rules: a task whose coupon is already there (diff's unsettled) is not retried but listed and audited, unless --force-effect. On a terminal without --yes it opens a picker and asks first; --dry-run shows what would change.",
     args: () => [
       'compensate',
       '--action',
@@ -87,6 +87,7 @@ export const TOUR_STEPS: TourStep[] = [
       'coupon service is back',
       '--yes',
     ],
+    okExits: [0, 1],
   },
   {
     command: 'sweep',

@@ -6,6 +6,8 @@ import type { NotifyTarget } from '../../notify/types.js';
 import { alertSecondFailures, notYetAlerted, type SecondFailure } from './alert.js';
 import { identityReader, isoOrNull, planSource, type PlannedRow } from '../../ops/sweep/plan.js';
 import { retryThroughCompensate } from './retry.js';
+import type { EffectGate } from '../../ops/compensation/types.js';
+import { effectBlocksRetry } from '../../core/effect.js';
 import { MAX_SWEEP_RESULTS, type SweepItem, type SweepItemOutcome, type SweepResult } from './types.js';
 
 export * from './types.js';
@@ -31,6 +33,8 @@ export { buildSweepRequest, type SweepFlags } from './request.js';
 export interface SweepSource {
   source: BoundSource;
   queueConnections?: Record<string, QueueConnectionConfig>;
+  /** The effect check of its retries (see compensate's retry): a row whose effect is there is refused. */
+  effects?: EffectGate;
 }
 
 export interface SweepRequest {
@@ -64,6 +68,7 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
     secondFailures: 0,
     lostRace: 0,
     refused: 0,
+    effectRefused: 0,
     alerted: 0,
     sources: request.sources.map((s) => s.source.name),
     results: [],
@@ -74,7 +79,7 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
   };
   const items: SweepItem[] = [];
   const second: Array<SecondFailure & { item: SweepItem }> = [];
-  for (const { source, queueConnections } of request.sources) {
+  for (const { source, queueConnections, effects } of request.sources) {
     // Each database's own clock decides for its rows.
     const now = source === first?.source ? nowEpoch : await source.db.nowEpoch();
     const plan = await planSource(source, request.rules, now, now - request.sinceSeconds);
@@ -121,6 +126,7 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
         operator: request.operator,
         host: request.host,
         queueConnections,
+        effects,
       });
       for (const o of outcomes) {
         const p = byId.get(String(o.id));
@@ -133,9 +139,14 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
               : o.outcome === 'refused' || o.outcome === 'would-fail'
                 ? 'refused'
                 : 'lost-race';
-        items.push(
-          item(p, outcome, outcome === 'retried' || outcome === 'would-retry' ? undefined : o.reason),
+        const it = item(
+          p,
+          outcome,
+          outcome === 'retried' || outcome === 'would-retry' ? undefined : o.reason,
         );
+        if (o.effect) it.effect = o.effect.state;
+        if (o.effect && outcome === 'refused' && effectBlocksRetry(o.effect)) result.effectRefused++;
+        items.push(it);
       }
     }
   }

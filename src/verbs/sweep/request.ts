@@ -13,6 +13,8 @@ export interface SweepFlags {
   notify: boolean;
   webhooks: string[];
   operator?: string;
+  /** Retry rows whose business effect the diff rules find already there (audited as forced). */
+  forceEffect?: boolean;
 }
 
 /** Checks the rules first (exit 3 before any connection), then opens the sources. */
@@ -26,7 +28,7 @@ export async function buildSweepRequest(context: Context, flags: SweepFlags): Pr
       '--notify: no webhook is configured',
       'Add `report.notify: [{kind, url}]` to the config, or pass --webhook KIND=URL.',
     );
-  const sources = await openSweepSources(context);
+  const sources = await openSweepSources(context, Boolean(flags.forceEffect));
   return {
     sources,
     rules,

@@ -7,7 +7,7 @@ import { requireAuditTable } from '../../ops/audit-trail.js';
 import { checkSupported } from '../../ops/compensation/run.js';
 import { pacing } from '../../core/pacer.js';
 import { Run } from '../../ops/compensation/run.js';
-import { MAX_KEPT_RESULTS, type CompensateItem } from '../../ops/compensation/types.js';
+import { MAX_KEPT_RESULTS, type CompensateItem, type EffectGate } from '../../ops/compensation/types.js';
 
 /**
  * The sweep's retries go through compensate's retry path, not a copy of it: the same batch locks
@@ -27,6 +27,7 @@ export interface SweepRetryRequest {
   operator: string;
   host: string;
   queueConnections?: Record<string, QueueConnectionConfig>;
+  effects?: EffectGate;
 }
 
 /** Rows per transaction; the rule's rate makes batches smaller (see compensate's pacing). */
@@ -68,6 +69,7 @@ async function oneRun(
       batchSize: size,
       queueConnections: request.queueConnections,
       audit: { action: SWEEP_RETRY_ACTION, eventId: request.identityOf },
+      effects: request.effects,
     },
     await source.db.nowEpoch(),
   );

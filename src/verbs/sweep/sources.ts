@@ -5,6 +5,7 @@ import { isKnownZone } from '../../core/sweep-window.js';
 import { Context } from '../../context.js';
 import { bindSource } from '../../db/bind-source.js';
 import { configError, usageError } from '../../errors.js';
+import { effectGate } from '../../ops/effect/index.js';
 import { sweepable } from '../../ops/sweep/plan.js';
 import type { SweepSource } from './index.js';
 
@@ -31,7 +32,7 @@ export function sweepRulesOf(config: TaskreconConfig, appTimeZone: string | unde
  * that holds failed rows (failed-job tables, task tables with a failed status), else the default
  * source. Each is opened and checked against its live table (exit 3 on a mismatch).
  */
-export async function openSweepSources(context: Context): Promise<SweepSource[]> {
+export async function openSweepSources(context: Context, forceEffect = false): Promise<SweepSource[]> {
   const configured = Object.keys(context.config.sources ?? {});
   const names =
     context.input.source || context.input.profile || configured.length === 0 ? [undefined] : configured;
@@ -49,7 +50,16 @@ export async function openSweepSources(context: Context): Promise<SweepSource[]>
         throw usageError(`source ${source.name} (${source.profile.name}) holds no failed rows to sweep`);
       continue;
     }
-    out.push({ source, queueConnections: choice.config.queue?.connections });
+    const effects = effectGate(
+      source,
+      {
+        rules: context.config.rules,
+        sourceDsn: context.dsn(choice),
+        openExtra: (dsn) => context.openExtra(dsn),
+      },
+      forceEffect,
+    );
+    out.push({ source, queueConnections: choice.config.queue?.connections, effects });
   }
   if (out.length === 0) throw usageError('no configured source holds failed rows to sweep');
   return out;

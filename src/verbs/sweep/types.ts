@@ -27,6 +27,8 @@ export interface SweepItem {
   /** Second failures: whether this run alerted it (false: alerted before, not asked, or the webhook failed). */
   alerted?: boolean;
   reason?: string;
+  /** A retried or refused row's effect state from the diff rules (present, missing, duplicated, no-rule). */
+  effect?: string;
 }
 
 export interface SweepResult {
@@ -44,6 +46,8 @@ export interface SweepResult {
   secondFailures: number;
   lostRace: number;
   refused: number;
+  /** Of the refused, those whose business effect is already there (audited as effect-refused). */
+  effectRefused: number;
   /** Second failures alerted by this run. */
   alerted: number;
   sources: string[];
