@@ -21,8 +21,13 @@ import { dropPrefix, openTestRedis } from '../support/redis.js';
 const REDIS_DB = 11;
 const JOBS = 3000;
 const KILLS = 10;
-/** A kill lands within this time of a run's first push: a few batches, so ten kills never run out of work. */
-const KILL_WINDOW_MS = 350;
+/**
+ * Each run is paced to RATE rows a second and killed within KILL_WINDOW_MS of its first push: a
+ * killed run retries at most a batch plus RATE × window rows (290 here), so ten kills never run
+ * out of work, on a fast machine as on a loaded one.
+ */
+const RATE = '800/s';
+const KILL_WINDOW_MS = 300;
 const RUN = randomBytes(4).toString('hex');
 const prefix = `tr_fjcrash_${RUN}_`;
 const redisUrl = `redis://127.0.0.1:6379/${REDIS_DB}`;
@@ -118,11 +123,23 @@ async function pushedCount(): Promise<number> {
   return (await redis.llen(laravelKey)) + (await redis.llen(thinkKey)) + Number(row?.n);
 }
 
+/** Whether a push's marker is in Redis: a batch between its push and the removal after its commit. */
+async function markerSeen(): Promise<boolean> {
+  const [, keys] = await redis.scan('0', 'MATCH', 'taskrecon:intent:*', 'COUNT', 1000);
+  return keys.length > 0;
+}
+
 /**
  * Runs taskrecon and SIGKILLs it at a random point within `windowMs` after its first push landed
- * (so start-up on a loaded machine does not eat the window). Resolves with whether the kill hit.
+ * (so start-up on a loaded machine does not eat the window), or, with `atMarker`, as soon as a
+ * push's marker is seen after that (most often before the batch commits: the case a rerun must
+ * not push again). Resolves with whether the kill hit.
  */
-function runAndKill(args: string[], windowMs: number): Promise<{ killed: boolean; stderr: string }> {
+function runAndKill(
+  args: string[],
+  windowMs: number,
+  atMarker = false,
+): Promise<{ killed: boolean; stderr: string }> {
   return new Promise((resolve, reject) => {
     void pushedCount().then((before) => {
       const child = spawn(process.execPath, [BIN, ...args], {
@@ -141,9 +158,16 @@ function runAndKill(args: string[], windowMs: number): Promise<{ killed: boolean
           if ((await pushedCount()) > before) {
             armed = true;
             timer = setTimeout(() => child.kill('SIGKILL'), Math.floor(Math.random() * windowMs));
-            return;
+            break;
           }
           await new Promise((r) => setTimeout(r, 10));
+        }
+        while (atMarker && !done) {
+          if (await markerSeen()) {
+            child.kill('SIGKILL');
+            return;
+          }
+          await new Promise((r) => setTimeout(r, 2));
         }
       })();
       child.on('error', reject);
@@ -168,11 +192,15 @@ async function pushedUnsettled(): Promise<number> {
 }
 
 /** Kills `args` KILLS times mid-run (bounded), then runs it to its end; checks no job doubled meanwhile. */
-async function killThenFinish(args: string[], windowMs: number): Promise<number> {
+async function killThenFinish(
+  args: string[],
+  windowMs: number,
+): Promise<{ kills: number; betweenPushAndCommit: number }> {
   let kills = 0;
   let betweenPushAndCommit = 0;
   for (let attempt = 0; kills < KILLS && attempt < KILLS + 10; attempt++) {
-    const run = await runAndKill(args, windowMs);
+    // Every other run is killed as soon as a push's marker shows, the others at random.
+    const run = await runAndKill(args, windowMs, attempt % 2 === 1);
     if (run.killed) kills++;
     betweenPushAndCommit += await pushedUnsettled();
     const now = await queued();
@@ -187,7 +215,7 @@ async function killThenFinish(args: string[], windowMs: number): Promise<number>
   );
   const done = await runCli(args, { cwd });
   expect(done.code, done.stderr).toBe(0);
-  return kills;
+  return { kills, betweenPushAndCommit };
 }
 
 /** Every job in its queue exactly once, no failed row left, one audit row per failed row, no open intent. */
@@ -248,7 +276,7 @@ beforeAll(async () => {
       '      connections:',
       `        redis: { driver: redis, url: "${redisUrl}", prefix: "${prefix}" }`,
       'sweeps:',
-      "  - { name: partner, match: { errorLike: 'crash-test' }, action: retry }",
+      `  - { name: partner, match: { errorLike: 'crash-test' }, action: retry, rate: ${RATE} }`,
       '',
     ].join('\n'),
   );
@@ -290,15 +318,21 @@ describe('failed-job retries killed at random points', () => {
       '--yes',
       '--batch',
       '50',
+      '--rate',
+      RATE,
     ];
-    expect(await killThenFinish(retry('laravel'), KILL_WINDOW_MS)).toBe(KILLS);
-    expect(await killThenFinish(retry('think'), KILL_WINDOW_MS)).toBe(KILLS);
+    const laravel = await killThenFinish(retry('laravel'), KILL_WINDOW_MS);
+    const think = await killThenFinish(retry('think'), KILL_WINDOW_MS);
+    expect([laravel.kills, think.kills]).toEqual([KILLS, KILLS]);
+    // The case that doubled jobs before intents happened at least once: a kill after a push,
+    // before its batch committed (its rerun settled it instead of pushing again).
+    expect(laravel.betweenPushAndCommit + think.betweenPushAndCommit).toBeGreaterThan(0);
     await expectDone(ids, 'retry');
   });
 
   it(`sweep: the same jobs, ${KILLS} kills, every job once`, async () => {
     const ids = await seed();
-    expect(await killThenFinish(['sweep', '--since', '1h'], KILL_WINDOW_MS)).toBe(KILLS);
+    expect((await killThenFinish(['sweep', '--since', '1h'], KILL_WINDOW_MS)).kills).toBe(KILLS);
     await expectDone(ids, 'sweep-retry');
   });
 });
