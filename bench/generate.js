@@ -4,7 +4,7 @@
  * SEQUENCE engine (INSERT … SELECT FROM seq_1_to_N in chunks), so no row crosses the wire.
  *
  *   node bench/generate.js --rows 10000000 [--table async_task] [--database taskrecon_bench]
- *                          [--mix realistic|outage] [--days 14] [--business] [--force]
+ *                          [--mix realistic|outage|production|backlog] [--days 14] [--business] [--force]
  *
  * The table is created with the DDL of `taskrecon init` (asyncTaskDdl); its secondary indexes are
  * dropped during the load and rebuilt afterwards by a sorted index build (much faster than
@@ -15,6 +15,8 @@
  *              processing stuck 10, processing in flight 5  (what a healthy system looks like)
  *   outage     success 50, compensated 5, failed 150, pending due 650, pending not due 50,
  *              processing stuck 80, processing in flight 15 (a downstream outage: a backlog to dump)
+ *   production success 970, compensated 5, failed 12, due 6, not due 3, stuck 2, in flight 2
+ *   backlog    success 520, compensated 5, failed 50, due 400, not due 15, stuck 5, in flight 5
  * Biz types: coupon, points, sms, payment_notify, refund, email, inventory_sync (weighted).
  * created_at grows with id over `--days` days; failed and retried rows carry real-looking errors
  * (HTTP 5xx, timeouts, deadlocks, JSON bodies, Chinese messages, stack traces with newlines/tabs).
@@ -36,7 +38,7 @@ import { asyncTaskDdl } from '../dist/db/ddl.js';
 import { mysqlDialect } from '../dist/db/engines/mysql/dialect.js';
 
 const USAGE = `node bench/generate.js --rows N [--table async_task] [--database taskrecon_bench]
-                        [--mix realistic|outage] [--days 14] [--business] [--force]`;
+                        [--mix realistic|outage|production|backlog] [--days 14] [--business] [--force]`;
 
 export const SERVER = { host: '127.0.0.1', port: 3306, user: 'root' };
 
@@ -66,6 +68,8 @@ export const MIXES = {
   outage: { success: 50, compensated: 5, failed: 150, due: 650, notDue: 50, stuck: 80, inFlight: 15 },
   /** A production table that keeps growing: nearly everything succeeded long ago. */
   production: { success: 970, compensated: 5, failed: 12, due: 6, notDue: 3, stuck: 2, inFlight: 2 },
+  /** A retry backlog: 40% of the table due at once (the NDJSON dump of bench/ndjson.js). */
+  backlog: { success: 520, compensated: 5, failed: 50, due: 400, notDue: 15, stuck: 5, inFlight: 5 },
 };
 
 export const BIZ_TYPES = [

@@ -12,6 +12,16 @@ const { handle } = require('@oclif/core/handle');
 // otherwise look for TypeScript sources to run and warn on stderr when it finds none.
 require('@oclif/core/settings').settings.enableAutoTranspile = false;
 
+// A reader that stops early (`taskrecon --help | head -1`, `scan … | head`) closes the pipe: that is
+// the reader's choice, not a failure, so the run ends there with the exit code it has so far (0
+// unless a verdict was already set) instead of an EPIPE error or Node's exit 13 for the unsettled await.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error?.code !== 'EPIPE') throw error;
+    process.exit(Number(process.exitCode) || 0);
+  });
+}
+
 // oclif exits 2 on usage errors; taskrecon reserves 2 for report CRITICAL, so usage errors exit 3.
 const remapUsageExit = (error) => {
   if (error?.oclif && (error.oclif.exit === 2 || error.oclif.exit === 127)) error.oclif.exit = 3;

@@ -29,12 +29,16 @@ export async function untilStopped<T>(
 export function stopThenAbort(onFirst: (signal: NodeJS.Signals) => void): {
   stop: AbortSignal;
   abort: AbortSignal;
+  /** The first signal received, if any (SIGINT is Ctrl-C: the run exits 130 after settling). */
+  received(): NodeJS.Signals | undefined;
   dispose(): void;
 } {
   const stop = new AbortController();
   const abort = new AbortController();
+  let first: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!stop.signal.aborted) {
+      first = signal;
       onFirst(signal);
       stop.abort();
     } else abort.abort();
@@ -44,6 +48,7 @@ export function stopThenAbort(onFirst: (signal: NodeJS.Signals) => void): {
   return {
     stop: stop.signal,
     abort: abort.signal,
+    received: () => first,
     dispose: () => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);

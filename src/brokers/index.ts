@@ -7,6 +7,7 @@ import {
   type RedisBrokerConfig,
   type RedisFramework,
 } from '../config/brokers.js';
+import { resolveBrokerUrl } from '../config/secrets.js';
 import { closest } from '../config/suggest.js';
 import { TaskreconError, usageError } from '../errors.js';
 import type { BrokerClient } from './types.js';
@@ -67,7 +68,10 @@ export async function openBroker(name: string, config: BrokerConfig): Promise<Br
       hint: 'Use a broker kind this build has, or a taskrecon release that includes it.',
     });
   }
-  return (open as (name: string, config: BrokerConfig) => BrokerClient | Promise<BrokerClient>)(name, config);
+  return (open as (name: string, config: BrokerConfig) => BrokerClient | Promise<BrokerClient>)(
+    name,
+    resolveBrokerUrl(name, config),
+  );
 }
 
 function parseLists(text: string | undefined): RedisBrokerConfig['lists'] {

@@ -51,21 +51,24 @@ export interface QueueSample {
 export type FindingLevel = 'warn' | 'crit';
 
 /** Finding codes: Redis and RabbitMQ. */
-export type FindingCode =
-  | 'delayed-overdue'
-  | 'reservation-expired'
-  | 'unknown-queue'
-  | 'stale-queue'
-  | 'no-persistence'
-  | 'evicting'
-  | 'key-format'
-  | 'ttl-without-dlx'
-  | 'dlx-unroutable'
-  | 'not-durable'
-  | 'ttl-long'
-  | 'no-consumers'
-  | 'backlog-growing'
-  | 'retry-exhausted';
+export const FINDING_CODES = [
+  'delayed-overdue',
+  'reservation-expired',
+  'unknown-queue',
+  'stale-queue',
+  'no-persistence',
+  'evicting',
+  'key-format',
+  'ttl-without-dlx',
+  'dlx-unroutable',
+  'not-durable',
+  'ttl-long',
+  'no-consumers',
+  'parked-messages',
+  'backlog-growing',
+  'retry-exhausted',
+] as const;
+export type FindingCode = (typeof FINDING_CODES)[number];
 
 /** Codes at which messages are being lost: `crit`; every other code is `warn`. */
 export const CRITICAL_FINDINGS: ReadonlySet<FindingCode> = new Set([
@@ -87,6 +90,17 @@ export interface QueueFinding {
   count: number | null;
   message: string;
   hint: string;
+  /** Set when an active acknowledgement (`taskrecon ack`) covers it: shown, not counted. */
+  acknowledged?: Acknowledgement;
+}
+
+/** The acknowledgement that keeps a finding or a queue breach quiet until it expires. */
+export interface Acknowledgement {
+  id: number;
+  /** When it expires (ISO-8601 UTC). */
+  until: string;
+  reason: string;
+  operator: string;
 }
 
 /** A finding of a broker's queue (queue null: of the broker itself), its level from its code. */

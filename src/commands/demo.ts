@@ -6,7 +6,7 @@ import { buildSandbox } from '../verbs/demo/index.js';
 import { TOUR_STEPS } from '../verbs/demo/index.js';
 import { runTour, type StepOutcome } from '../verbs/demo/index.js';
 import { ExitCode } from '../errors.js';
-import { prepareDemoQueues } from '../verbs/demo/index.js';
+import { DEMO_REDIS_URL, prepareDemoQueues } from '../verbs/demo/index.js';
 
 export interface DemoResult {
   file: string;
@@ -32,6 +32,11 @@ export default class Demo extends BaseCommand<typeof Demo> {
   static override flags = {
     file: Flags.string({ summary: 'Where to build the sandbox.', default: 'taskrecon-demo.sqlite' }),
     tasks: countFlag(10)({ summary: 'How many tasks to generate.', default: 3000 }),
+    redis: Flags.string({
+      summary:
+        "The Redis of the tour's queues step (a scratch key prefix, removed after); without one the step is left out.",
+      default: DEMO_REDIS_URL,
+    }),
     tour: Flags.boolean({
       summary: 'Walk through the commands after building.',
       default: true,
@@ -45,7 +50,7 @@ export default class Demo extends BaseCommand<typeof Demo> {
     this.note(
       `Built ${show(sandbox.file)}: ${sandbox.tasks} tasks, ${sandbox.businessRows} business rows; config ${show(sandbox.configFile)}`,
     );
-    const queues = this.flags.tour ? await prepareDemoQueues() : undefined;
+    const queues = this.flags.tour ? await prepareDemoQueues(this.flags.redis) : undefined;
     if (queues?.note) this.note(queues.note);
     const tour = queues?.step ? [...TOUR_STEPS, queues.step] : TOUR_STEPS;
     const available = tour.filter((step) => this.config.findCommand(step.command));

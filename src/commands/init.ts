@@ -1,6 +1,8 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import {
+  ackDdl,
+  alertClaimDdl,
   auditDdl,
   intentDdl,
   notifyDdl,
@@ -67,8 +69,10 @@ export default class Init extends BaseCommand<typeof Init> {
       ...(ownOnly ? [] : taskTableDdl(targetDialect, profile as DdlProfile, choice.profile.table)),
       ...auditDdl(targetDialect),
       ...notifyDdl(targetDialect),
+      ...alertClaimDdl(targetDialect),
       ...queueSnapshotDdl(targetDialect),
       ...intentDdl(targetDialect),
+      ...ackDdl(targetDialect),
     ];
     if (this.flags.print) {
       this.log(statements.map((s) => `${s};`).join('\n\n'));
@@ -79,8 +83,10 @@ export default class Init extends BaseCommand<typeof Init> {
       ...(ownOnly ? [] : [choice.profile.table]),
       'taskrecon_audit',
       'taskrecon_notify',
+      'taskrecon_alert_claim',
       'taskrecon_queue_snapshot',
       'taskrecon_intent',
+      'taskrecon_ack',
     ];
     const existing = new Set<string>();
     for (const table of tables) if (await db.columns(table)) existing.add(table);

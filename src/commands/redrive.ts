@@ -1,4 +1,4 @@
-import { BaseCommand } from '../base-command.js';
+import { BaseCommand, CANCELLED_EXIT } from '../base-command.js';
 import { RetryPolicies } from '../core/backoff.js';
 import { registryFromConfig } from '../dispatch/registry.js';
 import {
@@ -26,7 +26,8 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
     'Claims stuck processing rows whose lease expired, then due pending rows, in batches (FOR UPDATE SKIP LOCKED where the ' +
     'server has it), runs each through the handler of its biz type (config `handlers:`), and writes success, a retry ' +
     'with backoff (config `retry:`, default 1s 4s 16s 64s 5m 30m 2h) or failed through guarded, fenced updates. Safe to ' +
-    'run from many hosts at once, e.g. from cron every minute. SIGINT/SIGTERM stop claiming and settle what is in flight.';
+    'run from many hosts at once, e.g. from cron every minute. SIGINT/SIGTERM stop claiming and settle what is in flight ' +
+    '(after Ctrl-C the exit code is 130).';
   static override examples = [
     '<%= config.bin %> redrive --db mysql://app@127.0.0.1:3306/shop --batch 500 --pause 100ms',
     '<%= config.bin %> redrive --biz-type coupon --max-tasks 1000 --lease 2m --log-format json',
@@ -92,6 +93,8 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
             `warning: ${u.count} due or stuck tasks of biz type ${u.bizType ?? '(none)'} have no handler`,
           );
       }
+      // Ctrl-C: the shell's exit for SIGINT, as at compensate's prompt (SIGTERM, a service stop, exits as usual).
+      if (signals.received() === 'SIGINT') process.exitCode = CANCELLED_EXIT;
       return result;
     } finally {
       progress.stop();

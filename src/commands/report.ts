@@ -20,7 +20,8 @@ export default class Report extends BaseCommand<typeof Report> {
     'Health metrics for cron and alerting: failure rate, latency, backlog, stuck and failed tasks, with thresholds.';
   static override description =
     'Over tasks created in --window: created, succeeded, failed, failure rate, latency avg/p95. As of now: due, oldest due, stuck, ' +
-    'failed awaiting action. Thresholds give OK/WARNING/CRITICAL and exit 0/1/2 (3: could not run), as Nagios expects. ' +
+    'failed awaiting action. Thresholds give OK/WARNING/CRITICAL and exit 0/1/2 (3: could not run), as Nagios expects; ' +
+    'with --output the run exits 0 once the file is written (--exit-status: the verdict). ' +
     '--notify sends the alert to the webhooks of `report.notify` and --webhook, once per breach (--notify-cooldown).';
   static override examples = [
     '<%= config.bin %> report --db mysql://app@127.0.0.1:3306/shop --window 15m',
@@ -61,7 +62,8 @@ export default class Report extends BaseCommand<typeof Report> {
       trend: this.flags.trend,
       warn: (line) => this.warnLine(line),
     });
-    this.setExit(STATUS_EXIT[result.status]);
+    // A file written is the run's success (the verdict is in it); --exit-status keeps the verdict's code.
+    if (!output || this.flags['exit-status']) this.setExit(STATUS_EXIT[result.status]);
     const format = this.format();
     const rendered = renderReportAs(format, result);
     if (output) {

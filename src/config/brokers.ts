@@ -7,6 +7,24 @@ import { z } from 'zod';
  */
 const duration = z.union([z.string(), z.number()]);
 
+/**
+ * Where a broker's URL comes from: `url` inline, `urlEnv` (an environment variable holding it) or
+ * `urlFile` (a file holding it), exactly one; `passwordFile` replaces the URL's password. Resolved
+ * when the broker is opened (config/secrets.ts).
+ */
+const urlForms = {
+  url: z.string().min(1).optional(),
+  urlEnv: z.string().min(1).optional(),
+  urlFile: z.string().min(1).optional(),
+  passwordFile: z.string().min(1).optional(),
+};
+
+/** Exactly one of url, urlEnv and urlFile. */
+export function oneUrlForm(config: { url?: string; urlEnv?: string; urlFile?: string }): boolean {
+  return [config.url, config.urlEnv, config.urlFile].filter((v) => v !== undefined).length === 1;
+}
+const ONE_URL = { message: 'give exactly one of url, urlEnv (an environment variable) and urlFile' };
+
 export const REDIS_FRAMEWORKS = ['laravel', 'thinkphp', 'thinkphp-legacy', 'list'] as const;
 export type RedisFramework = (typeof REDIS_FRAMEWORKS)[number];
 /** The Redis key layouts of think-queue: braced `{queues:Q}` (3.0.5 on) and plain `queues:Q` (before). */
@@ -14,7 +32,7 @@ export const THINKPHP_LAYOUTS = ['thinkphp', 'thinkphp-legacy'] as const satisfi
 
 export const redisBrokerSchema = z.strictObject({
   kind: z.literal('redis'),
-  url: z.string().min(1),
+  ...urlForms,
   framework: z.enum(REDIS_FRAMEWORKS),
   /** laravel: the Redis key prefix ('' for none). */
   prefix: z.string().optional(),
@@ -29,10 +47,12 @@ export const redisBrokerSchema = z.strictObject({
   default: z.boolean().optional(),
 });
 export type RedisBrokerConfig = z.infer<typeof redisBrokerSchema>;
+/** A broker's config once its URL is resolved (config/secrets.ts): what the data APIs open. */
+export type WithUrl<T> = T & { url: string };
 
 export const rabbitBrokerSchema = z.strictObject({
   kind: z.literal('rabbitmq'),
-  url: z.string().min(1),
+  ...urlForms,
   /** The management HTTP API; without it counts come from passive declares and arguments are unknown. */
   api: z.string().optional(),
   /** Default: every queue of the vhost. */
@@ -43,7 +63,9 @@ export const rabbitBrokerSchema = z.strictObject({
 });
 export type RabbitBrokerConfig = z.infer<typeof rabbitBrokerSchema>;
 
-export const brokerSchema = z.discriminatedUnion('kind', [redisBrokerSchema, rabbitBrokerSchema]);
+export const brokerSchema = z
+  .discriminatedUnion('kind', [redisBrokerSchema, rabbitBrokerSchema])
+  .refine(oneUrlForm, ONE_URL);
 export type BrokerConfig = z.infer<typeof brokerSchema>;
 
 export const brokersSchema = z.record(z.string(), brokerSchema);

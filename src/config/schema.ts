@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { brokersSchema, THINKPHP_LAYOUTS } from './brokers.js';
+import { brokersSchema, oneUrlForm, THINKPHP_LAYOUTS } from './brokers.js';
 import { createMissingSchema, sweepsSchema } from '../core/sweep-config.js';
 import { LOGICAL_FIELDS, LOGICAL_STATUSES, TIME_FIELDS, TIME_TYPES } from '../core/task.js';
 
@@ -147,12 +147,25 @@ export const reportSchema = z.strictObject({
     .optional(),
   notify: z
     .array(
-      z.strictObject({
-        kind: z.enum(['wecom', 'dingtalk', 'feishu', 'slack', 'generic']),
-        url: z.string(),
-        secret: z.string().optional(),
-        timeout: duration.optional(),
-      }),
+      z
+        .strictObject({
+          kind: z.enum(['wecom', 'dingtalk', 'feishu', 'slack', 'generic']),
+          /** The webhook URL (it carries the key): url, urlEnv (an environment variable) or urlFile. */
+          url: z.string().optional(),
+          urlEnv: z.string().min(1).optional(),
+          urlFile: z.string().min(1).optional(),
+          /** The signing secret (dingtalk, feishu): secret, secretEnv or secretFile. */
+          secret: z.string().optional(),
+          secretEnv: z.string().min(1).optional(),
+          secretFile: z.string().min(1).optional(),
+          timeout: duration.optional(),
+        })
+        .refine(oneUrlForm, {
+          message: 'give exactly one of url, urlEnv (an environment variable) and urlFile',
+        })
+        .refine((t) => [t.secret, t.secretEnv, t.secretFile].filter((v) => v !== undefined).length <= 1, {
+          message: 'give at most one of secret, secretEnv and secretFile',
+        }),
     )
     .optional(),
   notifyCooldown: duration.optional(),
@@ -163,6 +176,8 @@ export const configSchema = z.strictObject({
   db: z.string().optional(),
   passwordFile: z.string().optional(),
   appTimeZone: z.string().optional(),
+  /** Who acts, for the audit, in the console and every command (TASKRECON_OPERATOR and --operator win). */
+  operator: z.string().min(1).optional(),
   connectTimeout: duration.optional(),
   /** A read replica: read-only commands read from it, writes go to `db`. */
   readDb: z.string().optional(),

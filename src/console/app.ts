@@ -7,6 +7,7 @@ import { errorPage, notFoundPage } from './errors.js';
 import { Flashes } from './flash.js';
 import { actionRoutes } from './routes/actions.js';
 import { pageRoutes } from './routes/pages.js';
+import { queueActionRoutes } from './routes/queue-actions.js';
 import { csrfGuard } from './security/csrf.js';
 import { securityHeaders } from './security/headers.js';
 import { hostGuard } from './security/host.js';
@@ -53,7 +54,10 @@ export function createConsoleApp(deps: ConsoleDeps, served: Served): ConsoleApp 
     return c.body(found.body, 200, { 'Content-Type': found.type });
   });
   pageRoutes(app, deps, { bulk, flashes });
-  if (!deps.readOnly) actionRoutes(app, deps, { bulk, flashes });
+  if (!deps.readOnly) {
+    actionRoutes(app, deps, { bulk, flashes });
+    queueActionRoutes(app, deps, { bulk, flashes });
+  }
   app.notFound((c) => notFoundPage(c));
   app.onError((error, c) => errorPage(c, error));
   return { app, sessions, bulk };

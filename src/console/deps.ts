@@ -1,6 +1,7 @@
 import type { BoundSource } from '../db/bind-source.js';
 import type { RuleResult } from '../verbs/diff/index.js';
 import type { QueuePages } from './queue-pages.js';
+import type { VerdictSource } from './verdict-source.js';
 
 /** Runs one diff rule for the diff page (the command wires it to the configured rules). */
 export interface DiffPages {
@@ -22,4 +23,6 @@ export interface ConsoleDeps {
   diff?: DiffPages;
   /** The brokers' queues, when brokers are configured. */
   queues?: QueuePages;
+  /** The overview's verdict, as `report` computes it. */
+  verdict?: VerdictSource;
 }

@@ -2,6 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { usageError } from '../errors.js';
 import { createConsoleApp } from './app.js';
+import { openControlSocket } from './control/server.js';
 import type { ConsoleDeps } from './deps.js';
 
 /** The only address the console listens on. */
@@ -11,11 +12,16 @@ export interface RunningConsole {
   /** The start-up URL with its one-time token. */
   url: string;
   address: AddressInfo;
+  /** Why `console --link` cannot reach this console (its control socket did not open), if so. */
+  controlProblem?: string;
   /** Stops accepting, waits for a bulk run in hand to finish its batch, closes connections. */
   close(): Promise<void>;
 }
 
-/** Serves the console on 127.0.0.1:`port` (0: a free port) until close(). */
+/**
+ * Serves the console on 127.0.0.1:`port` (0: a free port) until close(), with its control socket
+ * (`console --link`: a fresh one-time link for one more browser).
+ */
 export async function startConsole(deps: ConsoleDeps, port: number): Promise<RunningConsole> {
   const served = { port };
   const { app, sessions, bulk } = createConsoleApp(deps, served);
@@ -34,10 +40,23 @@ export async function startConsole(deps: ConsoleDeps, port: number): Promise<Run
   });
   const address = server.address() as AddressInfo;
   served.port = address.port;
+  const urlOf = (token: string | undefined) => `http://${LOOPBACK}:${address.port}/?token=${token}`;
+  let controlProblem: string | undefined;
+  const control = await openControlSocket(address.port, () => ({
+    url: urlOf(sessions.mint()),
+    port: address.port,
+    readOnly: deps.readOnly,
+    operator: deps.operator,
+  })).catch((error: Error) => {
+    controlProblem = error.message;
+    return undefined;
+  });
   return {
-    url: `http://${LOOPBACK}:${address.port}/?token=${sessions.startToken}`,
+    url: urlOf(sessions.startToken),
     address,
+    ...(controlProblem ? { controlProblem } : {}),
     async close() {
+      await control?.close();
       bulk.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       if ('closeAllConnections' in server) server.closeAllConnections();

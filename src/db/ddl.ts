@@ -41,8 +41,33 @@ export function notifyDdl(dialect: Dialect): string[] {
   return dialect.ddl.notify(t);
 }
 
+export const ALERT_CLAIM_TABLE = 'taskrecon_alert_claim';
+
+/**
+ * One row per alerted job (task table, job identity): the sweep claims the alert here, under the
+ * table's primary key, before it sends it, so two sweeps that find the same second failure at the
+ * same moment send one message. `sent` turns 1 once a target took it; a claim whose message no
+ * target took is deleted, one left unsent by a killed sweep can be taken over once it is stale.
+ */
+export function alertClaimDdl(dialect: Dialect): string[] {
+  const t = dialect.quoteId(ALERT_CLAIM_TABLE);
+  return dialect.ddl.alertClaim(t);
+}
+
 export function taskTableDdl(dialect: Dialect, profile: DdlProfile, table?: string): string[] {
   return profile === 'async-task' ? asyncTaskDdl(dialect, table) : jobRetriesDdl(dialect, table);
+}
+
+export const ACK_TABLE = 'taskrecon_ack';
+
+/**
+ * Acknowledged queue findings: which finding (code, broker, queue) a person has seen, why, and
+ * until when it stays quiet. Times are epoch seconds from the database clock; an acknowledgement
+ * ended early keeps its row with `ended_epoch` set (the audit log says who ended it).
+ */
+export function ackDdl(dialect: Dialect): string[] {
+  const t = dialect.quoteId(ACK_TABLE);
+  return dialect.ddl.ack(t);
 }
 
 export const QUEUE_SNAPSHOT_TABLE = 'taskrecon_queue_snapshot';

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { usageError } from '../errors.js';
-import { engineFor, engineOfScheme } from './engines/registry.js';
+import { closest } from '../config/suggest.js';
+import { DSN_SCHEME_FORMS, engineFor, engineOfScheme, SUPPORTED_ENGINES } from './engines/registry.js';
 import type { EngineName } from './engines/types.js';
 
 /** A DSN of a server engine: `<scheme>://user:pass@host:port/db?params`. */
@@ -44,6 +45,16 @@ function fileSchemeOf(text: string): { scheme: string; engine: EngineName } | un
   return { scheme, engine };
 }
 
+/** An unknown scheme: the engines taskrecon reads, and the scheme meant when one is close (`mysq` → mysql://). */
+function unknownScheme(scheme: string) {
+  const guess = closest(scheme, Object.keys(DSN_SCHEME_FORMS));
+  const meant = guess ? `Did you mean ${DSN_SCHEME_FORMS[guess]}? ` : '';
+  return usageError(
+    `unsupported DSN scheme '${scheme}': taskrecon reads ${SUPPORTED_ENGINES}`,
+    `${meant}${DSN_HINT}`,
+  );
+}
+
 /** Parses a DSN; `passwordFile` (from --password-file) replaces any password in it. */
 export function parseDsn(text: string, passwordFile?: string): Dsn {
   const fileDsn = fileSchemeOf(text);
@@ -61,7 +72,7 @@ export function parseDsn(text: string, passwordFile?: string): Dsn {
   const urlScheme = url.protocol.replace(/:$/, '');
   const engine = engineOfScheme(urlScheme);
   if (engine === undefined || engineFor(engine).embedded) {
-    throw usageError(`unsupported DSN scheme '${urlScheme}'`, DSN_HINT);
+    throw unknownScheme(urlScheme);
   }
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
   if (!database) throw usageError(`the DSN ${maskDsnText(text)} names no database`, DSN_HINT);

@@ -1,4 +1,5 @@
 import type { Store } from './port/index.js';
+import { ackTableExists, endAck, ensureAckTable, insertAck, selectAck, selectAcks } from './sql/acks.js';
 import { selectRunIdsByPrefix } from './sql/audit-runs.js';
 import {
   auditTableExists,
@@ -27,6 +28,7 @@ import {
   selectWrittenColumns,
 } from './sql/compensate.js';
 import { selectAuditIdsBefore } from './sql/console-audit.js';
+import { countList, countListByError } from './sql/console-errors.js';
 import { selectListIds, selectListPage, selectTasksByIds } from './sql/console-list.js';
 import { selectSnapshotsSince } from './sql/console-snapshots.js';
 import { loadTrend } from './sql/console-trends.js';
@@ -115,6 +117,7 @@ import {
 } from './sql/queue-snapshot.js';
 import { applyEffectEveryTime, applyEffectOnce, referenceEffectDdl } from './sql/reference-effect.js';
 import { ensureNotifyTable, readNotified, writeNotified } from './sql/report-notify.js';
+import { claimAlerts, ensureAlertClaimTable, settleAlertClaims } from './sql/alert-claim.js';
 import {
   countFailedOpen,
   failedInWindow,
@@ -123,7 +126,7 @@ import {
   windowAggregate,
 } from './sql/report.js';
 import { countByStatus, countByStatusAndBizType, estimatedRows } from './sql/scan-counts.js';
-import { countDue, countStuck, listBatches, listEncoded, listRows } from './sql/scan.js';
+import { countDue, countStuck, listBatches, listEncoded, listRows, primaryKeyWalk } from './sql/scan.js';
 import { selectTaskBy } from './sql/show.js';
 import { addUniqueKeyStatement, createIndexStatement, modifyColumnStatement } from './sql/suggestions.js';
 import { insertSweepDemoFailures } from './sql/sweep-demo.js';
@@ -153,6 +156,7 @@ export const sqlStore: Store = {
     countStuck,
     listBatches,
     listEncoded,
+    primaryKeyWalk,
     listRows,
     selectTaskBy,
     bizTypeExists,
@@ -170,6 +174,8 @@ export const sqlStore: Store = {
     selectListPage,
     selectListIds,
     selectTasksByIds,
+    countList,
+    countListByError,
     windowAggregate,
     failedInWindow,
     countFailedOpen,
@@ -207,6 +213,15 @@ export const sqlStore: Store = {
     ensureNotifyTable,
     readNotified,
     writeNotified,
+    ensureAlertClaimTable,
+    claimAlerts,
+    settleAlertClaims,
+    ackTableExists,
+    ensureAckTable,
+    insertAck,
+    selectAcks,
+    selectAck,
+    endAck,
   },
   diff: {
     withReadOnly,

@@ -87,7 +87,10 @@ export class TaskSql {
       const column = this.dialect.quoteId(ref.column);
       return this.jsonAsText.has(field) ? this.dialect.castText(column) : column;
     }
-    return this.dialect.jsonText(this.dialect.quoteId(ref.json), ref.path);
+    const json = this.dialect.quoteId(ref.json);
+    let value = this.dialect.jsonText(json, ref.path);
+    if (ref.firstPath) value = `COALESCE(${this.dialect.jsonText(json, ref.firstPath)}, ${value})`;
+    return ref.plus ? `(${this.dialect.castInt(value)} + ${Math.trunc(ref.plus)})` : value;
   }
 
   /**

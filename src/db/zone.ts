@@ -16,6 +16,21 @@ export function offsetOfZone(zone: string, at: Date = new Date()): string | unde
   }
 }
 
+/**
+ * Whether a zone changes its offset within the year (daylight saving) around `at`: its offsets on
+ * the first days of January and July of this year and the next differ. A zone without (UTC,
+ * Asia/Shanghai) is the same as its fixed offset; an offset given as one has none.
+ */
+export function observesDaylightSaving(zone: string, at: Date = new Date()): boolean {
+  const year = at.getUTCFullYear();
+  const offsets = new Set(
+    [year, year + 1].flatMap((y) =>
+      [0, 6].map((month) => offsetOfZone(zone, new Date(Date.UTC(y, month, 1)))),
+    ),
+  );
+  return offsets.size > 1;
+}
+
 /** Minutes east of UTC of an offset string like '+08:00' or '-05:30'. */
 export function offsetMinutes(offset: string): number | undefined {
   const match = /^([+-])(\d{2}):(\d{2})$/.exec(offset);

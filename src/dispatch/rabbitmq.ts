@@ -7,6 +7,7 @@ import {
   type AmqpTarget,
 } from '../brokers/rabbitmq/connection.js';
 import type { BrokerConfig } from '../config/brokers.js';
+import { resolveBrokerUrl } from '../config/secrets.js';
 import { configError, TaskreconError } from '../errors.js';
 import { taskMessage, type DispatchResult, type DispatchTask, type Dispatcher } from './types.js';
 
@@ -144,14 +145,15 @@ export function rabbitDispatcherFromConfig(
     );
   if (broker.kind !== 'rabbitmq')
     throw configError(`${where}.broker: '${config.broker}' is not a RabbitMQ broker`);
+  const url = () => resolveBrokerUrl(config.broker, broker).url;
   if (config.queue !== undefined && (config.exchange !== undefined || config.routingKey !== undefined))
     throw configError(`${where}: give queue, or exchange and routingKey, not both`);
   if (config.queue !== undefined)
-    return new RabbitDispatcher({ url: broker.url, exchange: '', routingKey: config.queue });
+    return new RabbitDispatcher({ url: url(), exchange: '', routingKey: config.queue });
   if (config.exchange === undefined)
     throw configError(`${where}: name the queue (queue: Q) or the exchange (exchange: EX, routingKey: RK)`);
   return new RabbitDispatcher({
-    url: broker.url,
+    url: url(),
     exchange: config.exchange,
     routingKey: config.routingKey ?? '',
   });

@@ -1,4 +1,5 @@
 import type { BrokerConfig } from '../config/brokers.js';
+import { resolveBrokerUrl } from '../config/secrets.js';
 import { configError, TaskreconError } from '../errors.js';
 import { RedisLists } from './redis-list.js';
 import { taskMessage, type DispatchResult, type DispatchTask, type Dispatcher } from './types.js';
@@ -94,5 +95,5 @@ export function redisQueueFromConfig(
     );
   const list = config.list ?? broker.lists?.ready;
   if (!list) throw configError(`${where}: broker '${config.broker}' has no lists.ready and no list is given`);
-  return new RedisQueueDispatcher({ url: broker.url, list });
+  return new RedisQueueDispatcher({ url: resolveBrokerUrl(config.broker, broker).url, list });
 }

@@ -1,5 +1,6 @@
 import { parseDuration } from '../core/duration.js';
-import { usageError } from '../errors.js';
+import { resolveSecret } from '../config/secrets.js';
+import { configError, usageError } from '../errors.js';
 import { NOTIFY_KINDS, type NotifyKind, type NotifyTarget } from './types.js';
 
 /** A webhook that has not answered in 5 s is not going to: the report must not wait on it. */
@@ -7,9 +8,31 @@ export const DEFAULT_NOTIFY_TIMEOUT_MS = 5000;
 
 export interface ConfiguredTarget {
   kind: NotifyKind;
-  url: string;
+  url?: string;
+  urlEnv?: string;
+  urlFile?: string;
   secret?: string;
+  secretEnv?: string;
+  secretFile?: string;
   timeout?: string | number;
+}
+
+/** A configured target's URL and secret, from whichever form (inline, environment, file) is given. */
+function targetSecrets(
+  t: ConfiguredTarget,
+  i: number,
+  env: NodeJS.ProcessEnv,
+): { url: string; secret: string | undefined } {
+  const key = `report.notify[${i}]`;
+  const url = resolveSecret(`${key}.url`, { inline: t.url, env: t.urlEnv, file: t.urlFile }, env);
+  if (url === undefined)
+    throw configError(`${key}: no url`, 'Give `url:`, `urlEnv: VARIABLE` or `urlFile: PATH`.');
+  const secret = resolveSecret(
+    `${key}.secret`,
+    { inline: t.secret, env: t.secretEnv, file: t.secretFile },
+    env,
+  );
+  return { url, secret };
 }
 
 function checkUrl(url: string, what: string): string {
@@ -27,6 +50,11 @@ function checkUrl(url: string, what: string): string {
   return url;
 }
 
+function checkedSecrets(t: ConfiguredTarget, i: number, env: NodeJS.ProcessEnv) {
+  const { url, secret } = targetSecrets(t, i, env);
+  return { url: checkUrl(url, `report.notify[${i}].url`), secret };
+}
+
 /**
  * The webhook targets of a run: config `report.notify` entries, plus `--webhook KIND=URL` flags
  * (their signing secret from TASKRECON_WEBHOOK_SECRET, so that it never appears in a process list).
@@ -39,8 +67,7 @@ export function resolveTargets(
   const env = options.env ?? process.env;
   const targets: NotifyTarget[] = configured.map((t, i) => ({
     kind: t.kind,
-    url: checkUrl(t.url, `report.notify[${i}].url`),
-    secret: t.secret,
+    ...checkedSecrets(t, i, env),
     timeoutMs:
       options.timeoutMs ??
       (t.timeout === undefined

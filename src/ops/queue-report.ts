@@ -3,7 +3,9 @@ import { errorText } from './error-text.js';
 import { usageError } from '../errors.js';
 import { openBroker } from '../brokers/index.js';
 import type { BrokerConfig } from '../config/brokers.js';
-import type { BrokerClient, QueueStats } from '../brokers/types.js';
+import type { Acknowledgement, BrokerClient, QueueFinding, QueueStats } from '../brokers/types.js';
+import { acknowledgeBreaches, acknowledgeFindings, unacknowledged } from './acks.js';
+import type { AckRow } from '../db/port/index.js';
 
 /**
  * The broker half of `report`: one gauge row per queue of every configured broker, checked against
@@ -42,14 +44,20 @@ export interface QueueBreach {
   level: 'warn' | 'crit';
   value: number;
   threshold: number;
+  /** Set when an active acknowledgement (`taskrecon ack METRIC`) covers it: shown, not counted. */
+  acknowledged?: Acknowledgement;
 }
+
+export type QueueStatus = 'OK' | 'WARNING' | 'CRITICAL';
 
 /** `report --json` → `queues`. */
 export interface QueueReportSection {
-  status: 'OK' | 'WARNING' | 'CRITICAL';
+  status: QueueStatus;
   thresholds: QueueThresholds;
   queues: QueueGauge[];
   breaches: QueueBreach[];
+  /** The findings `queues` reports for the same brokers (its snapshot findings need its history). */
+  findings: QueueFinding[];
   /** Brokers that could not be reached, with why (the report goes on without them; status WARNING). */
   unreachable: Array<{ broker: string; message: string }>;
 }
@@ -120,32 +128,57 @@ export function queueBreaches(gauges: readonly QueueGauge[], thresholds: QueueTh
   return out;
 }
 
-/** Inspects every configured broker for `report`; undefined when there are none. */
+/**
+ * The verdict of queue findings, the one `queues` exits with and `report` shows: CRITICAL when one
+ * is crit, WARNING when one is warn, else OK. Pure.
+ */
+export function findingsStatus(findings: readonly Pick<QueueFinding, 'level'>[]): QueueStatus {
+  if (findings.some((f) => f.level === 'crit')) return 'CRITICAL';
+  if (findings.some((f) => f.level === 'warn')) return 'WARNING';
+  return 'OK';
+}
+
+/**
+ * Inspects every configured broker for `report`; undefined when there are none. Breaches and
+ * findings an active acknowledgement covers are shown with it and leave the status alone.
+ */
 export async function reportQueues(
   config: TaskreconConfig,
   open: (name: string, config: BrokerConfig) => Promise<BrokerClient> = openBroker,
+  acks: readonly AckRow[] = [],
 ): Promise<QueueReportSection | undefined> {
   const brokers = Object.entries(config.brokers ?? {});
   if (brokers.length === 0) return undefined;
   const thresholds = queueThresholds((config.report?.thresholds as { queues?: Input } | undefined)?.queues);
-  const section: QueueReportSection = { status: 'OK', thresholds, queues: [], breaches: [], unreachable: [] };
+  const section: QueueReportSection = {
+    status: 'OK',
+    thresholds,
+    queues: [],
+    breaches: [],
+    findings: [],
+    unreachable: [],
+  };
   for (const [name, brokerConfig] of brokers) {
     let broker: BrokerClient | undefined;
     try {
       broker = await open(name, brokerConfig);
-      const { report } = await broker.inspect({ peek: 0, nowEpoch: Date.now() / 1000 });
+      const { report, findings } = await broker.inspect({ peek: 0, nowEpoch: Date.now() / 1000 });
       section.queues.push(...report.queues.map((q) => gaugeOf(name, q)));
+      section.findings.push(...findings);
     } catch (error) {
       section.unreachable.push({ broker: name, message: errorText(error).message });
     } finally {
       await broker?.close();
     }
   }
-  section.breaches = queueBreaches(section.queues, thresholds);
-  section.status = section.breaches.some((b) => b.level === 'crit')
-    ? 'CRITICAL'
-    : section.breaches.length || section.unreachable.length
-      ? 'WARNING'
-      : 'OK';
+  section.breaches = acknowledgeBreaches(queueBreaches(section.queues, thresholds), acks);
+  section.findings = acknowledgeFindings(section.findings, acks);
+  // Breaches and findings judged alike, so `report` never says OK while `queues` warns.
+  const unreachable = section.unreachable.map(() => ({ level: 'warn' as const }));
+  section.status = findingsStatus([
+    ...unacknowledged(section.breaches),
+    ...unacknowledged(section.findings),
+    ...unreachable,
+  ]);
   return section;
 }

@@ -5,7 +5,7 @@
 
 import type { LogicalField } from '../core/task.js';
 import type { BoundSource, JobSystemInfo } from '../db/bind-source.js';
-import { and } from '../db/fragment.js';
+import { and, type Fragment } from '../db/fragment.js';
 import {
   store,
   dueWhere,
@@ -14,6 +14,7 @@ import {
   stuckWhere,
   type ListEncoder,
   type ListKind,
+  type ListReadOptions,
   type ScanFilter,
 } from '../db/port/index.js';
 
@@ -39,7 +40,16 @@ export interface ScanOptions extends ScanFilter {
    */
   fullScan?: boolean;
   pageSize?: number;
+  /**
+   * The order of each list: `next-retry` (the default) is (next_retry_time, id), `id` primary-key
+   * order, `cheapest` whichever the server reads faster (`id` when walking the primary key beats
+   * the list's index, a large share of the table; the list order otherwise).
+   */
+  order?: ListOrder;
 }
+
+export type ListOrder = 'next-retry' | 'id' | 'cheapest';
+export const LIST_ORDERS: readonly ListOrder[] = ['next-retry', 'id'];
 
 export const ALL_LISTS: ListKind[] = ['stuck', 'due', 'failed'];
 /**
@@ -87,6 +97,24 @@ export function listWhere(source: BoundSource, kind: ListKind, options: ScanOpti
   return and([source.sql.statusIn([LIST_STATUS[kind]]), filter]);
 }
 
+/**
+ * How one list is read in the order asked: primary-key order through the primary key when the
+ * engine finds that walk cheaper than the list's index (`id` and `cheapest`), else `id` through
+ * the server's own plan, or the list order.
+ */
+async function readOptions(
+  source: BoundSource,
+  kind: ListKind,
+  where: Fragment,
+  order: ListOrder | undefined,
+): Promise<ListReadOptions> {
+  const nullNextRetry = kind !== 'due';
+  if (order !== 'cheapest' && order !== 'id') return { nullNextRetry, order: 'next-retry' };
+  const tableHint = await store.tasks.primaryKeyWalk(source, where);
+  if (tableHint === undefined) return { nullNextRetry, order: order === 'id' ? 'id' : 'next-retry' };
+  return { nullNextRetry, order: 'id', tableHint };
+}
+
 /** Streams one list's rows (arrays in taskSelect order). */
 export function streamList(
   source: BoundSource,
@@ -95,9 +123,10 @@ export function streamList(
 ): AsyncGenerator<unknown[]> | undefined {
   const where = listWhere(source, kind, options);
   if (!where) return undefined;
-  return store.tasks.listRows(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
-    nullNextRetry: kind !== 'due',
-  });
+  return (async function* () {
+    const read = await readOptions(source, kind, where, options.order);
+    yield* store.tasks.listRows(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, read);
+  })();
 }
 
 /** Streams one list's rows in batches (the fast path of `scan --format ndjson|csv`). */
@@ -108,9 +137,10 @@ export function streamListBatches(
 ): AsyncGenerator<unknown[][]> | undefined {
   const where = listWhere(source, kind, options);
   if (!where) return undefined;
-  return store.tasks.listBatches(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, {
-    nullNextRetry: kind !== 'due',
-  });
+  return (async function* () {
+    const read = await readOptions(source, kind, where, options.order);
+    yield* store.tasks.listBatches(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE, read);
+  })();
 }
 
 /**
@@ -179,14 +209,15 @@ export function streamListEncoded(
 ): AsyncGenerator<Buffer> | undefined {
   const where = listWhere(source, kind, options);
   if (!where) return undefined;
-  return store.tasks.listEncoded(
-    source,
-    where,
-    options.limit,
-    options.pageSize ?? DEFAULT_PAGE_SIZE,
-    encoder,
-    {
-      nullNextRetry: kind !== 'due',
-    },
-  );
+  return (async function* () {
+    const read = await readOptions(source, kind, where, options.order);
+    yield* store.tasks.listEncoded(
+      source,
+      where,
+      options.limit,
+      options.pageSize ?? DEFAULT_PAGE_SIZE,
+      encoder,
+      read,
+    );
+  })();
 }

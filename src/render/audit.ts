@@ -8,7 +8,7 @@ export function renderAudit(entries: AuditEntry[], mayHaveMore: boolean): string
   if (entries.length === 0) return chalk.dim('no audit entries match');
   const rows = entries.map((e) => [
     String(e.id),
-    e.at.replace('T', ' ').replace('Z', ''),
+    e.at.replace('T', ' ').replace(/(\.\d+)?Z$/, ''),
     e.operator,
     e.action,
     `${e.source}#${e.taskId}`,
@@ -16,8 +16,19 @@ export function renderAudit(entries: AuditEntry[], mayHaveMore: boolean): string
     oneLine(e.reason, 50),
     e.runId.slice(0, 8),
   ]);
+  // Who did what to which task and why stay on a narrow terminal; the run id, then the change
+  // (the action mostly says it), then the operator give way first.
   const table = renderTable(
-    ['id', 'at (UTC)', 'operator', 'action', 'task', 'change', 'reason', 'run'],
+    [
+      { title: 'id', fit: 'whole' },
+      'at (UTC)',
+      { title: 'operator', fit: 'whole', drop: 3 },
+      { title: 'action', fit: 'whole' },
+      { title: 'task', fit: 'whole' },
+      { title: 'change', fit: 'whole', drop: 2 },
+      'reason',
+      { title: 'run', fit: 'whole', drop: 1 },
+    ],
     rows,
   );
   const more = mayHaveMore ? `\n${chalk.dim(`the newest ${entries.length} shown; --limit 0 lists all`)}` : '';

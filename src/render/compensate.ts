@@ -41,7 +41,7 @@ export function renderCompensate(result: CompensateResult): string {
         (OUTCOME_COLOR[r.outcome] ?? String)(r.outcome),
         oneLine(r.reason ?? '', 100),
       ]);
-    out.push(renderTable(['id', 'from', 'to', 'outcome', 'why'], rows));
+    out.push(renderTable([{ title: 'id', fit: 'whole' }, 'from', 'to', 'outcome', 'why'], rows));
     const more = result.results.length - SHOWN_ROWS + result.resultsOmitted;
     if (more > 0)
       out.push(

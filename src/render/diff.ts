@@ -19,11 +19,11 @@ export function renderDiff(result: DiffResult): string {
   out.push(
     renderTable(
       [
-        'rule',
-        'biz type',
-        'business table',
-        'expect',
-        'mode',
+        { title: 'rule', fit: 'whole' },
+        { title: 'biz type', fit: 'whole' },
+        { title: 'business table', fit: 'whole', drop: 3 },
+        { title: 'expect', drop: 1 },
+        { title: 'mode', drop: 2 },
         'tasks checked',
         'missing',
         'duplicate',
@@ -64,7 +64,14 @@ export function renderDiff(result: DiffResult): string {
     out.push(heading(`${rule.name}: samples`));
     out.push(
       renderTable(
-        ['finding', 'task id', 'key', 'event id', 'task status', 'business rows'],
+        [
+          { title: 'finding', fit: 'whole' },
+          { title: 'task id', fit: 'whole' },
+          { title: 'key', fit: 'whole' },
+          { title: 'event id', fit: 'whole', drop: 1 },
+          { title: 'task status', fit: 'whole' },
+          'business rows',
+        ],
         rule.samples.map((s) => [
           KIND_COLOR[s.kind](s.kind),
           s.taskId === null ? '' : String(s.taskId),

@@ -1,6 +1,7 @@
 import type { CheckStatus, DoctorResult, ExplainedQuery } from '../verbs/doctor/index.js';
 import { heading, renderTable } from './table.js';
-import { chalk, printable } from './terminal.js';
+import { hangingIndent } from './fit.js';
+import { chalk, printable, tableWidth } from './terminal.js';
 
 const MARK: Record<CheckStatus, string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' };
 const COLOR: Record<CheckStatus, (s: string) => string> = {
@@ -26,8 +27,17 @@ export function renderDoctor(result: DoctorResult, options: { plans: boolean }):
     `${chalk.bold('source')} ${result.source.name} (${result.source.profile}, table ${result.source.table}) on ${result.source.db}`,
   );
   out.push('');
+  // On a terminal a long message wraps under itself, so the marks and names stay a column; a fix
+  // and a statement stay one line each, to be pasted whole.
+  const width = tableWidth();
   for (const c of result.checks) {
-    out.push(`${COLOR[c.status](MARK[c.status])}  ${chalk.bold(c.name.padEnd(18))} ${c.message}`);
+    out.push(
+      hangingIndent(
+        `${COLOR[c.status](MARK[c.status])}  ${chalk.bold(c.name.padEnd(18))} `,
+        c.message,
+        width,
+      ),
+    );
     if (c.hint && c.status !== 'ok') out.push(`      ${' '.repeat(18)} ${chalk.dim('fix:')} ${c.hint}`);
   }
   const plans = result.checks.flatMap((c) => c.explain ?? []);
@@ -46,7 +56,11 @@ export function renderDoctor(result: DoctorResult, options: { plans: boolean }):
       out.push(
         `${chalk.bold(p.name)}: ${p.fullScan ? chalk.yellow('reads the whole table') : `through ${p.indexes.join(', ') || 'no index'}`}`,
       );
-      out.push(chalk.dim(`  ${p.sql.replace(/\s+/g, ' ')}  -- ${JSON.stringify(p.params)}`));
+      out.push(
+        chalk.dim(
+          hangingIndent('  ', `${p.sql.replace(/\s+/g, ' ')}  -- ${JSON.stringify(p.params)}`, width),
+        ),
+      );
       out.push(planTable(p));
     }
   }

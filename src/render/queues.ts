@@ -1,9 +1,16 @@
-import type { MoveResult, QueueFinding, QueuesResult, QueueStats } from '../brokers/types.js';
+import type {
+  Acknowledgement,
+  MoveResult,
+  QueueFinding,
+  QueuesResult,
+  QueueStats,
+} from '../brokers/types.js';
 import type { QueueGauge, QueueReportSection, RecoverResult } from '../verbs/queues/index.js';
 import { auditRunCommand, withPasteConnection } from './paste.js';
 import type { Family } from './prometheus.js';
 import { heading, renderTable } from './table.js';
-import { chalk, printable } from './terminal.js';
+import { hangingIndent } from './fit.js';
+import { chalk, printable, tableWidth } from './terminal.js';
 
 /**
  * `queues`, `queues move` and `queues recover` for humans: one row per queue with the columns that
@@ -45,8 +52,14 @@ function columnsFor(queues: QueueStats[], width: number, nameWidth: number): Col
   return used;
 }
 
-function levelText(f: QueueFinding): string {
+function levelText(f: { level: QueueFinding['level']; acknowledged?: Acknowledgement }): string {
+  if (f.acknowledged) return chalk.dim('ACK');
   return f.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN');
+}
+
+/** The line under an acknowledged finding or breach: until when, by whom, why. */
+function ackLine(ack: Acknowledgement): string {
+  return chalk.dim(`     acknowledged #${ack.id} until ${ack.until} by ${ack.operator}: ${ack.reason}`);
 }
 
 /** The findings with every command of their hints completed with the connection and broker of this run. */
@@ -58,7 +71,8 @@ export function renderQueues(result: QueuesResult, terminalColumns?: number): st
   const width = terminalColumns && terminalColumns > 40 ? terminalColumns : 120;
   const out: string[] = [];
   const queues = result.brokers.flatMap((b) => b.queues);
-  const nameWidth = Math.min(40, Math.max(8, ...queues.map((q) => q.name.length))) + 4;
+  // A queue's name is what a move names: shown whole, however long.
+  const nameWidth = Math.max(8, ...queues.map((q) => printable(q.name).length)) + 4;
   for (const broker of result.brokers) {
     out.push(
       heading(
@@ -72,8 +86,8 @@ export function renderQueues(result: QueuesResult, terminalColumns?: number): st
     const columns = columnsFor(broker.queues, width, nameWidth);
     out.push(
       renderTable(
-        ['queue', ...columns.map((c) => c.head)],
-        broker.queues.map((q) => [printable(q.name, 40), ...columns.map((c) => c.value(q))]),
+        [{ title: 'queue', fit: 'whole' }, ...columns.map((c) => c.head)],
+        broker.queues.map((q) => [printable(q.name), ...columns.map((c) => c.value(q))]),
       ),
     );
     for (const q of broker.queues) {
@@ -87,10 +101,17 @@ export function renderQueues(result: QueuesResult, terminalColumns?: number): st
   }
   if (result.findings.length === 0) out.push(chalk.green('No findings.'));
   for (const f of result.findings) {
+    // On a terminal a long finding wraps under itself.
     out.push(
-      `${levelText(f)} ${f.code} ${f.broker}${f.queue ? `/${printable(f.queue, 40)}` : ''}: ${f.message}`,
+      hangingIndent(
+        `${levelText(f)} ${f.code} ${f.broker}${f.queue ? `/${printable(f.queue)}` : ''}: `,
+        f.message,
+        tableWidth(),
+        5,
+      ),
     );
-    out.push(chalk.dim(`     ${f.hint}`));
+    // The hint stays one line: its command is pasted as a whole.
+    out.push(f.acknowledged ? ackLine(f.acknowledged) : chalk.dim(`     ${f.hint}`));
   }
   return out.join('\n');
 }
@@ -159,7 +180,7 @@ export function queuePrometheusFamilies(section: QueueReportSection): Family[] {
 export function renderQueueReport(section: QueueReportSection): string {
   const rows = section.queues.map((g) => [
     g.broker,
-    printable(g.queue, 40),
+    printable(g.queue),
     g.ready,
     g.delayedOverdue,
     g.reservedExpired,
@@ -168,12 +189,27 @@ export function renderQueueReport(section: QueueReportSection): string {
   ]);
   const out = [
     heading(`Queues: ${section.status}`),
-    renderTable(['broker', 'queue', 'ready', 'overdue', 'expired', 'unacked', 'consumers'], rows),
+    renderTable(
+      [
+        { title: 'broker', fit: 'whole' },
+        { title: 'queue', fit: 'whole' },
+        'ready',
+        'overdue',
+        'expired',
+        'unacked',
+        'consumers',
+      ],
+      rows,
+    ),
   ];
-  for (const b of section.breaches)
-    out.push(
-      `${b.level === 'crit' ? chalk.red('CRIT') : chalk.yellow('WARN')} ${b.broker}/${b.queue} ${b.metric} ${b.value} (limit ${b.threshold})`,
-    );
+  for (const b of section.breaches) {
+    out.push(`${levelText(b)} ${b.broker}/${b.queue} ${b.metric} ${b.value} (limit ${b.threshold})`);
+    if (b.acknowledged) out.push(ackLine(b.acknowledged));
+  }
+  for (const f of section.findings) {
+    out.push(`${levelText(f)} ${f.code} ${f.broker}${f.queue === null ? '' : `/${f.queue}`}: ${f.message}`);
+    if (f.acknowledged) out.push(ackLine(f.acknowledged));
+  }
   for (const u of section.unreachable)
     out.push(`${chalk.yellow('WARN')} broker ${u.broker} not inspected: ${u.message}`);
   return out.join('\n');

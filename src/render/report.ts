@@ -37,9 +37,10 @@ export function renderReport(report: ReportResult): string {
   out.push(
     renderTable(
       [
-        'biz type',
+        { title: 'biz type', fit: 'whole' },
         'created',
-        'succeeded',
+        // Left out first on a narrow terminal: created and failed say the most about it.
+        { title: 'succeeded', drop: 1 },
         'failed',
         'failure rate',
         'latency avg',
@@ -56,7 +57,7 @@ export function renderReport(report: ReportResult): string {
     out.push('', heading('Queues'));
     out.push(
       renderTable(
-        ['queue', 'backlog', 'due', 'reserved', 'stale reservations', 'oldest job'],
+        [{ title: 'queue', fit: 'whole' }, 'backlog', 'due', 'reserved', 'stale reservations', 'oldest job'],
         report.byQueue.map((q) => [
           q.queue,
           n(q.backlog),

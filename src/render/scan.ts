@@ -1,7 +1,10 @@
 import { formatSeconds } from '../core/duration.js';
 import type { Task } from '../core/task.js';
 import type { ScanResult } from '../verbs/scan/index.js';
-import { heading, renderTable } from './table.js';
+import { heading, renderTable, type Head } from './table.js';
+
+/** Which list a task list is: it decides which of its times a narrow terminal keeps. */
+export type TaskList = 'stuck' | 'due' | 'failed';
 import { chalk, oneLine } from './terminal.js';
 
 const STATUS_COLOR: Record<string, (s: string) => string> = {
@@ -23,7 +26,7 @@ const n = (value: number | null): string => (value === null ? 'n/a' : value.toLo
  * A list of tasks. Jobs of a queue framework (a failed-jobs table: any task with a queue or a
  * connection) get a queue and a connection column; the table fits the terminal like every other.
  */
-export function renderTaskList(title: string, tasks: Task[]): string {
+export function renderTaskList(title: string, tasks: Task[], list: TaskList = 'due'): string {
   if (tasks.length === 0) return `${heading(title)}\n  none`;
   const jobs = tasks.some((t) => (t.queue ?? null) !== null || (t.connection ?? null) !== null);
   // Failed jobs are never retried on a schedule: their empty next-retry column makes room for the queue.
@@ -39,15 +42,22 @@ export function renderTaskList(title: string, tasks: Task[]): string {
     t.updatedAt ?? '',
     oneLine(t.lastError, 60),
   ]);
-  const head = [
-    'id',
-    'biz type',
-    'biz id',
-    'status',
-    'attempts',
-    ...(jobs ? ['queue', 'connection'] : []),
-    ...(nextRetry ? ['next retry'] : []),
-    jobs && !nextRetry ? 'failed' : 'updated',
+  // On a narrow terminal the status (the list's title says it) goes first, then the time that
+  // matters less for the list (a stuck row is judged by its update, a due one by its next retry).
+  const head: Head[] = [
+    { title: 'id', fit: 'whole' },
+    { title: 'biz type', fit: 'whole' },
+    { title: 'biz id', fit: 'whole' },
+    { title: 'status', drop: 1 },
+    { title: 'attempts', drop: 3 },
+    ...(jobs
+      ? [
+          { title: 'queue', fit: 'whole' as const },
+          { title: 'connection', drop: 4 },
+        ]
+      : []),
+    ...(nextRetry ? [{ title: 'next retry', drop: list === 'due' ? 5 : 2 }] : []),
+    { title: jobs && !nextRetry ? 'failed' : 'updated', drop: list === 'due' ? 2 : 5 },
     'last error',
   ];
   return `${heading(title)}\n${renderTable(head, rows)}`;
@@ -74,11 +84,12 @@ export function renderScan(result: ScanResult): string {
   out.push(
     renderTable(
       [
-        'biz type',
+        { title: 'biz type', fit: 'whole' },
         'total',
         'pending',
         'processing',
-        'success',
+        // What went well matters least to the person reading this on a narrow terminal.
+        { title: 'success', drop: 1 },
         'failed',
         'compensated',
         'stuck',
@@ -106,17 +117,17 @@ export function renderScan(result: ScanResult): string {
     ),
   );
   for (const note of result.notes) out.push(chalk.dim(`note: ${note}`));
-  for (const [title, tasks, total] of [
-    ['Stuck (processing, lease expired)', result.stuck, summary.stuck],
-    ['Due or overdue (pending)', result.due, summary.due],
-    ['Failed (awaiting manual action)', result.failed, summary.byStatus.failed],
+  for (const [title, tasks, total, list] of [
+    ['Stuck (processing, lease expired)', result.stuck, summary.stuck, 'stuck'],
+    ['Due or overdue (pending)', result.due, summary.due, 'due'],
+    ['Failed (awaiting manual action)', result.failed, summary.byStatus.failed, 'failed'],
   ] as const) {
     out.push('');
     const shown =
       total !== null && tasks.length < total
         ? ` — ${tasks.length} of ${total.toLocaleString('en-US')} shown`
         : '';
-    out.push(renderTaskList(`${title}${shown}`, tasks));
+    out.push(renderTaskList(`${title}${shown}`, tasks, list));
   }
   return out.join('\n');
 }

@@ -78,7 +78,14 @@ export function renderShow(result: ShowResult, options: { full: boolean }): stri
   } else {
     out.push(
       renderTable(
-        ['at', 'operator', 'host', 'action', 'from → to', 'reason'],
+        [
+          'at',
+          { title: 'operator', fit: 'whole' },
+          { title: 'host', drop: 1 },
+          { title: 'action', fit: 'whole' },
+          { title: 'from → to', fit: 'whole' },
+          'reason',
+        ],
         result.audit.map((e) => [
           e.at,
           printable(e.operator, 60),

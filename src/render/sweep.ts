@@ -30,10 +30,10 @@ export function renderSweep(result: SweepResult): string {
     lines.push(
       renderTable(
         [
-          'source',
-          'id',
+          { title: 'source', fit: 'whole', drop: 1 },
+          { title: 'id', fit: 'whole' },
           'job / biz type',
-          'rule',
+          { title: 'rule', fit: 'whole', drop: 2 },
           'failed at',
           title === 'Deferred' ? 'eligible at' : 'note',
         ],
@@ -73,7 +73,7 @@ export function renderSecondFailures(rows: SecondFailureRow[]): string {
     '',
     heading(`Second failures (${rows.length})`),
     renderTable(
-      ['id', 'job / biz type', 'rule', 'identity', 'failed at'],
+      [{ title: 'id', fit: 'whole' }, 'job / biz type', { title: 'rule', drop: 1 }, 'identity', 'failed at'],
       rows.map((r) => [String(r.id), r.bizType, r.rule, r.identity, r.failedAt]),
     ),
   ].join('\n');
@@ -94,7 +94,13 @@ export function renderCreateMissing(result: CreateMissingResult): string {
   if (listed.length)
     lines.push(
       renderTable(
-        ['rule', 'key', 'event id', 'outcome', 'task id'],
+        [
+          { title: 'rule', fit: 'whole', drop: 1 },
+          { title: 'key', fit: 'whole' },
+          { title: 'event id', fit: 'whole' },
+          'outcome',
+          { title: 'task id', fit: 'whole' },
+        ],
         listed.map((r) => [
           r.rule,
           r.key,

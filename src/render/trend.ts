@@ -1,3 +1,4 @@
+import { formatSeconds } from '../core/duration.js';
 import type { Trend, TrendPoint } from '../core/trend.js';
 
 /** Eight levels of a sparkline; a bucket with nothing to measure is a space. */
@@ -18,7 +19,7 @@ export function sparkline(values: readonly (number | null)[]): string {
 function fmt(series: keyof TrendPoint, n: number | null): string {
   if (n === null) return 'n/a';
   if (series === 'failureRate') return `${(n * 100).toFixed(1)}%`;
-  if (series === 'latencyAvgSeconds') return `${n.toFixed(1)}s`;
+  if (series === 'latencyAvgSeconds') return formatSeconds(n);
   return String(n);
 }
 
@@ -31,8 +32,8 @@ const SERIES: Array<[keyof TrendPoint, string]> = [
 
 /** `report --trend`: the console's trend series as terminal sparklines, oldest bucket on the left. */
 export function renderTrend(trend: Trend): string {
-  const hours = trend.bucketSeconds / 3600;
-  const lines = [`Trend over ${trend.span} (${trend.points.length} buckets of ${hours} h, oldest first)`];
+  const bucket = formatSeconds(trend.bucketSeconds);
+  const lines = [`Trend over ${trend.span} (${trend.points.length} buckets of ${bucket}, oldest first)`];
   for (const [key, label] of SERIES) {
     const values = trend.points.map((p) => p[key] as number | null);
     const max = Math.max(...values.map((v) => v ?? -Infinity));

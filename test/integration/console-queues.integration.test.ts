@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { runJson } from '../support/cli.js';
-import { signIn, startConsoleCli, type ConsoleProcess } from '../support/console.js';
+import { csrfOf, signIn, startConsoleCli, type ConsoleProcess } from '../support/console.js';
 import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 
 /**
@@ -15,6 +15,7 @@ import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-d
 
 const REDIS_URL = 'redis://127.0.0.1:6379/15';
 const RUN = randomBytes(3).toString('hex');
+const OPERATOR = `dora-${RUN}`;
 let redis: Redis;
 
 /** Page markup without the layout's whitespace between tags. */
@@ -43,6 +44,7 @@ describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
   let cwd: string;
   let consoleProc: ConsoleProcess;
   let cookie: string;
+  let sessionCsrf = '';
 
   beforeAll(async () => {
     db = await createEngineDb(engine, 'console_queues');
@@ -68,7 +70,7 @@ describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
         'INSERT INTO taskrecon_queue_snapshot (broker, queue, depth, ready, at_epoch) VALUES (?, ?, ?, ?, ?)',
         ['jobs', 'default', depth, depth, now - ago],
       );
-    consoleProc = await startConsoleCli([], { cwd });
+    consoleProc = await startConsoleCli([], { cwd, env: { TASKRECON_OPERATOR: OPERATOR } });
     cookie = await signIn(consoleProc.url);
   });
 
@@ -92,5 +94,116 @@ describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
     await fetch(`${consoleProc.origin}/queues`, { headers: { cookie } });
     const [row] = await db.rows<{ n: number }>('SELECT COUNT(*) AS n FROM taskrecon_queue_snapshot');
     expect(row?.n).toBe(3);
+  });
+  it('recovers overdue delayed jobs from the queues page: a dry-run preview first, a reason required, then moved and audited', async () => {
+    const past = Math.floor(Date.now() / 1000) - 3600;
+    const delayed = `${prefix}queues:default:delayed`;
+    for (let i = 0; i < 2; i++)
+      await redis.zadd(
+        delayed,
+        past,
+        JSON.stringify({ uuid: `late${i}`, displayName: 'App\\Jobs\\SendSms', attempts: 0 }),
+      );
+    const queuesPage = await (await fetch(`${consoleProc.origin}/queues`, { headers: { cookie } })).text();
+    expect(queuesPage).toContain('delayed-overdue');
+    expect(queuesPage).toContain('Fix: ');
+    expect(queuesPage).toContain('Recover…');
+    const overview = await (await fetch(`${consoleProc.origin}/`, { headers: { cookie } })).text();
+    expect(overview).toContain('Recover…');
+    const csrf = csrfOf(queuesPage);
+    sessionCsrf = csrf;
+    const form = { kind: 'recover', broker: 'jobs', queue: 'default', _csrf: csrf };
+    const send = (path: string, body: Record<string, string>) =>
+      fetch(`${consoleProc.origin}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, origin: consoleProc.origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(body).toString(),
+      });
+    const preview = await send('/queues/preview', form);
+    expect(preview.status).toBe(200);
+    expect(squeeze(await preview.text())).toContain('<b id="queue-matched">2</b>');
+    expect(await redis.zcard(delayed)).toBe(2);
+    // Forged: another origin, or no CSRF token: refused, nothing moved.
+    const forged = await fetch(`${consoleProc.origin}/queues/apply`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...form, reason: 'pwned' }).toString(),
+    });
+    expect(forged.status).toBe(403);
+    const { _csrf: _dropped, ...withoutCsrf } = form;
+    expect((await send('/queues/apply', { ...withoutCsrf, reason: 'pwned' })).status).toBe(403);
+    expect(await redis.zcard(delayed)).toBe(2);
+    const noReason = await send('/queues/apply', { ...form, reason: '' });
+    expect(noReason.status).toBe(400);
+    expect(await redis.zcard(delayed)).toBe(2);
+    const applied = await send('/queues/apply', { ...form, reason: 'workers were down' });
+    expect(applied.status).toBe(303);
+    expect(await redis.zcard(delayed)).toBe(0);
+    expect(await redis.llen(`${prefix}queues:default`)).toBe(5);
+    const audit = await db.rows<{ action: string; operator: string; reason: string; source: string }>(
+      "SELECT action, operator, reason, source FROM taskrecon_audit WHERE action = 'queue-recover'",
+    );
+    expect(audit).toHaveLength(2);
+    for (const row of audit)
+      expect(row).toEqual({
+        action: 'queue-recover',
+        operator: OPERATOR,
+        reason: 'workers were down',
+        source: 'jobs',
+      });
+    const auditPage = await (await fetch(`${consoleProc.origin}/audit`, { headers: { cookie } })).text();
+    expect(auditPage).toContain('queue-recover');
+  });
+  it('moves a queue into another from the console as `queues move` does: same refusals, previewed, audited', async () => {
+    // The session's CSRF token, from the Recover form of the test before.
+    const csrf = sessionCsrf;
+    const send = (body: Record<string, string>, path = '/queues/preview') =>
+      fetch(`${consoleProc.origin}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, origin: consoleProc.origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          kind: 'move',
+          broker: 'jobs',
+          queue: 'default',
+          _csrf: csrf,
+          ...body,
+        }).toString(),
+      });
+    const same = await send({ to: 'default' });
+    expect(same.status).toBe(400);
+    expect(await same.text()).toContain('is the queue the jobs come from');
+    const before = await redis.llen(`${prefix}queues:default`);
+    const preview = await send({ to: 'spare' });
+    expect(squeeze(await preview.text())).toContain(`<b id="queue-matched">${before}</b>`);
+    expect(await redis.llen(`${prefix}queues:default`)).toBe(before);
+    expect((await send({ to: 'spare', reason: 'drain default' }, '/queues/apply')).status).toBe(303);
+    expect(await redis.llen(`${prefix}queues:default`)).toBe(0);
+    expect(await redis.llen(`${prefix}queues:spare`)).toBe(before);
+    const [row] = await db.rows<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM taskrecon_audit WHERE action = 'queue-move' AND reason = 'drain default'",
+    );
+    expect(Number(row?.n)).toBe(before);
+  });
+  it('an unreachable broker does not hide the overview: the verdict names it', async () => {
+    const down = join(cwd, 'down');
+    mkdirSync(down);
+    writeFileSync(
+      join(down, 'taskrecon.config.yaml'),
+      `db: ${db.dsn}\nbrokers:\n  gone: { kind: redis, url: "redis://127.0.0.1:1/0", framework: laravel, queues: [default] }\n`,
+    );
+    const other = await startConsoleCli([], { cwd: down });
+    try {
+      const otherCookie = await signIn(other.url);
+      const res = await fetch(`${other.origin}/`, { headers: { cookie: otherCookie } });
+      expect(res.status).toBe(200);
+      const body = squeeze(await res.text());
+      expect(body).toContain('<span id="verdict-status">WARNING</span>');
+      expect(body).toContain('broker gone unreachable');
+    } finally {
+      expect(await other.stop()).toBe(0);
+    }
   });
 });

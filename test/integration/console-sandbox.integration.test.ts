@@ -123,7 +123,7 @@ describe('console on the demo sandbox', () => {
   it('report --trend 24h prints the same series as sparklines, and --json carries them', async () => {
     const args = ['report', '--config', 'taskrecon-demo.config.yaml', '--trend', '24h'];
     const text = await runCli(args, { cwd });
-    expect(text.stdout).toContain('Trend over 24h (24 buckets of 1 h, oldest first)');
+    expect(text.stdout).toContain('Trend over 24h (24 buckets of 1h, oldest first)');
     expect(text.stdout).toMatch(/created\s+[ ▁▂▃▄▅▆▇█]{24}\s+now/);
     const json = await runJson<{ trend: { points: Array<{ created: number; failed: number }> } }>(args, {
       cwd,

@@ -23,6 +23,8 @@ let attacker: Server;
 let attackerOrigin: string;
 let attackPage = '';
 const XSS_ERROR = `<img src=x onerror="window.__pwned='error'"><script>window.__pwned='error'</script>`;
+/** The queue actions' state changes (Recover / Move: preview, then apply). */
+const QUEUE_POSTS = ['/queues/preview', '/queues/apply'];
 const XSS_PAYLOAD = JSON.stringify({ note: `</pre><script>window.__pwned='payload'</script><b>bold</b>` });
 
 /** A page of another origin (another loopback port) that posts a retry to the console as soon as it loads. */
@@ -160,6 +162,13 @@ describe.each(TEST_ENGINES)('console security on %s', (engine) => {
     }
     expect(await statusOf(target)).toBe(3);
     expect(await auditCount(target)).toBe(0);
+    // The queue actions' forms, posted from the attacker's page with the right token: refused alike.
+    for (const path of QUEUE_POSTS) {
+      attackPage = attackHtml(`${main.origin}${path}`, rightCsrf);
+      const answered = page.waitForResponse((r) => r.url().endsWith(path));
+      await page.goto(`${attackerOrigin}/`);
+      expect((await answered).status(), path).toBe(403);
+    }
   });
 
   it('a POST with a foreign Origin changes nothing; the same POST from the console itself does', async () => {
@@ -176,6 +185,14 @@ describe.each(TEST_ENGINES)('console security on %s', (engine) => {
         { action: 'retry', reason: 'pwned', _csrf: csrf },
       );
       expect(res.status, origin).toBe(403);
+      for (const path of QUEUE_POSTS) {
+        const queued = await post(
+          `${main.origin}${path}`,
+          { cookie, origin },
+          { kind: 'recover', broker: 'jobs', queue: 'default', reason: 'pwned', _csrf: csrf },
+        );
+        expect(queued.status, `${path} ${origin}`).toBe(403);
+      }
     }
     expect(await statusOf(target)).toBe(3);
     expect(await auditCount(target)).toBe(0);
@@ -254,7 +271,7 @@ describe.each(TEST_ENGINES)('console security on %s', (engine) => {
       const detail = await (await fetch(`${ro.origin}/tasks/${target}`, { headers: { cookie } })).text();
       expect(detail).toContain('read-only');
       expect(detail).not.toContain('name="action"');
-      for (const path of [`/tasks/${target}/actions`, '/bulk']) {
+      for (const path of [`/tasks/${target}/actions`, '/bulk', ...QUEUE_POSTS]) {
         const res = await post(
           `${ro.origin}${path}`,
           { cookie, origin: ro.origin, 'sec-fetch-site': 'same-origin' },

@@ -36,7 +36,16 @@ beforeAll(async () => {
   const spiky = await plantTaskTable(dir, 'spiky', { created: 40, failures: 10 });
   const healthy = await plantTaskTable(dir, 'healthy', { created: 40, failures: 0 });
   const spikyRun = await runCli(
-    ['report', '--config', spiky, '--format', 'prometheus', '--output', join(textfiles, 'spiky.prom')],
+    [
+      'report',
+      '--config',
+      spiky,
+      '--format',
+      'prometheus',
+      '--output',
+      join(textfiles, 'spiky.prom'),
+      '--exit-status',
+    ],
     { cwd: dir },
   );
   expect(spikyRun.code, spikyRun.stderr).toBe(2);

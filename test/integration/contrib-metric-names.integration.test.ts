@@ -64,10 +64,11 @@ beforeAll(async () => {
     '    queues: [business_queue]',
   ]);
   const output = join(dir, 'taskrecon.prom');
-  const run = await runCli(['report', '--config', config, '--format', 'prometheus', '--output', output], {
-    cwd: dir,
-  });
-  // CRITICAL (10% failed) is exit 2; anything else means the run did not write its figures.
+  const run = await runCli(
+    ['report', '--config', config, '--format', 'prometheus', '--output', output, '--exit-status'],
+    { cwd: dir },
+  );
+  // CRITICAL (10% failed) is exit 2 with --exit-status; anything else means the run did not write its figures.
   expect(run.code, run.stderr).toBe(2);
   fileText = readFileSync(output, 'utf8');
   written = new Set(parsePrometheusTextFormat(fileText).map((family) => family.name));

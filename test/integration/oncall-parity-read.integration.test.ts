@@ -97,11 +97,12 @@ describe('failed jobs carry their queue and connection', () => {
     const { code, json } = await runJson<ScanJson & { failed: TaskJson[] }>(['scan', '--config', tp]);
     expect(code).toBe(0);
     assertMatchesSchema('scan', json);
+    // think-queue's attempts as its worker counted them: the payload's + 1.
     expect(json.failed.map((t) => [t.bizId, t.attempts, t.maxAttempts, t.queue, t.connection])).toEqual([
-      ['SN1001', 2, 3, 'sms', 'redis'],
-      ['SN1002', 3, 3, 'coupon', 'redis'],
-      [null, 1, 3, 'sms', 'database'], // JSON null is no order, never the text "null"
-      [null, 1, 3, 'default', 'redis'],
+      ['SN1001', 3, 3, 'sms', 'redis'],
+      ['SN1002', 4, 3, 'coupon', 'redis'],
+      [null, 2, 3, 'sms', 'database'], // JSON null is no order, never the text "null"
+      [null, 2, 3, 'default', 'redis'],
     ]);
   });
 
@@ -168,7 +169,7 @@ describe('failed jobs carry their queue and connection', () => {
     const { code, json } = await runJson<{ task: TaskJson }>(['show', id, '--config', tp]);
     expect(code).toBe(0);
     assertMatchesSchema('show', json);
-    expect(json.task).toMatchObject({ bizId: 'SN1001', queue: 'sms', connection: 'redis', attempts: 2 });
+    expect(json.task).toMatchObject({ bizId: 'SN1001', queue: 'sms', connection: 'redis', attempts: 3 });
     const table = await runCli(['show', id, '--config', tp]);
     expect(table.stdout).toMatch(/biz id\s+SN1001/);
     expect(table.stdout).toMatch(/queue\s+sms/);
@@ -302,8 +303,8 @@ describe('a JSON path on SQLite', () => {
     ]);
     expect(code, stderr).toBe(0);
     expect(json.failed.map((t) => [t.bizId, t.attempts, t.queue, t.connection])).toEqual([
-      ['SN1001', 2, 'sms', 'redis'],
-      [null, 1, 'sms', 'redis'],
+      ['SN1001', 3, 'sms', 'redis'],
+      [null, 2, 'sms', 'redis'],
     ]);
   });
 });

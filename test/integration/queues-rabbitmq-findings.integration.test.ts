@@ -183,6 +183,50 @@ describe('RabbitMQ topology findings', () => {
     });
   });
 
+  it('parked-messages: dead letters a rejecting consumer parked, with no consumer on the parking queue; none once consumed or empty', async () => {
+    await withVhost('parked', async (v, ch) => {
+      await ch.assertExchange('dlx', 'direct', { durable: true });
+      await ch.assertQueue('parking', { durable: true });
+      await ch.bindQueue('parking', 'dlx', 'dead');
+      await ch.assertQueue('work', {
+        durable: true,
+        arguments: { 'x-dead-letter-exchange': 'dlx', 'x-dead-letter-routing-key': 'dead' },
+      });
+      const empty = await inspect(v, { queues: ['work'] });
+      expect(codes(empty.findings)).toEqual([]);
+      for (let i = 0; i < 3; i++) ch.sendToQueue('work', Buffer.from(`m${i}`), { persistent: true });
+      const rejecter = await (await v.connect()).createChannel();
+      const { consumerTag } = await rejecter.consume('work', (m) => m && rejecter.nack(m, false, false));
+      await until(async () => (await depth(ch, 'parking')) === 3, 10_000, 'three parked');
+      await rejecter.cancel(consumerTag);
+      await rejecter.close();
+      // Only the business queue is configured: the parking queue is found through its dead-letter wiring.
+      const parked = await inspect(v, { queues: ['work'] });
+      expect(parked.report.queues.map((q) => q.name)).toEqual(['work', 'parking']);
+      expect(codes(parked.findings)).toEqual(['parked-messages:parking']);
+      expect(parked.findings[0]).toMatchObject({ level: 'warn', count: 3 });
+      expect(parked.findings[0]?.hint).toContain('--from parking --to work --reset-death');
+      const consumer = await (await v.connect()).createChannel();
+      await consumer.prefetch(1);
+      await consumer.consume('parking', () => undefined, { noAck: false });
+      expect((await inspect(v, { queues: ['work'] })).findings).toEqual([]);
+      await consumer.close();
+    });
+  });
+
+  it("parked-messages: the corrected topology's parking queue, where the consumer parks what it gives up on, is listed and flagged", async () => {
+    await withVhost('parkedbyname', async (v, ch) => {
+      await declareCorrectTopology(ch, 60_000);
+      for (let i = 0; i < 3; i++)
+        ch.sendToQueue('parking_queue', Buffer.from(`dead${i}`), { persistent: true });
+      await until(async () => (await depth(ch, 'parking_queue')) === 3);
+      const { report, findings } = await inspect(v, { queues: ['business_queue'] });
+      expect(report.queues.map((q) => q.name)).toEqual(['business_queue', 'retry_queue', 'parking_queue']);
+      expect(codes(findings)).toEqual(['parked-messages:parking_queue']);
+      expect(findings[0]?.message).toContain("given up on by 'business_queue'");
+    });
+  });
+
   it('honours policies: a TTL set by policy without a dead-letter exchange is flagged; a policy adding one clears it', async () => {
     await withVhost('policy', async (v, ch) => {
       await ch.assertQueue('delay_by_policy', { durable: true });

@@ -25,8 +25,12 @@ interface ReportJson {
     queues: Array<Record<string, unknown>>;
     breaches: Array<Record<string, unknown>>;
     unreachable: Array<{ broker: string; message: string }>;
+    findings: Array<{ code: string; level: string; broker: string; queue: string | null }>;
   };
 }
+
+/** `queues`' exit code as a report status. */
+const VERDICT: Record<number, string> = { 0: 'OK', 1: 'WARNING', 2: 'CRITICAL' };
 
 beforeAll(async () => {
   redis = await openTestRedis(DB);
@@ -75,15 +79,49 @@ describe.each(TEST_ENGINES)('with brokers (%s)', (engine) => {
   });
 
   describe('report with brokers', () => {
-    it('adds the queue gauges; under the limit the status stays OK', async () => {
+    it('adds the queue gauges; under the limit nothing breaches, and the verdict is the one queues gives', async () => {
       const { code, json } = await runJson<ReportJson>(['report'], { cwd });
-      expect(code).toBe(0);
       assertMatchesSchema('report', json);
-      expect(json.status).toBe('OK');
       expect(json.queues.queues).toEqual([
         expect.objectContaining({ broker: 'app', queue: 'high', ready: 12, delayedOverdue: 0 }),
       ]);
       expect(json.queues.breaches).toEqual([]);
+      // The task table is healthy: what is left is the broker's own findings (a Redis without
+      // persistence is one), judged as `queues` judges them.
+      const queues = await runJson<{ findings: Array<{ code: string; level: string }> }>(['queues'], { cwd });
+      expect(json.queues.status).toBe(VERDICT[queues.code ?? -1]);
+      expect(code).toBe(queues.code);
+      expect(json.queues.findings.map((f) => f.code).sort()).toEqual(
+        queues.json.findings.map((f) => f.code).sort(),
+      );
+    });
+
+    it('never says Queues: OK while queues has a warning: a queue nobody consumes makes both WARNING', async () => {
+      const orphan = `${prefix}queues:high_old`;
+      await redis.rpush(orphan, JSON.stringify({ uuid: 'old-1' }), JSON.stringify({ uuid: 'old-2' }));
+      try {
+        const queues = await runJson<{ findings: Array<{ code: string; level: string }> }>(['queues'], {
+          cwd,
+        });
+        expect(queues.code).toBe(1);
+        expect(queues.json.findings).toContainEqual(
+          expect.objectContaining({ code: 'unknown-queue', level: 'warn' }),
+        );
+        const { code, json } = await runJson<ReportJson>(['report'], { cwd });
+        expect(code).toBe(1);
+        expect(json.status).toBe('WARNING');
+        expect(json.queues.status).toBe('WARNING');
+        expect(json.queues.breaches).toEqual([]);
+        expect(json.queues.findings).toContainEqual(
+          expect.objectContaining({ code: 'unknown-queue', level: 'warn', broker: 'app', queue: 'high_old' }),
+        );
+        const text = await runCli(['report'], { cwd });
+        expect(text.stdout).toContain('Queues: WARNING');
+        expect(text.stdout).not.toContain('Queues: OK');
+        expect(text.stdout).toMatch(/WARN unknown-queue app\/high_old: /);
+      } finally {
+        await redis.del(orphan);
+      }
     });
 
     it('a ready count at the limit breaches it: WARNING, exit 1; crit wins', async () => {

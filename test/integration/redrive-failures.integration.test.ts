@@ -114,6 +114,25 @@ describe('redrive when things break', () => {
     expect(Number((rows as Array<{ m: number }>)[0]?.m)).toBe(0);
   });
 
+  it('Ctrl-C (SIGINT): settles tasks in flight like SIGTERM, prints the result, and exits 130', async () => {
+    await seedDueTasks(schema.sql, 300, { prefix: 'int' });
+    handler.setBehaviour(() => ({ delayMs: 300 }));
+    const run = startCli(['redrive', '--pause', '0ms', '--batch', '100', '--concurrency', '4', '--json'], {
+      cwd,
+    });
+    await waitFor(() => handler.stats().total >= 8, 30_000, 'deliveries');
+    run.child.kill('SIGINT');
+    const done = await run.done;
+    expect(done.code, done.stderr).toBe(130);
+    expect(done.stderr).toMatch(/SIGINT: no more claims/);
+    const json = JSON.parse(done.stdout) as RedriveJson;
+    assertMatchesSchema('redrive', json);
+    expect(json.interrupted).toBe(true);
+    expect(json.claimed).toBe(json.succeeded + json.released);
+    expect(await processingCount()).toBe(0);
+    expect((await statusCounts(schema.sql))['2']).toBe(json.succeeded);
+  });
+
   it('MariaDB connections killed mid-run: exit 3 with a clear message, nothing half-written, the next run completes', async () => {
     await seedDueTasks(schema.sql, 2_000, { prefix: 'kill' });
     handler.setBehaviour(() => ({ delayMs: 20 }));

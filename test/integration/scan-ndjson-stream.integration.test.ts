@@ -133,12 +133,12 @@ describe('scan --format ndjson from the wire', () => {
     expect(errors).toEqual(['H\ufffd"\ufffd\n\u0000\ufffd', null, '']);
   });
 
-  it('prints through the CLI the same tasks as --json, line for line', async () => {
+  it('prints through the CLI the same tasks as --json, line for line (in list order)', async () => {
     const env = { TZ: 'America/New_York' };
-    const ndjson = await runCli(['scan', '--limit', '0', '--format', 'ndjson', '--stuck-after', '20m'], {
-      cwd,
-      env,
-    });
+    const ndjson = await runCli(
+      ['scan', '--limit', '0', '--format', 'ndjson', '--stuck-after', '20m', '--order', 'next-retry'],
+      { cwd, env },
+    );
     expect(ndjson.code, ndjson.stderr).toBe(0);
     const { json } = await runJson<Record<string, Array<Record<string, unknown>>>>(
       ['scan', '--limit', '0', '--stuck-after', '20m'],

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import type { ConsoleEnv } from '../../src/console/env.js';
-import { Sessions, sessionGuard } from '../../src/console/security/session.js';
+import { MINTED_LINK_MS, Sessions, sessionGuard } from '../../src/console/security/session.js';
 
 function app() {
   const sessions = new Sessions();
@@ -67,5 +67,46 @@ describe('console session', () => {
   it('serves the static assets without a session (they hold no data)', async () => {
     const { a } = app();
     expect((await a.request('/static/console.css')).status).toBe(200);
+  });
+});
+
+describe('minted links (console --link)', () => {
+  function minting(now: { ms: number }) {
+    const sessions = new Sessions(() => now.ms);
+    const a = new Hono<ConsoleEnv>();
+    a.use(
+      '*',
+      sessionGuard(sessions, () => 'tr_session'),
+    );
+    a.get('/', (c) => c.text('data'));
+    return { a, sessions };
+  }
+
+  it('signs one more browser in while the first stays signed in, once per minted token', async () => {
+    const now = { ms: 1_000_000 };
+    const { a, sessions } = minting(now);
+    const first = cookieOf(await a.request(`/?token=${sessions.startToken}`));
+    const minted = sessions.mint();
+    const second = await a.request(`/?token=${minted}`);
+    expect(second.status).toBe(303);
+    expect((await a.request('/', { headers: { cookie: cookieOf(second) } })).status).toBe(200);
+    expect((await a.request('/', { headers: { cookie: first } })).status).toBe(200);
+    expect((await a.request(`/?token=${minted}`)).status).toBe(403);
+  });
+
+  it('a minted token stops working after ten minutes; the start-up token is not revived by minting', async () => {
+    const now = { ms: 1_000_000 };
+    const { a, sessions } = minting(now);
+    const start = sessions.startToken as string;
+    expect((await a.request(`/?token=${start}`)).status).toBe(303);
+    const minted = sessions.mint();
+    now.ms += MINTED_LINK_MS;
+    const late = await a.request(`/?token=${minted}`);
+    expect(late.status).toBe(403);
+    expect(await late.text()).toContain('taskrecon console --link');
+    expect((await a.request(`/?token=${start}`)).status).toBe(403);
+    const fresh = sessions.mint();
+    now.ms += MINTED_LINK_MS - 1;
+    expect((await a.request(`/?token=${fresh}`)).status).toBe(303);
   });
 });

@@ -76,4 +76,18 @@ describe('report --trend sparklines', () => {
     expect(text).toContain('failure rate');
     expect(text).toContain('now n/a');
   });
+
+  it('prints latencies and bucket sizes as every other command does (1h46m, not seconds)', () => {
+    const first = trendStart('7d', NOW);
+    const trend = buildTrend('7d', NOW, [
+      { start: first, created: 2, failed: 0, succeeded: 2, latencySum: 2 * 45 },
+      { start: first + 27 * 6 * 3600, created: 1, failed: 0, succeeded: 1, latencySum: 6_360 },
+    ]);
+    const latency = renderTrend(trend)
+      .split('\n')
+      .find((line) => line.includes('latency avg'));
+    expect(latency).toMatch(/now 1h46m, max 1h46m$/);
+    expect(renderTrend(trend)).toContain('28 buckets of 6h');
+    expect(renderTrend(trend)).not.toMatch(/\d\.\ds\b/);
+  });
 });

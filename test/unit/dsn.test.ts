@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { TaskreconError } from '../../src/errors.js';
 import { displayDsn, maskDsnText, parseDsn, resolveFileDsn } from '../../src/db/dsn.js';
 
 describe('DSN', () => {
@@ -49,6 +50,31 @@ describe('DSN', () => {
     expect(() => parseDsn('oracle://a@b/c')).toThrow(/unsupported DSN scheme 'oracle'/);
     expect(() => parseDsn('mysql://a:pw@b:3306/')).toThrow(/names no database/);
     expect(() => parseDsn('mysql://a:pw@b:3306/')).not.toThrow(/pw/);
+  });
+
+  it('names the supported engines for an unknown scheme, and the scheme meant when one is close', () => {
+    const caught = (text: string) => {
+      try {
+        parseDsn(text);
+      } catch (error) {
+        return error as TaskreconError;
+      }
+      throw new Error(`${text} was accepted`);
+    };
+    const typo = caught('mysq://app:pw@127.0.0.1:3306/shop');
+    expect(typo.exit).toBe(3);
+    expect(typo.message).toMatch(/unsupported DSN scheme 'mysq'/);
+    expect(typo.message).toMatch(/MySQL\/MariaDB \(mysql:\/\/, mariadb:\/\/\)/);
+    expect(typo.message).toMatch(/PostgreSQL \(postgres:\/\/, postgresql:\/\/\)/);
+    expect(typo.message).toMatch(/SQLite \(sqlite:PATH\)/);
+    expect(typo.hint).toMatch(/^Did you mean mysql:\/\/\?/);
+    expect(`${typo.message} ${typo.hint}`).not.toContain('pw');
+    expect(caught('postgress://a@b/c').hint).toMatch(/^Did you mean postgres:\/\/\?/);
+    expect(caught('sqlit:/tmp/x.sqlite').hint).toMatch(/^Did you mean sqlite:PATH\?/);
+    // Nothing close: the engines only, no guess.
+    const far = caught('oracle://a@b/c');
+    expect(far.message).toMatch(/MySQL\/MariaDB/);
+    expect(far.hint).not.toMatch(/Did you mean/);
   });
 
   it('resolves a relative file path against the config folder, and leaves anything else', () => {

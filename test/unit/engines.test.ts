@@ -18,6 +18,7 @@ const ENGINE_MEMBERS: Record<keyof Engine, true> = {
   replicaLag: true,
   readPlan: true,
   estimatedRows: true,
+  primaryKeyWalk: true,
   idleTimeout: true,
   columnCollation: true,
   integerPrimaryKey: true,
@@ -72,8 +73,10 @@ const DDL_MEMBERS: Record<keyof DialectDdl, true> = {
   jobRetries: true,
   audit: true,
   notify: true,
+  alertClaim: true,
   queueSnapshot: true,
   intent: true,
+  ack: true,
   referenceEffect: true,
 };
 

@@ -39,6 +39,7 @@ const report: FullReport = {
     status: 'OK',
     thresholds: {},
     breaches: [],
+    findings: [],
     unreachable: [],
     queues: [
       {

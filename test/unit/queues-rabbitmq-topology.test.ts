@@ -11,6 +11,7 @@ import {
   deadLetterSettings,
   headersMatch,
   ownRoutingKeys,
+  parkingQueueOf,
   route,
   topicMatches,
   topologyOf,
@@ -184,6 +185,91 @@ describe('topology findings', () => {
       },
     };
     expect(queueFindings('r', t, long).map((f) => f.code)).toEqual(['ttl-long']);
+  });
+  it('parked-messages: a dead-letter target holding messages with no consumer; not when consumed, empty or a delay queue', () => {
+    const parkingTopology = (parking: Partial<TopologyQueue>) =>
+      topologyOf(
+        [
+          q('work', { 'x-dead-letter-exchange': 'dlx', 'x-dead-letter-routing-key': 'dead' }),
+          q('parking', {}, parking),
+          q('loose', {}, { consumers: 0, ready: 2 }),
+        ],
+        [ex('dlx', 'direct')],
+        [bind('dlx', 'parking', 'dead')],
+      );
+    const parked = parkingTopology({ consumers: 0, ready: 3 });
+    const found = queueFindings('r', parked, parked.queues.get('parking') as TopologyQueue);
+    expect(found.map((f) => f.code)).toEqual(['parked-messages']);
+    expect(found[0]).toMatchObject({ level: 'warn', count: 3, queue: 'parking' });
+    expect(found[0]?.message).toContain("given up on by 'work'");
+    expect(found[0]?.hint).toContain('queues move --broker r --from parking --to work --reset-death');
+    // A queue nobody dead-letters into stays no-consumers.
+    expect(
+      queueFindings('r', parked, parked.queues.get('loose') as TopologyQueue).map((f) => f.code),
+    ).toEqual(['no-consumers']);
+    const consumed = parkingTopology({ consumers: 1, ready: 3 });
+    expect(queueFindings('r', consumed, consumed.queues.get('parking') as TopologyQueue)).toEqual([]);
+    const empty = parkingTopology({ consumers: 0, ready: 0 });
+    expect(queueFindings('r', empty, empty.queues.get('parking') as TopologyQueue)).toEqual([]);
+    // The business queue's delay queue is a dead-letter target too, but its messages leave by expiry.
+    const delay = topologyOf(
+      [
+        q('work', { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'delay' }),
+        q(
+          'delay',
+          { 'x-message-ttl': 5000, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'work' },
+          { consumers: 0, ready: 4 },
+        ),
+      ],
+      [],
+      [],
+    );
+    expect(queueFindings('r', delay, delay.queues.get('delay') as TopologyQueue)).toEqual([]);
+    // What the delay queue dead-letters back is a retry: the business queue is not a parking queue.
+    const back = {
+      ...(delay.queues.get('work') as TopologyQueue),
+      consumers: 0,
+      ready: 2,
+    };
+    expect(queueFindings('r', delay, back).map((f) => f.code)).toEqual(['no-consumers']);
+  });
+  it('parked-messages through a policy: the policy dead-letters into the parking queue', () => {
+    const t = topologyOf(
+      [
+        q('orders', {}, { policy: { 'dead-letter-exchange': '', 'dead-letter-routing-key': 'orders.dead' } }),
+        q('orders.dead', {}, { consumers: 0, ready: 1 }),
+      ],
+      [],
+      [],
+    );
+    expect(queueFindings('r', t, t.queues.get('orders.dead') as TopologyQueue).map((f) => f.code)).toEqual([
+      'parked-messages',
+    ]);
+  });
+  it('parked-messages by name: the parking queue of a retrying queue, not of a queue that does not retry', () => {
+    const t = topologyOf(
+      [
+        q('orders', { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'orders.retry' }),
+        q('orders.retry', {
+          'x-message-ttl': 1000,
+          'x-dead-letter-exchange': '',
+          'x-dead-letter-routing-key': 'orders',
+        }),
+        q('orders.dlq', {}, { consumers: 0, ready: 2 }),
+        q('plain'),
+        q('plain.dlq', {}, { consumers: 0, ready: 2 }),
+      ],
+      [],
+      [],
+    );
+    expect(parkingQueueOf(t, 'orders')).toBe('orders.dlq');
+    expect(parkingQueueOf(t, 'plain')).toBeUndefined();
+    expect(queueFindings('r', t, t.queues.get('orders.dlq') as TopologyQueue).map((f) => f.code)).toEqual([
+      'parked-messages',
+    ]);
+    expect(queueFindings('r', t, t.queues.get('plain.dlq') as TopologyQueue).map((f) => f.code)).toEqual([
+      'no-consumers',
+    ]);
   });
   it('an exclusive transient queue (an RPC reply queue) is not not-durable', () => {
     const t = topologyOf([], [], []);

@@ -1,5 +1,12 @@
 import { finding, type DeadLettered, type QueueFinding } from '../types.js';
-import { deadLetterSettings, ownRoutingKeys, route, type Topology, type TopologyQueue } from './topology.js';
+import {
+  deadLetterSettings,
+  parkingSources,
+  ownRoutingKeys,
+  route,
+  type Topology,
+  type TopologyQueue,
+} from './topology.js';
 
 /**
  * A delay TTL longer than this holds messages in the broker for long enough that a restart or a
@@ -14,7 +21,7 @@ function ms(value: number): string {
 
 /**
  * The topology findings of one queue: `ttl-without-dlx`, `dlx-unroutable`, `not-durable`,
- * `ttl-long`, `no-consumers`. `sampleKeys` are the routing keys of peeked messages (used when the
+ * `ttl-long`, `no-consumers`, `parked-messages`. `sampleKeys` are the routing keys of peeked messages (used when the
  * queue sets no dead-letter routing key).
  */
 export function queueFindings(
@@ -113,7 +120,22 @@ export function queueFindings(
     );
   }
   const isDelayQueue = dl.ttlMs !== undefined && dl.exchange !== undefined;
-  if (!isDelayQueue && (queue.ready ?? 0) > 0 && queue.consumers === 0) {
+  const unconsumed = !isDelayQueue && (queue.ready ?? 0) > 0 && queue.consumers === 0;
+  // A queue whose messages expire is a delay queue (or a lossy one, flagged above), never a parking queue.
+  const sources = unconsumed && dl.ttlMs === undefined ? parkingSources(topology, queue.name) : [];
+  if (unconsumed && sources.length > 0) {
+    const from = sources.map((s) => `'${s}'`).join(', ');
+    out.push(
+      finding(
+        'parked-messages',
+        broker,
+        queue.name,
+        queue.ready,
+        `queue '${queue.name}' holds ${queue.ready} message(s) given up on by ${from}, and no consumer reads it: they wait for a person`,
+        `Look at them (\`taskrecon queues --broker ${broker} --peek 10\`), fix why they failed, then send them back with \`taskrecon queues move --broker ${broker} --from ${queue.name} --to ${sources[0]} --reset-death --reason "…"\`; or attach a consumer that handles parked messages.`,
+      ),
+    );
+  } else if (unconsumed) {
     out.push(
       finding(
         'no-consumers',

@@ -1,5 +1,5 @@
 import type { ChannelModel } from 'amqplib';
-import type { RabbitBrokerConfig } from '../../config/brokers.js';
+import type { RabbitBrokerConfig, WithUrl } from '../../config/brokers.js';
 import type {
   BrokerCheck,
   BrokerClient,
@@ -27,7 +27,7 @@ export class RabbitBroker implements BrokerClient {
 
   constructor(
     readonly name: string,
-    readonly config: RabbitBrokerConfig,
+    readonly config: WithUrl<RabbitBrokerConfig>,
   ) {
     this.target = parseAmqpUrl(config.url);
     this.api = config.api
@@ -86,6 +86,6 @@ export class RabbitBroker implements BrokerClient {
   }
 }
 
-export function openRabbitBroker(name: string, config: RabbitBrokerConfig): RabbitBroker {
+export function openRabbitBroker(name: string, config: WithUrl<RabbitBrokerConfig>): RabbitBroker {
   return new RabbitBroker(name, config);
 }

@@ -4,7 +4,13 @@ import type { BrokerReport, QueueFinding, QueueStats } from '../types.js';
 import { closeQuietly, isNotFound, openChannel, type AmqpTarget } from './connection.js';
 import { exhaustedFinding, queueFindings, summarizeDeaths } from './findings.js';
 import type { ManagementApi } from './management.js';
-import { deadLetterClosure, topologyOf, type Topology, type TopologyQueue } from './topology.js';
+import {
+  deadLetterClosure,
+  parkingQueueOf,
+  topologyOf,
+  type Topology,
+  type TopologyQueue,
+} from './topology.js';
 
 /** What an inspection of one vhost needs. */
 export interface InspectInput {
@@ -94,7 +100,7 @@ export async function inspectRabbit(
     topology = await apiTopology(input.api);
     for (const name of input.queues ?? []) if (!topology.queues.has(name)) throw missingQueue(input, name);
     names = input.queues
-      ? deadLetterClosure(topology, input.queues)
+      ? withParkingQueues(topology, deadLetterClosure(topology, input.queues))
       : [...topology.queues.keys()].filter((n) => !topology?.queues.get(n)?.exclusive).sort();
   } else {
     if (!input.queues?.length)
@@ -104,7 +110,7 @@ export async function inspectRabbit(
       );
     names = [...input.queues];
     notes.push(
-      'no management API: unacked, durability, arguments and bindings are unknown, so ttl-without-dlx, dlx-unroutable, not-durable and ttl-long are not checked (give `api:` or --api)',
+      'no management API: unacked, durability, arguments and bindings are unknown, so ttl-without-dlx, dlx-unroutable, not-durable, ttl-long and parked-messages are not checked (give `api:` or --api)',
     );
   }
   for (const name of names) {
@@ -166,5 +172,15 @@ export async function inspectRabbit(
 function reportedArguments(queue: TopologyQueue): Record<string, unknown> {
   const out: Record<string, unknown> = { ...queue.arguments };
   for (const [key, value] of Object.entries(queue.policy)) out[`policy:${key}`] = value;
+  return out;
+}
+
+/** The queues named plus the parking queue of each (by name: where its consumer parks what it gives up on). */
+function withParkingQueues(topology: Topology, names: readonly string[]): string[] {
+  const out = [...names];
+  for (const name of names) {
+    const parking = parkingQueueOf(topology, name);
+    if (parking !== undefined && !out.includes(parking)) out.push(parking);
+  }
   return out;
 }

@@ -8,6 +8,8 @@ import {
   deadLetterClosure,
   deadLetterSettings,
   ownRoutingKeys,
+  parkingQueueOf,
+  PARKING_NAMES,
   topologyOf,
   type Topology,
 } from './topology.js';
@@ -17,17 +19,6 @@ export const DEAD_LETTER_SCENARIO = 'dead-letter-topology';
 export const DRILL_TTL_MS = 300;
 /** How long past the TTL a rejected message may take to come back. */
 const RETURN_GRACE_MS = 5000;
-/** Parking queue names tried when none is given, `{q}` being the queue drilled. */
-const PARKING_NAMES = [
-  '{q}.parking',
-  '{q}_parking',
-  '{q}.dlq',
-  '{q}_dlq',
-  '{q}.dead',
-  'parking_queue',
-  'parking',
-];
-
 export interface TopologyDrillEnv {
   api: ManagementApi;
   connect(): Promise<ChannelModel>;
@@ -99,10 +90,7 @@ export const deadLetterTopology: Scenario<TopologyDrillEnv> = {
           `'${env.queue}' has no dead-letter exchange: a rejected message is discarded, never retried`,
         );
         chain = deadLetterClosure(topology, [env.queue]);
-        const names = env.parkingQueue
-          ? [env.parkingQueue]
-          : PARKING_NAMES.map((n) => n.replace('{q}', env.queue));
-        parking = names.find((n) => topology?.queues.has(n) && !chain.includes(n));
+        parking = parkingQueueOf(topology as Topology, env.queue, env.parkingQueue);
         return `${chain.join(' → ')}; parking queue ${parking ? `'${parking}'` : 'none found'}`;
       });
       await steps.step(`copy it onto scratch queues taskrecon-drill-${env.runId}.*`, async () => {

@@ -230,6 +230,58 @@ export function deadLetterTargets(
   return [...out];
 }
 
+/** Parking queue names tried for a queue that retries through dead-lettering, `{q}` being its name. */
+export const PARKING_NAMES = [
+  '{q}.parking',
+  '{q}_parking',
+  '{q}.dlq',
+  '{q}_dlq',
+  '{q}.dead',
+  'parking_queue',
+  'parking',
+];
+
+/**
+ * Where a retrying queue's consumer parks what it gives up on: the first queue of PARKING_NAMES
+ * (or `named`) that exists and is not on the queue's own dead-letter chain; undefined for a queue
+ * without a dead-letter exchange (it does not retry through the broker), or when none exists.
+ */
+export function parkingQueueOf(topology: Topology, queue: string, named?: string): string | undefined {
+  const q = topology.queues.get(queue);
+  if (!q || deadLetterSettings(q).exchange === undefined) return undefined;
+  const chain = deadLetterClosure(topology, [queue]);
+  const names = named ? [named] : PARKING_NAMES.map((n) => n.replace('{q}', queue));
+  return names.find((n) => topology.queues.has(n) && !chain.includes(n));
+}
+
+/**
+ * The queues `queue` holds given-up messages of, sorted: the queues whose dead letters (by their
+ * arguments or a policy) reach it, and the retrying queues it is the parking queue of by name.
+ * A delay queue (a TTL) is no such source: what it dead-letters is a retry coming back to its
+ * business queue, not a message given up on.
+ */
+export function parkingSources(topology: Topology, queue: string): string[] {
+  const out = new Set(deadLetterSources(topology, queue));
+  for (const [name, other] of topology.queues)
+    if (deadLetterSettings(other).ttlMs === undefined && parkingQueueOf(topology, name) === queue)
+      out.add(name);
+  return [...out].sort();
+}
+
+/**
+ * The other queues whose dead letters (by their arguments or a policy) can reach `queue`, sorted.
+ * A delay queue (a TTL) is no such source: what it dead-letters is a retry coming back to its
+ * business queue, not a message given up on.
+ */
+export function deadLetterSources(topology: Topology, queue: string): string[] {
+  const out: string[] = [];
+  for (const [name, other] of topology.queues) {
+    if (name === queue || deadLetterSettings(other).ttlMs !== undefined) continue;
+    if (deadLetterTargets(topology, name).includes(queue)) out.push(name);
+  }
+  return out.sort();
+}
+
 /** Queues named, plus every queue their dead letters can reach (the delay and parking queues). */
 export function deadLetterClosure(topology: Topology, names: readonly string[]): string[] {
   const out: string[] = [];

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { RedisBrokerConfig } from '../../config/brokers.js';
+import type { RedisBrokerConfig, WithUrl } from '../../config/brokers.js';
 import { TaskreconError } from '../../errors.js';
 import type {
   BatchLanding,
@@ -31,7 +31,7 @@ export class RedisBroker implements BrokerClient {
 
   constructor(
     readonly name: string,
-    readonly config: RedisBrokerConfig,
+    readonly config: WithUrl<RedisBrokerConfig>,
     readonly client: Redis,
   ) {
     this.layout = { framework: config.framework, prefix: config.prefix ?? '', lists: config.lists };
@@ -153,7 +153,10 @@ export class RedisBroker implements BrokerClient {
 }
 
 /** Opens a Redis broker: connected, authenticated, DB selected — or exit 3 with a hint. */
-export async function openRedisBroker(name: string, config: RedisBrokerConfig): Promise<RedisBroker> {
+export async function openRedisBroker(
+  name: string,
+  config: WithUrl<RedisBrokerConfig>,
+): Promise<RedisBroker> {
   if (config.framework === 'list' && !config.lists) {
     throw new TaskreconError(
       `broker ${name}: framework list needs the two names of the ready list and the delay set`,

@@ -11,8 +11,8 @@ const TOP = 14;
 
 /**
  * A bar chart as inline SVG, rendered on the server (markup, no script): one bar a bucket, the
- * largest value on top, each bar titled with its bucket and value. A null value (nothing to measure)
- * leaves a gap.
+ * largest value on top, each bar titled with its bucket and value, the latest value beside the title
+ * and the first and last bucket's time under the axis. A null value (nothing to measure) leaves a gap.
  */
 export function barChart(title: string, points: readonly ChartPoint[], format: (n: number) => string): Html {
   const max = Math.max(0, ...points.map((p) => p.value ?? 0));
@@ -32,8 +32,16 @@ export function barChart(title: string, points: readonly ChartPoint[], format: (
     >`;
   });
   const total = points.filter((p) => p.value !== null).length;
+  const last = points[points.length - 1];
+  const firstLabel = points[0]?.label;
   return html`<figure class="chart">
-    <figcaption>${title} <span class="muted">max ${format(max)}</span></figcaption>
+    <figcaption>
+      ${title}
+      <span class="now" title="the latest bucket${last ? `, ${last.label}` : ''}"
+        >now <b>${last?.value === null || last === undefined ? 'n/a' : format(last.value)}</b></span
+      >
+      <span class="muted">max ${format(max)}</span>
+    </figcaption>
     <svg
       viewBox="0 0 ${WIDTH} ${HEIGHT}"
       preserveAspectRatio="none"
@@ -43,6 +51,13 @@ export function barChart(title: string, points: readonly ChartPoint[], format: (
       <line class="axis" x1="0" y1="${HEIGHT - 0.5}" x2="${WIDTH}" y2="${HEIGHT - 0.5}"></line>
       ${bars}
     </svg>
+    ${
+      firstLabel !== undefined && last
+        ? html`<div class="axis-time" aria-hidden="true">
+            <span>${firstLabel}</span><span>${last.label}</span>
+          </div>`
+        : ''
+    }
   </figure>`;
 }
 

@@ -3,6 +3,7 @@ import type { QueuesResult } from '../../brokers/types.js';
 import { html, type Html } from '../html.js';
 import { barChart, formatCount } from './charts.js';
 import { count } from './layout.js';
+import { findingsBody } from './queue-actions.js';
 
 /** Snapshots shown per queue: the newest ones. */
 const HISTORY_POINTS = 48;
@@ -34,7 +35,12 @@ export function backlogHistory(rows: readonly SnapshotRow[]): Html {
   </div>`;
 }
 
-export function queuesBody(result: QueuesResult, history: readonly SnapshotRow[]): Html {
+/** The queues page; `csrf` undefined (read-only): the findings carry no action. */
+export function queuesBody(
+  result: QueuesResult,
+  history: readonly SnapshotRow[],
+  csrf: string | undefined,
+): Html {
   return html`${result.brokers.map(
       (b) =>
         html`<section>
@@ -77,14 +83,7 @@ export function queuesBody(result: QueuesResult, history: readonly SnapshotRow[]
           }
         </section>`,
     )}
-    ${
-      result.findings.length
-        ? html`<h2>Findings</h2>
-            <ul class="findings">
-              ${result.findings.map((f) => html`<li><b>${f.level}</b> ${f.code} ${f.broker}${f.queue ? `/${f.queue}` : ''}: ${f.message}</li>`)}
-            </ul>`
-        : ''
-    }
+    ${findingsBody(result.findings, csrf)}
     <h2>Backlog history</h2>
     ${backlogHistory(history)}`;
 }

@@ -60,6 +60,13 @@ export function actionRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Ro
   app.post('/tasks/:id/actions', async (c) => {
     const form = await c.req.parseBody();
     const action = actionOf(form);
+    if (action === 'forget' && actionsFor(deps, 'failed').includes('forget')) {
+      // Forget deletes: one task goes through the preview a bulk Forget does (frozen, a reason, apply).
+      const frozen = state.bulk.freeze(action, parseListQuery({ list: 'failed' }), [
+        parseTaskId(source, c.req.param('id')),
+      ]);
+      return c.redirect(`/bulk/${frozen.id}`, 303);
+    }
     const reason = reasonOf(form);
     const id = parseTaskId(source, c.req.param('id'));
     const result = await compensate(source, { ...request(action, reason), ids: [id] });

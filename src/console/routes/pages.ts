@@ -4,8 +4,9 @@ import { html } from '../html.js';
 import { auditPage } from '../../verbs/audit/index.js';
 import { snapshotHistory } from '../../verbs/queues/index.js';
 import { allTrends } from '../../verbs/report/index.js';
-import { capabilityNotes, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
+import { capabilityNotes, listErrors, listPage, listStatus, scanSummary } from '../../verbs/scan/index.js';
 import { showTask } from '../../verbs/show/index.js';
+import { existingTaskLinks } from '../audit-links.js';
 import { sampleTasks } from '../bulk-sample.js';
 import type { ConsoleDeps } from '../deps.js';
 import type { ConsoleEnv } from '../env.js';
@@ -18,6 +19,9 @@ import { diffIndexBody, diffRuleBody } from '../pages/diff.js';
 import { page } from '../pages/layout.js';
 import { listBody } from '../pages/list.js';
 import { overviewBody } from '../pages/overview.js';
+import { refreshOf, verdictBody } from '../pages/verdict.js';
+import { errorGroupsBody, groupSortOf } from '../pages/error-groups.js';
+import { findingsBody } from '../pages/queue-actions.js';
 import { actionsFor, frameFor, type RouteState } from './shared.js';
 
 const AUDIT_PAGE = 50;
@@ -33,7 +37,13 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       allTrends(source, nowEpoch),
     ]);
     const history = await snapshotHistory(source.db, nowEpoch);
-    const body = html`${overviewBody({ ...head, trends })}${
+    const refresh = refreshOf(c.req.query('refresh'));
+    const verdict = deps.verdict ? verdictBody(await deps.verdict(), refresh) : '';
+    const csrf = deps.readOnly ? undefined : c.get('csrf');
+    // A broker that cannot be read does not hide the overview: the verdict names it (unreachable).
+    const inspected = deps.queues ? await deps.queues.inspect(nowEpoch).catch(() => undefined) : undefined;
+    const findings = inspected ? findingsBody(inspected.findings, csrf) : '';
+    const body = html`${verdict}${findings}${overviewBody({ ...head, trends })}${
       history.length
         ? html`<section>
             <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
@@ -41,7 +51,9 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
           </section>`
         : ''
     }`;
-    return c.html(page(frameFor(c, deps, state, { title: 'Overview', nav: 'overview' }), body));
+    return c.html(
+      page(frameFor(c, deps, state, { title: 'Overview', nav: 'overview', refreshSeconds: refresh }), body),
+    );
   });
 
   app.get('/tasks', async (c) => {
@@ -80,7 +92,13 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       bulkActions,
       csrf: frame.csrf,
     });
-    return c.html(page(frame, body));
+    // The failed list's total and its errors grouped, on its first page.
+    const errors =
+      query.list === 'failed' && cursor === undefined ? await listErrors(source, filter) : undefined;
+    const groups = errors
+      ? errorGroupsBody(query, errors, groupSortOf(params.get('gsort') ?? undefined))
+      : '';
+    return c.html(page(frame, html`${groups}${body}`));
   });
 
   app.get('/tasks/:id', async (c) => {
@@ -104,12 +122,18 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
 
   app.get('/audit', async (c) => {
     const q = (name: string) => (c.req.query(name) ?? '').trim();
-    const query = { operator: q('operator'), action: q('action'), task: q('task'), run: q('run') };
+    const query = {
+      operator: q('operator'),
+      action: q('action'),
+      task: q('task'),
+      run: q('run'),
+      source: q('source'),
+    };
     const before = Number(q('before'));
     const { entries, older } = await auditPage(
       source.db,
       {
-        source: source.name,
+        source: query.source || undefined,
         operator: query.operator || undefined,
         action: query.action || undefined,
         taskId: query.task || undefined,
@@ -119,7 +143,8 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       AUDIT_PAGE,
     );
     const frame = frameFor(c, deps, state, { title: 'Audit log', nav: 'audit' });
-    return c.html(page(frame, auditBody(query, entries, older)));
+    const linked = await existingTaskLinks(source, entries);
+    return c.html(page(frame, auditBody(query, entries, older, linked)));
   });
 
   app.get('/queues', async (c) => {
@@ -130,7 +155,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
       snapshotHistory(source.db, nowEpoch),
     ]);
     const frame = frameFor(c, deps, state, { title: 'Queues', nav: 'queues' });
-    return c.html(page(frame, queuesBody(result, history)));
+    return c.html(page(frame, queuesBody(result, history, deps.readOnly ? undefined : frame.csrf)));
   });
 
   app.get('/diff', (c) => {

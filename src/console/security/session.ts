@@ -6,27 +6,56 @@ import { newSecret, sameSecret } from './secret.js';
 /** Paths served without a session: the stylesheet and script, which hold no data. */
 const PUBLIC_PREFIX = '/static/';
 
+/** How long a link minted for a running console (`console --link`) can be used. */
+export const MINTED_LINK_MS = 10 * 60_000;
+
 /**
  * The console's sessions. The URL printed at start-up carries a one-time token; the first request
  * with it gets a session cookie (HttpOnly, SameSite=Strict) and a redirect that drops the token from
- * the address bar and history. The token works once: a copied URL opens nothing afterwards.
+ * the address bar and history. A token works once: a copied URL opens nothing afterwards.
+ * `console --link` mints another one-time token (valid 10 minutes) for another browser; the
+ * sessions already signed in stay signed in.
  */
 export class Sessions {
   private token: string | undefined = newSecret();
+  /** Minted tokens and when each stops working (epoch ms). */
+  private readonly minted = new Map<string, number>();
   private readonly csrfBySession = new Map<string, string>();
+
+  constructor(private readonly now: () => number = Date.now) {}
 
   /** The one-time start-up token (undefined once used). */
   get startToken(): string | undefined {
     return this.token;
   }
 
-  /** Spends the start-up token: a new session id, or undefined when the token is wrong or spent. */
+  /** A fresh one-time token for one more browser. */
+  mint(): string {
+    const token = newSecret();
+    this.minted.set(token, this.now() + MINTED_LINK_MS);
+    return token;
+  }
+
+  /** Spends a one-time token: a new session id, or undefined when the token is wrong, spent or expired. */
   exchange(token: string): string | undefined {
-    if (this.token === undefined || !sameSecret(token, this.token)) return undefined;
-    this.token = undefined;
+    if (this.token !== undefined && sameSecret(token, this.token)) this.token = undefined;
+    else if (!this.spendMinted(token)) return undefined;
     const id = newSecret();
     this.csrfBySession.set(id, newSecret());
     return id;
+  }
+
+  private spendMinted(token: string): boolean {
+    const now = this.now();
+    let found = false;
+    for (const [minted, until] of this.minted) {
+      if (until <= now) this.minted.delete(minted);
+      else if (!found && sameSecret(token, minted)) {
+        this.minted.delete(minted);
+        found = true;
+      }
+    }
+    return found;
   }
 
   csrfOf(sessionId: string): string | undefined {
@@ -52,7 +81,7 @@ export function sessionGuard(sessions: Sessions, cookieName: () => string): Midd
       const id = sessions.exchange(token);
       if (!id)
         return c.text(
-          'This link was used already or is not valid. Restart `taskrecon console` for a new one.',
+          'This link was used already, has expired or is not valid. Run `taskrecon console --link` for a new one.',
           403,
         );
       setCookie(c, cookieName(), id, { httpOnly: true, sameSite: 'Strict', path: '/' });

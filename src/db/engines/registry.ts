@@ -42,3 +42,16 @@ export function engineOfScheme(scheme: string): EngineName | undefined {
       return undefined;
   }
 }
+
+/** How a DSN of each scheme `engineOfScheme` knows begins, for "did you mean" on a mistyped scheme. */
+export const DSN_SCHEME_FORMS: Readonly<Record<string, string>> = {
+  mysql: 'mysql://',
+  mariadb: 'mariadb://',
+  postgres: 'postgres://',
+  postgresql: 'postgresql://',
+  sqlite: 'sqlite:PATH',
+};
+
+/** The engines and their schemes, as an error about an unknown scheme names them. */
+export const SUPPORTED_ENGINES =
+  'MySQL/MariaDB (mysql://, mariadb://), PostgreSQL (postgres://, postgresql://) and SQLite (sqlite:PATH)';

@@ -1,3 +1,4 @@
+import type { Fragment } from '../fragment.js';
 import type { Dialect } from '../dialect.js';
 import type { Dsn } from '../dsn.js';
 import type { Db, Queryable, Row } from '../types.js';
@@ -140,6 +141,13 @@ export interface Engine {
    * held back (an embedded file is never a shared primary).
    */
   estimatedRows(db: Db, table: string): Promise<number>;
+  /**
+   * How to read the rows `where` selects in primary-key order when walking the primary key costs
+   * less than the list's own index (a row lookup per entry): the hint to put after the table name
+   * ('' when the plan walks the table already), or undefined when the index is the cheaper read or
+   * the planner chooses by itself. `quoted` is the table name as quoted, `table` the bare name.
+   */
+  primaryKeyWalk(db: Db, quoted: string, table: string, where: Fragment): Promise<string | undefined>;
   /** Seconds an idle connection is kept by the server, or null where there is no such limit. */
   idleTimeout(db: Db): Promise<number | null>;
   /** The collation of a column (declared or the server's), or null (binary / not text). */

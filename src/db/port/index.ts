@@ -47,11 +47,13 @@ export function useStore(next: Store): void {
 export { sqlStore };
 
 // The vocabulary of the port: the rows, filters and cursors its methods take and return.
+export type { AckInsert, AckRow } from '../sql/acks.js';
 export type { AuditFilter, AuditInsert, AuditRecord } from '../sql/audit.js';
 export type { ClaimBatch, ClaimCursor, ClaimedTask, ClaimKind, ClaimRequest } from '../sql/claims.js';
 export type { CandidateCursor, IdRange, ManualFilter, QueueJobInsert } from '../sql/compensate.js';
 export type { IntentFilter, IntentInsert, IntentRecord, IntentState } from '../sql/intents.js';
 export type { ConsoleAuditFilter } from '../sql/console-audit.js';
+export type { ErrorCount } from '../sql/console-errors.js';
 export type { ListCursor } from '../sql/console-list.js';
 export type { NewTask } from '../sql/create-missing.js';
 export type { DemoBizType, DemoTaskRow } from '../sql/demo.js';
@@ -78,7 +80,7 @@ export type { LongTransaction, ServerClock, TableBloat } from '../sql/doctor.js'
 export type { DrillTaskInsert, DrillTaskRow, EffectTable } from '../sql/drill.js';
 export type { SnapshotRow } from '../sql/queue-snapshot.js';
 export type { EffectDelivery } from '../sql/reference-effect.js';
-export type { CountRow, ListEncoder, ListKind, StatusCountRow } from '../sql/scan.js';
+export type { CountRow, ListEncoder, ListKind, ListReadOptions, StatusCountRow } from '../sql/scan.js';
 export type { FailedPage, IdentityAudit } from '../sql/sweep.js';
 export type { ClaimFence, TransitionWrite } from '../sql/transitions.js';
 export type { ScanFilter } from '../fragment.js';

@@ -1,9 +1,14 @@
+import type * as alertClaim from '../sql/alert-claim.js';
+import type * as acks from '../sql/acks.js';
 import type * as consoleSnapshots from '../sql/console-snapshots.js';
 import type * as consoleTrends from '../sql/console-trends.js';
 import type * as queueSnapshot from '../sql/queue-snapshot.js';
 import type * as reportNotify from '../sql/report-notify.js';
 
-/** taskrecon's own state beside the tasks: queue snapshots, trends, what a report already notified. */
+/**
+ * taskrecon's own state beside the tasks: queue snapshots, trends, what a report already notified,
+ * which sweep claimed which second-failure alert, acknowledged findings.
+ */
 export interface StateStore {
   snapshotTableExists: typeof queueSnapshot.snapshotTableExists;
   insertSnapshots: typeof queueSnapshot.insertSnapshots;
@@ -16,4 +21,13 @@ export interface StateStore {
   ensureNotifyTable: typeof reportNotify.ensureNotifyTable;
   readNotified: typeof reportNotify.readNotified;
   writeNotified: typeof reportNotify.writeNotified;
+  ensureAlertClaimTable: typeof alertClaim.ensureAlertClaimTable;
+  claimAlerts: typeof alertClaim.claimAlerts;
+  settleAlertClaims: typeof alertClaim.settleAlertClaims;
+  ackTableExists: typeof acks.ackTableExists;
+  ensureAckTable: typeof acks.ensureAckTable;
+  insertAck: typeof acks.insertAck;
+  selectAcks: typeof acks.selectAcks;
+  selectAck: typeof acks.selectAck;
+  endAck: typeof acks.endAck;
 }

@@ -1,6 +1,7 @@
 import type * as bizTypes from '../sql/biz-types.js';
 import type * as claims from '../sql/claims.js';
 import type * as compensate from '../sql/compensate.js';
+import type * as consoleErrors from '../sql/console-errors.js';
 import type * as consoleList from '../sql/console-list.js';
 import type * as createMissing from '../sql/create-missing.js';
 import type * as heartbeat from '../sql/heartbeat.js';
@@ -41,6 +42,7 @@ export interface TaskStore {
   countStuck: typeof scan.countStuck;
   listBatches: typeof scan.listBatches;
   listEncoded: typeof scan.listEncoded;
+  primaryKeyWalk: typeof scan.primaryKeyWalk;
   listRows: typeof scan.listRows;
   selectTaskBy: typeof show.selectTaskBy;
   bizTypeExists: typeof bizTypes.bizTypeExists;
@@ -60,6 +62,8 @@ export interface TaskStore {
   selectListPage: typeof consoleList.selectListPage;
   selectListIds: typeof consoleList.selectListIds;
   selectTasksByIds: typeof consoleList.selectTasksByIds;
+  countList: typeof consoleErrors.countList;
+  countListByError: typeof consoleErrors.countListByError;
 
   // Report counts.
   windowAggregate: typeof report.windowAggregate;

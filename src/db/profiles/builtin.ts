@@ -102,7 +102,13 @@ export const laravelJobs: Profile = {
   defaultStuckAfterMs: 90_000,
 };
 
-/** think-queue's `failed_jobs` (the failed-jobs design): fail_time instead of failed_at, payload {job, maxTries, timeout, data, attempts}. */
+/**
+ * think-queue's `failed_jobs` (the failed-jobs design): fail_time instead of failed_at, payload
+ * {job, maxTries, timeout, data, attempts} (+ id from the Redis connector). A job pushed as an
+ * object runs as `think\queue\CallQueuedHandler@call` with its class in `data.commandName`: that
+ * class is the biz type. The worker logs the payload before its last attempt is counted, so the
+ * attempts it ran are the payload's + 1. The payload id is the event id (the sweep's identity too).
+ */
 export const thinkphpFailedJobs: Profile = {
   name: 'thinkphp-failed-jobs',
   summary: "think-queue's failed_jobs: id, connection, queue, payload, exception, fail_time.",
@@ -110,9 +116,10 @@ export const thinkphpFailedJobs: Profile = {
   table: 'failed_jobs',
   fields: {
     id: { column: 'id' },
-    bizType: { json: 'payload', path: '$.job' },
+    bizType: { json: 'payload', path: '$.job', firstPath: '$.data.commandName' },
+    eventId: { json: 'payload', path: '$.id' },
     payload: { column: 'payload' },
-    attempts: { json: 'payload', path: '$.attempts' },
+    attempts: { json: 'payload', path: '$.attempts', plus: 1 },
     maxAttempts: { json: 'payload', path: '$.maxTries' },
     lastError: { column: 'exception' },
     updatedAt: { column: 'fail_time' },

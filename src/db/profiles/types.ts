@@ -1,7 +1,11 @@
 import type { LogicalField, LogicalStatus, TimeField, TimeType } from '../../core/task.js';
 
-/** Where a logical field lives: a column, or (built-in profiles only) a key inside a JSON column. */
-export type FieldRef = { column: string } | { json: string; path: string };
+/**
+ * Where a logical field lives: a column, or (built-in profiles only) a key inside a JSON column;
+ * there, `firstPath` is read first when the payload has it (`path` otherwise), and `plus` is added
+ * to a number (a count the writer logged before its last increment).
+ */
+export type FieldRef = { column: string } | { json: string; path: string; firstPath?: string; plus?: number };
 
 /**
  * How a table encodes the logical status:

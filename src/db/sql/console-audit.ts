@@ -3,9 +3,10 @@ import type { Dialect } from '../dialect.js';
 import type { Fragment } from '../fragment.js';
 import type { Queryable } from '../types.js';
 
-/** What the console's audit log filters on. */
+/** What the console's audit log filters on (every audited change: tasks, broker moves and recoveries). */
 export interface ConsoleAuditFilter {
-  source: string;
+  /** One source (a task source or a broker); every audited change when undefined. */
+  source?: string;
   operator?: string;
   action?: string;
   taskId?: string;
@@ -25,14 +26,15 @@ export async function selectAuditIdsBefore(
   limit: number,
 ): Promise<number[]> {
   const q = (c: string) => dialect.quoteId(c);
-  const parts: Fragment[] = [{ sql: `${q('source')} = ?`, params: [filter.source] }];
+  const parts: Fragment[] = [];
+  if (filter.source) parts.push({ sql: `${q('source')} = ?`, params: [filter.source] });
   if (filter.operator) parts.push({ sql: `${q('operator')} = ?`, params: [filter.operator] });
   if (filter.action) parts.push({ sql: `${q('action')} = ?`, params: [filter.action] });
   if (filter.taskId) parts.push({ sql: `${q('task_id')} = ?`, params: [filter.taskId] });
   if (filter.runId) parts.push({ sql: `${q('run_id')} = ?`, params: [filter.runId] });
   if (beforeId !== undefined) parts.push({ sql: `${q('id')} < ?`, params: [beforeId] });
   const rows = await db.query<{ id: unknown }>(
-    `SELECT ${q('id')} AS id FROM ${q(AUDIT_TABLE)} WHERE ${parts.map((p) => `(${p.sql})`).join(' AND ')} ORDER BY ${q('id')} DESC LIMIT ${Math.trunc(limit)}`,
+    `SELECT ${q('id')} AS id FROM ${q(AUDIT_TABLE)} ${parts.length ? `WHERE ${parts.map((p) => `(${p.sql})`).join(' AND ')}` : ''} ORDER BY ${q('id')} DESC LIMIT ${Math.trunc(limit)}`,
     parts.flatMap((p) => p.params),
   );
   return rows.map((r) => Number(r.id));

@@ -3,6 +3,9 @@ import type { BoundSource } from '../bind-source.js';
 import { and, filterWhere, type Fragment, type ScanFilter } from '../fragment.js';
 import { LIST_PAGE_KEY, type TaskSql } from '../task-sql.js';
 import type { Db, RowEncoder } from '../types.js';
+import type { ListReadOptions } from './list-read.js';
+
+export { primaryKeyWalk, type ListReadOptions } from './list-read.js';
 
 export { filterWhere, windowField, type ScanFilter } from '../fragment.js';
 
@@ -129,14 +132,14 @@ interface PagePlan {
 
 /**
  * How a list is read: in index order (next_retry_time, id), with rows lacking a next-retry time
- * first (by id) unless `nullNextRetry` is false. Tables without a next-retry column go by id.
+ * first (by id) unless `nullNextRetry` is false. Tables without a next-retry column, and `order: id`, go by id.
  */
-function pagePlans(source: BoundSource, base: Fragment, options: { nullNextRetry?: boolean }): PagePlan[] {
+function pagePlans(source: BoundSource, base: Fragment, options: ListReadOptions): PagePlan[] {
   const { sql } = source;
   const id = sql.expr('id') as string;
   const nrt = sql.expr('nextRetryAt');
   const none: Fragment = { sql: '1=1', params: [] };
-  if (!nrt)
+  if (!nrt || options.order === 'id')
     return [
       { where: (after) => and([base, after ? { sql: `${id} > ?`, params: [after.id] } : none]), order: id },
     ];
@@ -185,10 +188,11 @@ export async function* listBatches(
   base: Fragment,
   limit: number,
   pageSize: number,
-  options: { nullNextRetry?: boolean } = {},
+  options: ListReadOptions = {},
 ): AsyncGenerator<unknown[][]> {
   const { sql } = source;
   const select = sql.listSelect();
+  const from = `${sql.table}${options.tableHint ?? ''}`;
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
   for (const plan of pagePlans(source, base, options)) {
     let after: PageKey | undefined;
@@ -198,7 +202,7 @@ export async function* listBatches(
       let got = 0;
       const batches = batchesOf(
         source.db,
-        `SELECT ${select} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${n}`,
+        `SELECT ${select} FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${n}`,
         w.params,
       );
       for await (const batch of batches) {
@@ -230,9 +234,10 @@ export async function* listEncoded(
   limit: number,
   pageSize: number,
   encoder: ListEncoder,
-  options: { nullNextRetry?: boolean } = {},
+  options: ListReadOptions = {},
 ): AsyncGenerator<Buffer> {
   const { sql, db } = source;
+  const from = `${sql.table}${options.tableHint ?? ''}`;
   // The lists read text, integer and JSON columns only (wireEncodable): the server's text of each value serves.
   const streamed = (db.streamEncoded ?? db.streamTextEncoded)?.bind(db);
   if (!streamed) throw new Error(`the connection to ${db.display} cannot stream encoded rows`);
@@ -245,7 +250,7 @@ export async function* listEncoded(
       const w = plan.where(after);
       const before = encoder.rows;
       yield* streamed(
-        `SELECT ${select} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${n}`,
+        `SELECT ${select} FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${n}`,
         w.params,
         encoder,
       );
@@ -271,7 +276,7 @@ export async function* listRows(
   base: Fragment,
   limit: number,
   pageSize: number,
-  options: { nullNextRetry?: boolean } = {},
+  options: ListReadOptions = {},
 ): AsyncGenerator<unknown[]> {
   for await (const batch of listBatches(source, base, limit, pageSize, options)) yield* batch;
 }

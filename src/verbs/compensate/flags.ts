@@ -24,7 +24,10 @@ export const COMPENSATE_FLAGS = {
   until: timeFlag({ summary: 'Only tasks created (failed) before this time.' }),
   'error-like': errorLikeFlag,
   queue: queueFlag,
-  operator: Flags.string({ summary: 'Who is acting, for the audit (default: OS user@host).' }),
+  operator: Flags.string({
+    summary:
+      'Who is acting, for the audit (default: TASKRECON_OPERATOR, else config operator, else OS user@host).',
+  }),
   reason: Flags.string({
     summary: 'Why, for the audit (required when config compensate.requireReason is true).',
   }),

@@ -106,7 +106,7 @@ export async function compensateRequest(
   }
   const request: CompensateRequest = {
     action: (flags.action ?? 'retry') as CompensateAction,
-    operator: flags.operator ?? defaultOperator(),
+    operator: flags.operator ?? defaultOperator(process.env, input.config.operator),
     host: hostname(),
     reason: flags.reason?.trim() || null,
     dryRun: Boolean(flags['dry-run']),

@@ -2,4 +2,4 @@
 export { buildSandbox, BUSINESS_TABLES, sandboxConfig, type Sandbox } from './sandbox.js';
 export { TOUR_STEPS, type TourStep } from './steps.js';
 export { runTour, type StepOutcome } from './tour.js';
-export { prepareDemoQueues, type DemoQueues } from './queues.js';
+export { DEMO_REDIS_URL, prepareDemoQueues, type DemoQueues } from './queues.js';

@@ -3,16 +3,18 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRedisClient } from '../../brokers/redis/connection.js';
+import { maskDsnText } from '../../db/dsn.js';
 import type { TourStep } from './steps.js';
 
 /**
- * The queues step of `taskrecon demo`: when a Redis answers on 127.0.0.1:6379, a scratch key prefix
+ * The queues step of `taskrecon demo`: when a Redis answers (127.0.0.1:6379 unless `--redis`), a scratch key prefix
  * in DB 0 gets a few Laravel-layout jobs (ready, an hour-overdue delayed job, an expired reservation,
  * and a queue renamed in a deploy) for `queues` to show; the keys are removed after the tour. Without
  * a Redis the step is left out and one line says so.
  */
 
-const DEMO_URL = 'redis://127.0.0.1:6379/0';
+/** The Redis the tour looks for unless `demo --redis` names another. */
+export const DEMO_REDIS_URL = 'redis://127.0.0.1:6379/0';
 /** A demo must not wait for a Redis that is not there. */
 const PROBE_TIMEOUT_MS = 700;
 
@@ -31,14 +33,14 @@ const job = (uuid: string, attempts = 0) =>
     attempts,
   });
 
-export async function prepareDemoQueues(): Promise<DemoQueues> {
-  const client = createRedisClient(DEMO_URL, { connectTimeout: PROBE_TIMEOUT_MS }, () => undefined);
+export async function prepareDemoQueues(url: string = DEMO_REDIS_URL): Promise<DemoQueues> {
+  const client = createRedisClient(url, { connectTimeout: PROBE_TIMEOUT_MS }, () => undefined);
   try {
     await client.connect();
   } catch {
     client.disconnect();
     return {
-      note: 'No Redis on 127.0.0.1:6379: the tour leaves out `taskrecon queues` (start redis-server to see it).',
+      note: `No Redis at ${maskDsnText(url)}: the tour leaves out its queues step (start redis-server, or give --redis URL, to see it).`,
       cleanup: async () => undefined,
     };
   }
@@ -58,17 +60,7 @@ export async function prepareDemoQueues(): Promise<DemoQueues> {
     command: 'queues',
     title: 'And the queue half? queues',
     why: 'The Redis side of the same system, on a scratch key prefix of your local Redis (removed after the tour): per queue ready, delayed, overdue, reserved and expired jobs, and what needs a person — a delayed job nobody migrated, the reservation of a worker that died, a queue renamed in a deploy that nobody consumes, a Redis without persistence.',
-    args: () => [
-      'queues',
-      '--redis',
-      DEMO_URL,
-      '--framework',
-      'laravel',
-      '--prefix',
-      prefix,
-      '--queue',
-      'sms',
-    ],
+    args: () => ['queues', '--redis', url, '--framework', 'laravel', '--prefix', prefix, '--queue', 'sms'],
     okExits: [0, 1, 2],
   };
   return {

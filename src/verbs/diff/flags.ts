@@ -40,6 +40,9 @@ export const DIFF_FLAGS = {
     char: 'y',
     summary: 'With --enqueue or --create-missing: do not ask (needed when not on a terminal).',
   }),
-  operator: Flags.string({ summary: 'Who is acting, for the audit of --enqueue (default: OS user@host).' }),
+  operator: Flags.string({
+    summary:
+      'Who is acting, for the audit of --enqueue (default: TASKRECON_OPERATOR, else config operator, else OS user@host).',
+  }),
   reason: Flags.string({ summary: 'Why, for the audit of --enqueue.' }),
 };

@@ -7,6 +7,7 @@ import { CreateMissingSession, withCollector, type CreateMissingResult } from '.
 import { prepareRules, runDiff, type DiffResult, type RuleTarget } from './diff.js';
 import { confirmEnqueue, enqueueDeclined } from './enqueue-confirm.js';
 import type { WalkChoice } from './prepare.js';
+import { defaultOperator } from '../../ops/operator.js';
 import { checkDiffFlags, diffActor, enqueueRequest, type DiffWriteFlags } from './request.js';
 import { RuleTargets, selectRules } from './targets.js';
 
@@ -49,7 +50,10 @@ export type DiffRunResult = DiffResult & { createMissing?: CreateMissingResult }
  * missing tasks go back to pending), then with --create-missing creates the tasks of the orphans.
  */
 export async function reconcile(run: DiffRun): Promise<DiffRunResult> {
-  const { flags } = run;
+  const flags = {
+    ...run.flags,
+    operator: run.flags.operator ?? defaultOperator(run.context.env, run.context.config.operator),
+  };
   checkDiffFlags(flags);
   const rules = selectRules(run.context.config.rules ?? [], flags.rule);
   const main = await run.openSource();

@@ -1,6 +1,7 @@
 import { openRabbitBroker } from '../../brokers/rabbitmq/index.js';
 import { DEAD_LETTER_SCENARIO, deadLetterTopology } from '../../brokers/rabbitmq/topology-drill.js';
 import type { BrokerConfig, RabbitBrokerConfig } from '../../config/brokers.js';
+import { resolveBrokerUrl } from '../../config/secrets.js';
 import { usageError } from '../../errors.js';
 import type { DrillResult } from './drill.js';
 import { newRunId, runScenarios, type DrillListener } from '../../core/drill-framework.js';
@@ -69,7 +70,7 @@ export async function runDeadLetterDrill(
   listener?: DrillListener,
 ): Promise<DrillResult> {
   const started = performance.now();
-  const broker = openRabbitBroker(plan.broker, plan.config);
+  const broker = openRabbitBroker(plan.broker, resolveBrokerUrl(plan.broker, plan.config));
   const api = broker.api;
   if (!api) throw usageError(`broker '${plan.broker}' has no \`api:\``);
   try {

@@ -47,7 +47,10 @@ export const moveFlags = {
   'dry-run': Flags.boolean({ summary: 'Count what would move; move and write nothing.' }),
   yes: Flags.boolean({ char: 'y', summary: 'Do not ask (needed when not on a terminal).' }),
   reason: Flags.string({ summary: 'Why, for the audit log.' }),
-  operator: Flags.string({ summary: 'Who is acting, for the audit (default: OS user@host).' }),
+  operator: Flags.string({
+    summary:
+      'Who is acting, for the audit (default: TASKRECON_OPERATOR, else config operator, else OS user@host).',
+  }),
 };
 
 /** The RabbitMQ-only flags of `queues move`. */

@@ -14,6 +14,8 @@ import {
   type SnapshotStore,
 } from '../../brokers/snapshots.js';
 import type { BrokerClient, QueueFinding, QueuesResult } from '../../brokers/types.js';
+import { findingsStatus } from '../../ops/queue-report.js';
+import { acknowledgeFindings, activeAcks, unacknowledged } from '../../ops/acks.js';
 
 export * from './request.js';
 export { snapshotHistory, type SnapshotRow } from './history.js';
@@ -21,6 +23,7 @@ export { brokerFlags, moveFlags, peekFlag, rabbitMoveFlags } from './flags.js';
 export { runMove, runRecover, type MoveOptions, type RecoverResult } from './move.js';
 export { confirmMoveOrStop, moveOptionsOf, stoppedEarly, type MoveFlagValues } from './move-request.js';
 export {
+  findingsStatus,
   reportQueues,
   type QueueBreach,
   type QueueGauge,
@@ -35,6 +38,8 @@ export {
 
 export interface QueuesRequest {
   brokers: BrokerChoice[];
+  /** Where the acknowledgements are read (the configured database); undefined: none apply. */
+  ackDb?: Db;
   peek: number;
   /** Where snapshots are read and appended; undefined: no history (the snapshot findings are skipped). */
   store?: SnapshotStore;
@@ -76,14 +81,23 @@ export async function inspectQueues(request: QueuesRequest): Promise<QueuesResul
       await broker.close();
     }
   }
+  if (request.ackDb) result.findings = acknowledgeFindings(result.findings, await activeAcks(request.ackDb));
   return result;
 }
 
-/** 2 when a finding is crit, 1 when one is warn, else 0. */
+/**
+ * 2 when a finding is crit, 1 when one is warn, else 0: the verdict `report` shows for the queues.
+ * Acknowledged findings do not count.
+ */
 export function exitFor(findings: readonly QueueFinding[]): ExitCodeValue {
-  if (findings.some((f) => f.level === 'crit')) return ExitCode.critical;
-  if (findings.some((f) => f.level === 'warn')) return ExitCode.findings;
-  return ExitCode.ok;
+  return STATUS_EXIT[findingsStatus(unacknowledged(findings))];
+}
+
+const STATUS_EXIT = { OK: ExitCode.ok, WARNING: ExitCode.findings, CRITICAL: ExitCode.critical } as const;
+
+/** The database acknowledgements are read from: the configured one, when one is given. */
+export async function ackDbOf(context: Context): Promise<Db | undefined> {
+  return databaseGiven(context) ? context.open() : undefined;
 }
 
 /** Whether a database is given (flags, environment, config): snapshots and audit rows go there. */

@@ -102,9 +102,9 @@ function movedBeforeFor(
 }
 
 /** What every audit row of one move or recover run says besides the job. */
-function auditMeta(input: MoveOptions, action: string, broker: string): MoveAuditMeta {
+function auditMeta(context: Context, input: MoveOptions, action: string, broker: string): MoveAuditMeta {
   return {
-    operator: input.operator ?? defaultOperator(),
+    operator: input.operator ?? defaultOperator(context.env, context.config.operator),
     host: hostname(),
     action,
     broker,
@@ -171,7 +171,7 @@ export async function runMove(
   const db = await auditDb(context, input.dryRun);
   const broker = await openBroker(choice.name, choice.config);
   try {
-    const meta = auditMeta(input, 'queue-move', choice.name);
+    const meta = auditMeta(context, input, 'queue-move', choice.name);
     const { journal, settled } = await journalFor(db, broker, meta, input.dryRun, say);
     const result = await untilStopped(
       () => say(STOPPING),
@@ -221,7 +221,7 @@ export async function runRecover(
       );
     }
     const recover = broker.recover.bind(broker);
-    const meta = auditMeta(input, 'queue-recover', choice.name);
+    const meta = auditMeta(context, input, 'queue-recover', choice.name);
     const { journal, settled } = await journalFor(db, broker, meta, input.dryRun, say);
     const results = await untilStopped(
       () => say(STOPPING),

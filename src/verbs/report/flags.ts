@@ -24,6 +24,11 @@ export const REPORT_FLAGS = {
     summary:
       'Write the output to this file atomically (temp file + rename), e.g. for the node_exporter textfile collector.',
   }),
+  'exit-status': Flags.boolean({
+    summary:
+      'With --output: exit with the verdict (0 OK, 1 WARNING, 2 CRITICAL) instead of 0 once the file is written.',
+    dependsOn: ['output'],
+  }),
   notify: Flags.boolean({
     summary: 'Send the alert to the webhooks configured under report.notify (and any --webhook).',
   }),

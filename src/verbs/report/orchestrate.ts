@@ -3,6 +3,7 @@ import type { ReportResult } from '../../core/report.js';
 import { STATUS_EXIT } from '../../core/thresholds.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { unknownBizTypeWarnings } from '../../ops/biz-type-check.js';
+import { activeAcks } from '../../ops/acks.js';
 import { reportQueues, type QueueReportSection } from '../../ops/queue-report.js';
 import { sweepCounts, sweepFigures } from '../../ops/sweep/figures.js';
 import { notifyReport } from './notify.js';
@@ -52,7 +53,9 @@ export async function runReport(run: ReportRun): Promise<FullReport> {
   for (const n of notifications)
     if (n.outcome === 'failed') run.warn(`webhook ${n.kind} ${n.target} failed: ${n.error}`);
   const sweep = await sweepFigures(source, run.config, Math.round(request.windowMs / 1000));
-  const queues = await reportQueues(run.config);
+  const queues = run.config.brokers
+    ? await reportQueues(run.config, undefined, await activeAcks(source.db))
+    : undefined;
   const trend = run.trend ? await reportTrend(source, run.trend, nowEpoch) : undefined;
   const result: FullReport = {
     ...report,

@@ -13,3 +13,4 @@ export {
   type ListKind,
   type ListPage,
 } from './list-page.js';
+export { listErrors, type ListErrors } from './list-errors.js';

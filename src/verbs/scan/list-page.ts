@@ -40,7 +40,7 @@ export function listStatus(list: ListKind): LogicalStatus {
 }
 
 /** The predicate of a list with its filters (undefined when the table cannot have the list). */
-function filteredListWhere(source: BoundSource, filter: ListFilter): Fragment | undefined {
+export function filteredListWhere(source: BoundSource, filter: ListFilter): Fragment | undefined {
   const base = listWhere(source, filter.list, {
     nowEpoch: filter.nowEpoch,
     stuckAfterMs: filter.stuckAfterMs,

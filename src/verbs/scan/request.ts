@@ -5,6 +5,7 @@ import type { ListKind } from '../../db/port/index.js';
 import { usageError } from '../../errors.js';
 import { resolveTime } from '../../flags.js';
 import { errorAndQueueFilter, type TextAndQueueFlags } from '../../ops/text-filters.js';
+import type { ListOrder } from '../../ops/task-lists.js';
 import { ALL_LISTS, type ScanOptions } from './scan.js';
 
 /** Which lists a --status asks for: processing is stuck, pending is due, failed is failed. */
@@ -27,6 +28,8 @@ export interface ScanFlags extends TextAndQueueFlags {
   'stuck-after'?: number;
   limit: number;
   'full-scan'?: boolean;
+  /** `next-retry` or `id`; `cheapest` lets the server's cheaper read decide (streamed whole lists). */
+  order?: string;
 }
 
 /**
@@ -50,6 +53,7 @@ export async function scanRequest(
     stuckAfterMs: flags['stuck-after'] ?? defaultStuckAfterMs,
     limit: flags.limit,
     fullScan: flags['full-scan'] ?? false,
+    ...(flags.order ? { order: flags.order as ListOrder } : {}),
     bizTypes: flags['biz-type'],
     sinceEpoch: resolveTime(flags.since, nowEpoch),
     untilEpoch: resolveTime(flags.until, nowEpoch),

@@ -8,10 +8,13 @@ import type { SweepResult } from './types.js';
 
 /**
  * Second failures go to a person once per job: the rows not alerted before (no `sweep-alert` audit
- * row for their identity) are sent in one message per target, with biz context (job class, row id,
- * job identity, the error); when at least one target took the message, each alerted job gets its
- * `sweep-alert` audit row, so the next sweep stays quiet about it. A message no target took is not
- * recorded and is tried again by the next sweep.
+ * row for their identity) are claimed in taskrecon_alert_claim (a unique key per job identity and
+ * task table) before anything is sent, so of two sweeps that find the same second failure at the
+ * same moment only the one holding the claim alerts it. The claimed jobs are sent in one message
+ * per target, with biz context (job class, row id, job identity, the error); when at least one
+ * target took the message, the claims are marked sent and each alerted job gets its `sweep-alert`
+ * audit row. A message no target took releases its claims and is tried again by the next sweep; a
+ * claim left unsent by a killed sweep is taken over after ALERT_CLAIM_STALE_SECONDS.
  */
 export interface SecondFailure {
   planned: PlannedRow;
@@ -30,6 +33,9 @@ export interface AlertContext {
   /** Completes the commands the alert tells a person to run with the connection of this run. */
   paste?: (text: string) => string;
 }
+
+/** How long an unsent claim holds (a sweep killed between claim and send): far above a send's timeout. */
+export const ALERT_CLAIM_STALE_SECONDS = 600;
 
 /** How many jobs one message names per job class. */
 const SAMPLES = 5;
@@ -102,12 +108,49 @@ export function buildSecondFailureAlert(failures: SecondFailure[], ctx: AlertCon
   };
 }
 
-/** Sends the alert and records it; returns the notification outcomes and whether it was delivered anywhere. */
+/** Per database and task table, the failures of one group (claims are kept beside the audit log). */
+function byTable(failures: SecondFailure[]): SecondFailure[][] {
+  const groups = new Map<Db, Map<string, SecondFailure[]>>();
+  for (const f of failures) {
+    const tables = groups.get(f.db) ?? new Map<string, SecondFailure[]>();
+    tables.set(f.table, [...(tables.get(f.table) ?? []), f]);
+    groups.set(f.db, tables);
+  }
+  return [...groups.values()].flatMap((tables) => [...tables.values()]);
+}
+
+/** The failures whose alert this run claimed (the others belong to a sweep running beside it). */
+async function claim(failures: SecondFailure[], runId: string): Promise<SecondFailure[]> {
+  const out: SecondFailure[] = [];
+  for (const group of byTable(failures)) {
+    const { db, table } = group[0] as SecondFailure;
+    await store.state.ensureAlertClaimTable(db);
+    const now = await db.nowEpoch();
+    const claimed = await store.state.claimAlerts(
+      db,
+      table,
+      group.map((f) => f.planned.identity),
+      runId,
+      now,
+      now - ALERT_CLAIM_STALE_SECONDS,
+    );
+    out.push(...group.filter((f) => claimed.has(f.planned.identity)));
+  }
+  return out;
+}
+
+/**
+ * Claims, sends and records the alert; returns the jobs alerted by this run, the notification
+ * outcomes and whether the message was delivered anywhere.
+ */
 export async function alertSecondFailures(
-  failures: SecondFailure[],
+  candidates: SecondFailure[],
   ctx: AlertContext,
-): Promise<{ delivered: boolean; notifications: SweepResult['notifications'] }> {
-  if (failures.length === 0 || ctx.targets.length === 0) return { delivered: false, notifications: [] };
+): Promise<{ delivered: boolean; alerted: SecondFailure[]; notifications: SweepResult['notifications'] }> {
+  if (candidates.length === 0 || ctx.targets.length === 0)
+    return { delivered: false, alerted: [], notifications: [] };
+  const failures = await claim(candidates, ctx.runId);
+  if (failures.length === 0) return { delivered: false, alerted: [], notifications: [] };
   const alert = buildSecondFailureAlert(failures, ctx);
   const notifications = await Promise.all(
     ctx.targets.map(async (target) => {
@@ -123,6 +166,11 @@ export async function alertSecondFailures(
     }),
   );
   const delivered = notifications.some((n) => n.outcome === 'sent');
+  for (const group of byTable(failures)) {
+    const { db, table } = group[0] as SecondFailure;
+    const identities = group.map((f) => f.planned.identity);
+    await store.state.settleAlertClaims(db, table, identities, ctx.runId, delivered);
+  }
   if (delivered) {
     const byDb = new Map<Db, AuditInsert[]>();
     for (const f of failures) {
@@ -150,5 +198,5 @@ export async function alertSecondFailures(
     }
     for (const [db, rows] of byDb) await store.audit.insertBatch(db, db.dialect, rows);
   }
-  return { delivered, notifications };
+  return { delivered, alerted: delivered ? failures : [], notifications };
 }

@@ -152,9 +152,9 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
     });
     result.notifications = sent.notifications;
     if (sent.delivered) {
-      const alerted = new Set(fresh.map((f) => `${f.sourceName}\n${String(f.planned.id)}`));
+      const alerted = new Set(sent.alerted.map((f) => `${f.sourceName}\n${String(f.planned.id)}`));
       for (const s of second) s.item.alerted = alerted.has(`${s.sourceName}\n${String(s.planned.id)}`);
-      result.alerted = fresh.length;
+      result.alerted = sent.alerted.length;
     }
   }
   for (const s of second) s.item.alerted ??= false;

@@ -14,7 +14,7 @@ import type {
   RowEncoder,
   StreamOptions,
 } from '../../types.js';
-import { offsetOfZone } from '../../zone.js';
+import { observesDaylightSaving, offsetOfZone } from '../../zone.js';
 import {
   DEFAULT_MAX_STATEMENT_TIME_MS,
   statementLabel,
@@ -156,10 +156,12 @@ async function chooseZone(
         hint: "Use an IANA name such as Asia/Shanghai, or an offset such as '+08:00'.",
       });
     }
-    warnings.push(
-      `the server has no time zone tables, so '${appTimeZone}' is pinned as its current offset ${offset}; ` +
-        'load them with mariadb-tzinfo-to-sql /usr/share/zoneinfo | mariadb mysql if the zone has daylight saving',
-    );
+    // A zone without daylight saving (UTC, Asia/Shanghai) is its offset all year: nothing to say.
+    if (observesDaylightSaving(appTimeZone))
+      warnings.push(
+        `the server has no time zone tables, so '${appTimeZone}' is pinned as its current offset ${offset}, ` +
+          'which is wrong once its daylight saving changes; load them with mariadb-tzinfo-to-sql /usr/share/zoneinfo | mariadb mysql',
+      );
     await probe.query('SET time_zone = ?', [offset]);
     return offset;
   }

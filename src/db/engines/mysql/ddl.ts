@@ -73,6 +73,16 @@ export const mysqlDdl: DialectDdl = {
   PRIMARY KEY (source, target)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
   ],
+  alertClaim: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  task_table VARCHAR(191) NOT NULL,
+  event_id VARCHAR(191) NOT NULL COMMENT 'the job identity the alert is about',
+  run_id VARCHAR(40) NOT NULL COMMENT 'the sweep that claimed it',
+  claimed_at BIGINT NOT NULL COMMENT 'epoch seconds, database clock',
+  sent TINYINT NOT NULL DEFAULT 0 COMMENT '1 once a target took the message',
+  PRIMARY KEY (task_table, event_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ],
   queueSnapshot: (t) => [
     `CREATE TABLE IF NOT EXISTS ${t} (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
@@ -106,6 +116,22 @@ export const mysqlDdl: DialectDdl = {
   PRIMARY KEY (id),
   KEY idx_state_kind (state, kind),
   KEY idx_run (run_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ],
+  ack: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  code VARCHAR(32) NOT NULL,
+  broker VARCHAR(64) NOT NULL,
+  queue VARCHAR(191) NOT NULL COMMENT 'empty for the broker itself',
+  reason TEXT NOT NULL,
+  operator VARCHAR(128) NOT NULL,
+  created_epoch BIGINT NOT NULL COMMENT 'epoch seconds, database clock',
+  until_epoch BIGINT NOT NULL COMMENT 'epoch seconds, database clock',
+  ended_epoch BIGINT NULL COMMENT 'ended early by ack --remove',
+  run_id VARCHAR(40) NOT NULL,
+  PRIMARY KEY (id),
+  KEY idx_until (until_epoch)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
   ],
   referenceEffect: (effect, processed) => [

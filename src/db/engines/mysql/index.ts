@@ -4,6 +4,7 @@ import { mysqlDialect } from './dialect.js';
 import {
   mysqlColumnCollation,
   mysqlEstimatedRows,
+  mysqlPrimaryKeyWalk,
   mysqlIntegerPrimaryKey,
   mysqlReadPlan,
   mysqlReplicaLag,
@@ -38,6 +39,7 @@ export const mysqlEngine: Engine = {
   replicaLag: mysqlReplicaLag,
   readPlan: mysqlReadPlan,
   estimatedRows: mysqlEstimatedRows,
+  primaryKeyWalk: mysqlPrimaryKeyWalk,
   idleTimeout: mysqlWaitTimeout,
   columnCollation: mysqlColumnCollation,
   integerPrimaryKey: mysqlIntegerPrimaryKey,

@@ -1,3 +1,4 @@
+import type { Fragment } from '../../fragment.js';
 import type { Db, Queryable, Row } from '../../types.js';
 import type { ReadPlan, ReplicaLag, ServerClock } from '../types.js';
 
@@ -108,6 +109,32 @@ export async function mysqlEstimatedRows(db: Db, table: string): Promise<number>
     [table],
   );
   return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * The share of a table's rows from which walking the primary key reads a list faster than its
+ * index does (measured on MariaDB 10.11: 400k of 1M rows, 1.8× faster; the index wins below ~1/5).
+ */
+const PRIMARY_WALK_SHARE = 0.25;
+/** Below this many rows either read ends in moments: the list keeps its order. */
+const PRIMARY_WALK_MIN_ROWS = 100_000;
+
+/**
+ * FORCE INDEX (PRIMARY) when the list is a large share of a large table (EXPLAIN's estimate against
+ * TABLE_ROWS); '' when the plan walks the table already.
+ */
+export async function mysqlPrimaryKeyWalk(
+  db: Db,
+  quoted: string,
+  table: string,
+  where: Fragment,
+): Promise<string | undefined> {
+  const total = await mysqlEstimatedRows(db, table);
+  if (total < PRIMARY_WALK_MIN_ROWS) return undefined;
+  const [plan] = await db.query<Row>(`EXPLAIN SELECT 1 FROM ${quoted} WHERE ${where.sql}`, where.params);
+  if (!plan) return undefined;
+  if (plan.type === 'ALL' || plan.key === 'PRIMARY') return '';
+  return Number(plan.rows ?? 0) >= total * PRIMARY_WALK_SHARE ? ' FORCE INDEX (PRIMARY)' : undefined;
 }
 
 /** The server's `wait_timeout` (seconds an idle connection is kept). */

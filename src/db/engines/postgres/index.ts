@@ -41,6 +41,8 @@ export const postgresEngine: Engine = {
   replicaLag: postgresReplicaLag,
   readPlan: postgresReadPlan,
   estimatedRows: postgresEstimatedRows,
+  // The planner weighs an index walk against a sort by itself.
+  primaryKeyWalk: async () => undefined,
   idleTimeout: postgresIdleTimeout,
   columnCollation: postgresColumnCollation,
   integerPrimaryKey: postgresIntegerPrimaryKey,

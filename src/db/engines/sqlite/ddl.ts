@@ -71,6 +71,16 @@ export const sqliteDdl: DialectDdl = {
   PRIMARY KEY (source, target)
 )`,
   ],
+  alertClaim: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  task_table VARCHAR(191) NOT NULL,
+  event_id VARCHAR(191) NOT NULL,
+  run_id VARCHAR(40) NOT NULL,
+  claimed_at BIGINT NOT NULL,
+  sent SMALLINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (task_table, event_id)
+)`,
+  ],
   queueSnapshot: (t) => [
     `CREATE TABLE IF NOT EXISTS ${t} (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -103,6 +113,21 @@ export const sqliteDdl: DialectDdl = {
 )`,
     `CREATE INDEX IF NOT EXISTS idx_taskrecon_intent_state ON ${t} (state, kind)`,
     `CREATE INDEX IF NOT EXISTS idx_taskrecon_intent_run ON ${t} (run_id)`,
+  ],
+  ack: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  code VARCHAR(32) NOT NULL,
+  broker VARCHAR(64) NOT NULL,
+  queue VARCHAR(191) NOT NULL,
+  reason TEXT NOT NULL,
+  operator VARCHAR(128) NOT NULL,
+  created_epoch BIGINT NOT NULL,
+  until_epoch BIGINT NOT NULL,
+  ended_epoch BIGINT NULL,
+  run_id VARCHAR(40) NOT NULL
+)`,
+    `CREATE INDEX IF NOT EXISTS idx_taskrecon_ack_until ON ${t} (until_epoch)`,
   ],
   referenceEffect: (effect, processed) => [
     `CREATE TABLE IF NOT EXISTS ${effect} (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL,

@@ -39,6 +39,8 @@ export const sqliteEngine: Engine = {
   readPlan: sqliteReadPlan,
   // An embedded file is never a shared primary: nothing is ever held back from a full scan.
   estimatedRows: async () => 0,
+  // The planner weighs an index walk against a sort by itself.
+  primaryKeyWalk: async () => undefined,
   // No server: no idle connection is ever closed.
   idleTimeout: async () => null,
   columnCollation: sqliteColumnCollation,

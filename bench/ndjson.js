@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+/**
+ * `scan --format ndjson` on MariaDB/MySQL against `mariadb --quick -N -B` on the same rows: a
+ * 1M-row table with 400k rows due (`bench/generate.js --mix backlog`), the due list only
+ * (`scan --status pending --limit 0`), warm (the table read once first). In one run, interleaved in
+ * rotating order, median of N:
+ *   - raw, same order: the due list's statement as taskrecon builds it, unpaged
+ *     (ORDER BY next_retry_time, id through the (status, next_retry_time) index);
+ *   - raw, plain order: the same SELECT and WHERE without ORDER BY (the plan the server picks);
+ *   - raw, primary-key order: the same with FORCE INDEX (PRIMARY) … ORDER BY id;
+ *   - taskrecon with `--order next-retry` (the list order, against the first);
+ *   - taskrecon with no --order: a list this large a share of the table streams in primary-key
+ *     order through the primary key (against the third).
+ *
+ *   node bench/ndjson.js [--rows 1000000] [--runs 3] [--out bench/RESULTS.md]
+ */
+import mysql from 'mysql2/promise';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { generate, mariadbArgs, SERVER } from './generate.js';
+import { measure, median, rssMethod } from './measure.js';
+import { machineFacts, markdownTable, updateSection } from './results.js';
+import { listStatements } from './statements.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RUN_JS = join(ROOT, 'bin', 'run.js');
+const DATABASE = 'taskrecon_bench';
+const DB_URL = `mysql://root@127.0.0.1:3306/${DATABASE}`;
+const TARGET = { ratio: 0.9, rssMb: 150 };
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    runs: { type: 'string', default: '3' },
+    out: { type: 'string' },
+    cpuProf: { type: 'string' },
+  },
+});
+const ROWS = Number(values.rows);
+const RUNS = Number(values.runs);
+const OUT = values.out ?? join(ROOT, 'bench', 'RESULTS.md');
+const TABLE = `async_task_backlog_${ROWS === 1_000_000 ? '1m' : ROWS}`;
+
+const log = (m) => console.error(`[ndjson ${new Date().toISOString().slice(11, 19)}] ${m}`);
+const fmt = (n, d = 3) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+const int = (n) => Math.round(n).toLocaleString('en-US');
+const pass = (ok) => (ok ? '**met**' : '**missed**');
+
+async function main() {
+  const loadAtStart = (await import('node:os')).loadavg();
+  await generate({ table: TABLE, rows: ROWS, mix: 'backlog', database: DATABASE, log });
+  const conn = await mysql.createConnection({ ...SERVER, database: DATABASE });
+  const [[facts]] = await conn.query(
+    'SELECT VERSION() AS v, @@innodb_buffer_pool_size AS bp, UNIX_TIMESTAMP() AS now',
+  );
+  const nowEpoch = Number(facts.now);
+  const due = (await listStatements(TABLE, nowEpoch)).find((s) => /`status` = 0\b/.test(s));
+  if (!due) throw new Error('no due-list statement');
+  const plain = due.replace(/ ORDER BY .*$/s, '');
+  const byId = due
+    .replace(/ FROM (`[^`]+`)/, ' FROM $1 FORCE INDEX (PRIMARY)')
+    .replace(/ ORDER BY .*$/s, ' ORDER BY `id`');
+  const [[{ n: listed }]] = await conn.query(
+    plain.replace(/^SELECT .*? FROM /s, 'SELECT COUNT(*) AS n FROM '),
+  );
+  const explain = async (sql) => (await conn.query(`EXPLAIN ${sql}`))[0][0];
+  const plans = {
+    'list order': await explain(due),
+    plain: await explain(plain),
+    'primary key': await explain(byId),
+  };
+  await conn.end();
+
+  const taskrecon = (extra) => () =>
+    measure(process.execPath, [
+      RUN_JS,
+      'scan',
+      '--db',
+      DB_URL,
+      '--profile',
+      'async-task',
+      '--table',
+      TABLE,
+      '--status',
+      'pending',
+      '--limit',
+      '0',
+      '--format',
+      'ndjson',
+      ...extra,
+    ]);
+  const runners = {
+    rawSame: () => measure('mariadb', mariadbArgs(DATABASE, due)),
+    rawPlain: () => measure('mariadb', mariadbArgs(DATABASE, plain)),
+    rawId: () => measure('mariadb', mariadbArgs(DATABASE, byId)),
+    oursList: taskrecon(['--order', 'next-retry']),
+    ours: taskrecon([]),
+  };
+  log('warm-up');
+  for (const run of Object.values(runners)) await run();
+  const series = Object.fromEntries(Object.keys(runners).map((k) => [k, []]));
+  const names = Object.keys(runners);
+  for (let i = 0; i < RUNS; i++) {
+    for (const name of names.map((_, j) => names[(i + j) % names.length])) {
+      const run = await runners[name]();
+      if (run.code !== 0) throw new Error(`${name} exited ${run.code}: ${run.stderr.slice(0, 2000)}`);
+      series[name].push(run);
+      log(`${name} run ${i + 1}: ${fmt(run.seconds)} s, ${fmt(run.peakRssMb, 1)} MB`);
+    }
+  }
+  const med = (name) => median(series[name].map((r) => r.seconds));
+  const rss = (name) => Math.max(...series[name].map((r) => r.peakRssMb));
+  const cpu = (name) => median(series[name].map((r) => r.cpuSeconds));
+  const row = (name, what, same) => ({
+    what,
+    'median s': fmt(med(name)),
+    'rows/s': int(listed / med(name)),
+    'rows/s ratio to raw, same order': same ? `${fmt(med(same) / med(name))}×` : '',
+    'rows/s ratio to raw, plain order': `${fmt(med('rawPlain') / med(name))}×`,
+    'CPU s (median)': fmt(cpu(name), 2),
+    'peak RSS MB': fmt(rss(name), 1),
+    'every run (s)': series[name].map((r) => fmt(r.seconds)).join(' / '),
+  });
+  const sameRatio = med('rawSame') / med('oursList');
+  const idRatio = med('rawId') / med('ours');
+  const peak = Math.max(rss('ours'), rss('oursList'));
+  const load = (await import('node:os')).loadavg();
+  const loaded = (l) => l.map((x) => x.toFixed(2)).join(' / ');
+  const body = [
+    '## scan --format ndjson on MariaDB: the due list of a 1M-row table, same order and plain order',
+    '',
+    machineFacts({
+      mariadb: facts.v,
+      innodb_buffer_pool_size: `${Number(facts.bp) / 2 ** 20} MiB`,
+      runs: RUNS,
+      'peak RSS': rssMethod,
+      'load average at start (1/5/15 min)': loaded(loadAtStart),
+      'load average at the end (1/5/15 min)': loaded(load),
+    }),
+    '',
+    `Table \`${TABLE}\`: ${int(ROWS)} rows (\`bench/generate.js --mix backlog\`), ${int(listed)} of them due. ` +
+      '`taskrecon scan --status pending --limit 0 --format ndjson` (the due list) to /dev/null against `mariadb --quick -N -B -e "<statement>"` to /dev/null, ' +
+      'warm (every command run once before the measured rounds), wall time from spawn to exit (Node start-up included), interleaved in rotating order, median of the runs. ' +
+      'List order: the due list statement taskrecon builds (`ORDER BY next_retry_time, id`, through the (status, next_retry_time) index), unpaged. ' +
+      'Plain order: the same SELECT and WHERE with no ORDER BY (MariaDB still picks the status index). Primary-key order: the same with `FORCE INDEX (PRIMARY)` and `ORDER BY id`, which taskrecon reads with no --order on a list this large a share of the table.',
+    '',
+    markdownTable([
+      row('rawSame', '`mariadb --quick`, list order', 'rawSame'),
+      row('rawPlain', '`mariadb --quick`, plain order (no ORDER BY)', 'rawPlain'),
+      row('rawId', '`mariadb --quick`, primary-key order', 'rawId'),
+      row('oursList', '`taskrecon scan … --order next-retry` (list order)', 'rawSame'),
+      row('ours', '`taskrecon scan …` (no --order: primary-key order here)', 'rawId'),
+    ]),
+    '',
+    `- list order, warm ≥ ${TARGET.ratio}× \`mariadb --quick\` on the same rows in the same order: ${fmt(sameRatio)}× — ${pass(sameRatio >= TARGET.ratio)}.`,
+    `- no --order (primary-key order), warm ≥ ${TARGET.ratio}× \`mariadb --quick\` in the same order: ${fmt(idRatio)}× — ${pass(idRatio >= TARGET.ratio)}; against the plain-order statement: ${fmt(med('rawPlain') / med('ours'))}× (list order against it: ${fmt(med('rawPlain') / med('oursList'))}×).`,
+    `- the order's cost on the server: \`mariadb --quick\` in list order took ${fmt(med('rawSame') / med('rawId'), 2)}× the time of the same rows in primary-key order.`,
+    `- peak RSS < ${TARGET.rssMb} MB: ${fmt(peak, 1)} MB — ${pass(peak < TARGET.rssMb)}.`,
+    '',
+    'EXPLAIN of the raw statements:',
+    '',
+    markdownTable(
+      Object.entries(plans).map(([order, p]) => ({
+        order,
+        type: p.type,
+        key: p.key ?? '',
+        rows: int(Number(p.rows)),
+        Extra: p.Extra ?? '',
+      })),
+    ),
+    '',
+    'Re-run: `npm run build:dev && node bench/ndjson.js` (the table is kept between runs).',
+  ].join('\n');
+  updateSection(OUT, 'ndjson-due', body);
+  log(`wrote the ndjson-due section of ${OUT}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
