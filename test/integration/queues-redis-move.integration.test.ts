@@ -83,8 +83,8 @@ beforeAll(async () => {
   expect(init.code, init.stderr).toBe(0);
   // brokers and no task sources: only taskrecon's own tables
   expect(init.json.created.sort()).toEqual([
-    'taskrecon_alert_claim',
     'taskrecon_ack',
+    'taskrecon_alert_claim',
     'taskrecon_audit',
     'taskrecon_intent',
     'taskrecon_notify',
