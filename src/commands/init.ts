@@ -4,6 +4,7 @@ import {
   ackDdl,
   alertClaimDdl,
   auditDdl,
+  intentDdl,
   notifyDdl,
   queueSnapshotDdl,
   taskTableDdl,
@@ -70,6 +71,7 @@ export default class Init extends BaseCommand<typeof Init> {
       ...notifyDdl(targetDialect),
       ...alertClaimDdl(targetDialect),
       ...queueSnapshotDdl(targetDialect),
+      ...intentDdl(targetDialect),
       ...ackDdl(targetDialect),
     ];
     if (this.flags.print) {
@@ -83,6 +85,7 @@ export default class Init extends BaseCommand<typeof Init> {
       'taskrecon_notify',
       'taskrecon_alert_claim',
       'taskrecon_queue_snapshot',
+      'taskrecon_intent',
       'taskrecon_ack',
     ];
     const existing = new Set<string>();

@@ -102,6 +102,13 @@ import {
 } from './sql/drill.js';
 import { extendLease } from './sql/heartbeat.js';
 import {
+  ensureIntentTable,
+  insertIntent,
+  intentTableExists,
+  selectIntents,
+  settleIntent,
+} from './sql/intents.js';
+import {
   insertSnapshots,
   pruneSnapshots,
   selectAnchors,
@@ -187,6 +194,13 @@ export const sqlStore: Store = {
     countByIdentity: countAuditByIdentity,
     selectByIdentity: selectAuditByIdentity,
     selectIdsBefore: selectAuditIdsBefore,
+  },
+  intents: {
+    tableExists: intentTableExists,
+    ensureTable: ensureIntentTable,
+    insert: insertIntent,
+    settle: settleIntent,
+    select: selectIntents,
   },
   state: {
     snapshotTableExists,

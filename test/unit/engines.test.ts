@@ -75,6 +75,7 @@ const DDL_MEMBERS: Record<keyof DialectDdl, true> = {
   notify: true,
   alertClaim: true,
   queueSnapshot: true,
+  intent: true,
   ack: true,
   referenceEffect: true,
 };

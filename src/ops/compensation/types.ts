@@ -6,6 +6,7 @@ import type { TaskEffect } from '../../core/effect.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import type { CompensateAction } from '../../core/compensate-plan.js';
 import type { SourceInfo } from '../task-lists.js';
+import type { SettledIntent } from '../intents/index.js';
 
 /** The request and result of a compensation run (the JSON contract of `compensate`). */
 
@@ -70,6 +71,8 @@ export interface CompensateResult {
   client?: string;
   /** A retry's effect check, when one ran. */
   effect?: EffectSummary;
+  /** Re-pushes killed runs left open on this source, settled (by looking at Redis) before this run wrote anything. */
+  settledIntents?: SettledIntent[];
   /** With --now: what running the retried tasks at once came to (as redrive counts it). */
   dispatched?: { claimed: number; succeeded: number; retried: number; failed: number; lostRace: number };
 }
