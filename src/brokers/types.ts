@@ -191,6 +191,13 @@ export interface MoveRequest {
   runId: string;
   /** Called after each batch has landed, with the jobs it moved (the audit rows are written here). */
   onBatch(moved: readonly MovedJob[]): Promise<void>;
+  /**
+   * RabbitMQ: called with each batch before any of it is published; the write-ahead intent is
+   * committed here, so a run killed after the publish leaves a trace of what may be at the target.
+   */
+  beforeBatch?(jobs: readonly MovedJob[]): Promise<void>;
+  /** RabbitMQ: the jobs of a batch that did not land (unroutable or nacked) and were put back. */
+  onNotMoved?(jobs: readonly MovedJob[]): Promise<void>;
   /** Checked between batches: true after SIGINT (the batch under way finishes, then the move stops). */
   shouldStop(): boolean;
   /**

@@ -1,0 +1,99 @@
+import type { Channel, Message } from 'amqplib';
+import { TaskreconError } from '../../errors.js';
+import type { MovedJob, MoveRequest } from '../types.js';
+import { messageJobId, republishOptions } from './move-message.js';
+import { flushAcks, type ConfirmedPublisher } from './move-publish.js';
+
+/** Where a move publishes, and what it calls the target in messages and audit rows. */
+export interface MoveTarget {
+  exchange: string;
+  routingKey: string;
+  /** The queue, or `exchange 'EX' key 'RK'`. */
+  to: string;
+  username: string;
+}
+
+/**
+ * Carries batches of source messages to the target, one at a time through each step, several
+ * batches under way at once:
+ *   intent (`beforeBatch`, committed) → publish with confirms → ack what landed, requeue what did
+ *   not → the acks flushed → `onBatch` (audit, intent settled) and `onNotMoved`.
+ * The database hooks run one after another in the order they were asked (one connection, one
+ * transaction at a time); publishing and acking do not wait for them.
+ * A process killed anywhere in between leaves the intent open: its messages are at the target,
+ * at the source (requeued by the broker), or both — never nowhere.
+ */
+export class BatchCarrier {
+  private database: Promise<unknown> = Promise.resolve();
+  moved = 0;
+  notMoved = 0;
+
+  constructor(
+    private readonly request: MoveRequest,
+    private readonly source: Channel,
+    private readonly publisher: ConfirmedPublisher,
+    private readonly target: MoveTarget,
+  ) {}
+
+  /** Runs `step` after every database step asked before it. */
+  private serial(step: () => Promise<void>): Promise<void> {
+    const next = this.database.then(step);
+    this.database = next.catch(() => undefined);
+    return next;
+  }
+
+  private job(message: Message): MovedJob {
+    return {
+      jobId: messageJobId(message),
+      from: this.request.from,
+      to: this.target.to,
+      payload: message.content.toString('utf8'),
+    };
+  }
+
+  /** Carries one batch; throws (after settling what it can) when some of it did not land. */
+  async carry(batch: readonly Message[]): Promise<void> {
+    const { request, target } = this;
+    const jobs = batch.map((m) => this.job(m));
+    const announce = request.beforeBatch?.bind(request);
+    if (announce) await this.serial(() => announce(jobs));
+    const landed = await Promise.all(
+      batch.map((m) =>
+        this.publisher.publish(
+          target.exchange,
+          target.routingKey,
+          m,
+          republishOptions(m, request, target.username),
+        ),
+      ),
+    );
+    const moved: MovedJob[] = [];
+    const putBack: MovedJob[] = [];
+    batch.forEach((m, i) => {
+      if (landed[i]) {
+        this.source.ack(m);
+        moved.push(jobs[i] as MovedJob);
+      } else {
+        this.source.nack(m, false, true);
+        putBack.push(jobs[i] as MovedJob);
+      }
+    });
+    await flushAcks(this.source, request.from);
+    await this.serial(async () => {
+      if (moved.length) await request.onBatch(moved);
+      if (putBack.length) await request.onNotMoved?.(putBack);
+    });
+    this.moved += moved.length;
+    this.notMoved += putBack.length;
+    if (putBack.length)
+      throw new TaskreconError(
+        `${putBack.length} message(s) did not reach ${target.to} (routed to no queue, or nacked by the broker)`,
+        {
+          code: 'BROKER',
+          hint:
+            'Bind a queue to the exchange with that routing key, or check the target queue; those messages were put ' +
+            'back at the source and nothing of them was acked.',
+        },
+      );
+  }
+}
