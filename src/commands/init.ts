@@ -1,6 +1,13 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { auditDdl, notifyDdl, queueSnapshotDdl, taskTableDdl, type DdlProfile } from '../db/ddl.js';
+import {
+  auditDdl,
+  intentDdl,
+  notifyDdl,
+  queueSnapshotDdl,
+  taskTableDdl,
+  type DdlProfile,
+} from '../db/ddl.js';
 import { ENGINE_NAMES, engineFor } from '../db/engines/registry.js';
 import { parseDsn } from '../db/dsn.js';
 import type { EngineName } from '../db/engines/types.js';
@@ -61,6 +68,7 @@ export default class Init extends BaseCommand<typeof Init> {
       ...auditDdl(targetDialect),
       ...notifyDdl(targetDialect),
       ...queueSnapshotDdl(targetDialect),
+      ...intentDdl(targetDialect),
     ];
     if (this.flags.print) {
       this.log(statements.map((s) => `${s};`).join('\n\n'));
@@ -72,6 +80,7 @@ export default class Init extends BaseCommand<typeof Init> {
       'taskrecon_audit',
       'taskrecon_notify',
       'taskrecon_queue_snapshot',
+      'taskrecon_intent',
     ];
     const existing = new Set<string>();
     for (const table of tables) if (await db.columns(table)) existing.add(table);

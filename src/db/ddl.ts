@@ -56,3 +56,15 @@ export function queueSnapshotDdl(dialect: Dialect): string[] {
   const t = dialect.quoteId(QUEUE_SNAPSHOT_TABLE);
   return dialect.ddl.queueSnapshot(t);
 }
+
+export const INTENT_TABLE = 'taskrecon_intent';
+
+/**
+ * Write-ahead intents: before a batch touches a broker (a queue move, a failed job re-pushed), the
+ * batch's intent is committed here; after the broker confirms it is settled with its audit rows.
+ * An intent left open (the run was killed) is settled by the next run, by looking at the broker.
+ */
+export function intentDdl(dialect: Dialect): string[] {
+  const t = dialect.quoteId(INTENT_TABLE);
+  return dialect.ddl.intent(t);
+}

@@ -12,6 +12,8 @@ export interface DialectDdl {
   audit(t: string): string[];
   notify(t: string): string[];
   queueSnapshot(t: string): string[];
+  /** The write-ahead intents of writes that span the database and a broker. */
+  intent(t: string): string[];
   /** The drills' effect table and processed-event table (names fixed by the caller). */
   referenceEffect(effect: string, processed: string): string[];
 }

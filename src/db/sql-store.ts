@@ -99,6 +99,13 @@ import {
 } from './sql/drill.js';
 import { extendLease } from './sql/heartbeat.js';
 import {
+  ensureIntentTable,
+  insertIntent,
+  intentTableExists,
+  selectIntents,
+  settleIntent,
+} from './sql/intents.js';
+import {
   insertSnapshots,
   pruneSnapshots,
   selectAnchors,
@@ -180,6 +187,13 @@ export const sqlStore: Store = {
     countByIdentity: countAuditByIdentity,
     selectByIdentity: selectAuditByIdentity,
     selectIdsBefore: selectAuditIdsBefore,
+  },
+  intents: {
+    tableExists: intentTableExists,
+    ensureTable: ensureIntentTable,
+    insert: insertIntent,
+    settle: settleIntent,
+    select: selectIntents,
   },
   state: {
     snapshotTableExists,

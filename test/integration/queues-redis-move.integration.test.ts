@@ -84,6 +84,7 @@ beforeAll(async () => {
   // brokers and no task sources: only taskrecon's own tables
   expect(init.json.created.sort()).toEqual([
     'taskrecon_audit',
+    'taskrecon_intent',
     'taskrecon_notify',
     'taskrecon_queue_snapshot',
   ]);

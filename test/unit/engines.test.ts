@@ -73,6 +73,7 @@ const DDL_MEMBERS: Record<keyof DialectDdl, true> = {
   audit: true,
   notify: true,
   queueSnapshot: true,
+  intent: true,
   referenceEffect: true,
 };
 

@@ -2,6 +2,7 @@ import { sqlStore } from '../sql-store.js';
 import type { AuditStore } from './audit.js';
 import type { DiffStore } from './diff.js';
 import type { DoctorStore } from './doctor.js';
+import type { IntentStore } from './intents.js';
 import type { SandboxStore } from './sandbox.js';
 import type { StateStore } from './state.js';
 import type { TaskStore } from './tasks.js';
@@ -16,13 +17,14 @@ import type { TaskStore } from './tasks.js';
 export interface Store {
   tasks: TaskStore;
   audit: AuditStore;
+  intents: IntentStore;
   state: StateStore;
   diff: DiffStore;
   sandbox: SandboxStore;
   doctor: DoctorStore;
 }
 
-export type { AuditStore, DiffStore, DoctorStore, SandboxStore, StateStore, TaskStore };
+export type { AuditStore, DiffStore, DoctorStore, IntentStore, SandboxStore, StateStore, TaskStore };
 export type { ClaimStore, SettleStore } from './tasks.js';
 
 /** What one compensation batch needs: lock and re-read rows, write them guarded, audit, in one transaction. */
@@ -48,6 +50,7 @@ export { sqlStore };
 export type { AuditFilter, AuditInsert, AuditRecord } from '../sql/audit.js';
 export type { ClaimBatch, ClaimCursor, ClaimedTask, ClaimKind, ClaimRequest } from '../sql/claims.js';
 export type { CandidateCursor, IdRange, ManualFilter, QueueJobInsert } from '../sql/compensate.js';
+export type { IntentFilter, IntentInsert, IntentRecord, IntentState } from '../sql/intents.js';
 export type { ConsoleAuditFilter } from '../sql/console-audit.js';
 export type { ListCursor } from '../sql/console-list.js';
 export type { NewTask } from '../sql/create-missing.js';

@@ -85,6 +85,29 @@ export const mysqlDdl: DialectDdl = {
   KEY idx_queue_at (broker, queue, at_epoch)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
   ],
+  intent: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  run_id VARCHAR(40) NOT NULL COMMENT 'the run that opened it',
+  kind VARCHAR(32) NOT NULL COMMENT 'redis-move, redis-recover, failed-job-retry, ...',
+  source VARCHAR(64) NOT NULL COMMENT 'the broker or task source it writes to',
+  from_ref VARCHAR(255) NOT NULL,
+  to_ref VARCHAR(255) NOT NULL,
+  operator VARCHAR(128) NOT NULL,
+  host VARCHAR(128) NOT NULL,
+  action VARCHAR(32) NOT NULL COMMENT 'the audit action of the change',
+  reason TEXT NULL,
+  jobs LONGTEXT NOT NULL COMMENT 'JSON array of job ids, uuids or message ids',
+  detail LONGTEXT NULL COMMENT 'JSON: what the kind needs to settle it by looking',
+  state VARCHAR(16) NOT NULL DEFAULT 'open' COMMENT 'open, landed, not-landed, partial',
+  opened_epoch BIGINT NOT NULL COMMENT 'epoch seconds, database clock',
+  settled_epoch BIGINT NULL,
+  settled_run VARCHAR(40) NULL COMMENT 'the run that settled it',
+  PRIMARY KEY (id),
+  KEY idx_state_kind (state, kind),
+  KEY idx_run (run_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ],
   referenceEffect: (effect, processed) => [
     `CREATE TABLE IF NOT EXISTS ${effect} (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id VARCHAR(64) NOT NULL,
        coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64) NULL, created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,

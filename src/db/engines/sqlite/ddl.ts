@@ -82,6 +82,28 @@ export const sqliteDdl: DialectDdl = {
 )`,
     `CREATE INDEX IF NOT EXISTS idx_taskrecon_queue_snapshot_at ON ${t} (broker, queue, at_epoch)`,
   ],
+  intent: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id VARCHAR(40) NOT NULL,
+  kind VARCHAR(32) NOT NULL,
+  source VARCHAR(64) NOT NULL,
+  from_ref VARCHAR(255) NOT NULL,
+  to_ref VARCHAR(255) NOT NULL,
+  operator VARCHAR(128) NOT NULL,
+  host VARCHAR(128) NOT NULL,
+  action VARCHAR(32) NOT NULL,
+  reason TEXT,
+  jobs TEXT NOT NULL,
+  detail TEXT,
+  state VARCHAR(16) NOT NULL DEFAULT 'open',
+  opened_epoch BIGINT NOT NULL,
+  settled_epoch BIGINT,
+  settled_run VARCHAR(40)
+)`,
+    `CREATE INDEX IF NOT EXISTS idx_taskrecon_intent_state ON ${t} (state, kind)`,
+    `CREATE INDEX IF NOT EXISTS idx_taskrecon_intent_run ON ${t} (run_id)`,
+  ],
   referenceEffect: (effect, processed) => [
     `CREATE TABLE IF NOT EXISTS ${effect} (id INTEGER PRIMARY KEY AUTOINCREMENT, order_id VARCHAR(64) NOT NULL,
          coupon_template_id VARCHAR(32) NOT NULL, event_id VARCHAR(64), created_at DATETIME NOT NULL DEFAULT (datetime('now')))`,

@@ -1,0 +1,13 @@
+export {
+  listOpenIntents,
+  openIntent,
+  requireIntentTable,
+  settleIntentWithAudit,
+  settleOpenIntents,
+  type IntentLook,
+  type IntentMeta,
+  type OpenedIntent,
+  type Settlement,
+  type SettledIntent,
+  type SettleSummary,
+} from './store.js';
