@@ -62,8 +62,11 @@ describe.each(['classic', 'quorum'] as const)('queues move on a %s queue', (type
       batch: 50,
       dryRun: false,
       runId: `run-${type}`,
-      beforeBatch: async (jobs: readonly MovedJob[]) => void log.push(`intent:${jobs.length}`),
-      onBatch: async (jobs: readonly MovedJob[]) => void log.push(`settle:${jobs.length}`),
+      onBatch: async () => void log.push('onBatch'),
+      intents: {
+        open: async (jobs: readonly MovedJob[]) => log.push(`intent:${jobs.length}`),
+        settle: async (_handle: number, moved: readonly MovedJob[]) => void log.push(`settle:${moved.length}`),
+      },
       shouldStop: () => false,
       ...over,
     };

@@ -1,7 +1,7 @@
 /**
  * Runs one RabbitMQ move over the data API, as `queues move` does, with a journal file standing in
- * for the intent store: beforeBatch appends an `intent` line with the batch's ids (before the
- * publish), onBatch a `settled` line (after the confirms and the acks), then waits
+ * for the intent store: `intents.open` appends an `intent` line with the batch's ids (before the
+ * publish), `intents.settle` a `settled` line (after the confirms and the acks), then waits
  * `settleDelayMs` (a slow database, which widens the window a kill can land in).
  * Prints the MoveResult as JSON. Usage: tsx rabbit-move.ts '<json options>'.
  */
@@ -37,12 +37,16 @@ try {
     dryRun: false,
     runId: options.runId,
     ratePerSecond: options.ratePerSecond,
-    async beforeBatch(jobs) {
-      write('intent', jobs);
-    },
-    async onBatch(jobs) {
-      write('settled', jobs);
-      if (options.settleDelayMs) await new Promise((r) => setTimeout(r, options.settleDelayMs));
+    onBatch: async () => undefined,
+    intents: {
+      async open(jobs) {
+        write('intent', jobs);
+        return 0;
+      },
+      async settle(_handle, moved) {
+        write('settled', moved);
+        if (options.settleDelayMs) await new Promise((r) => setTimeout(r, options.settleDelayMs));
+      },
     },
     shouldStop: () => false,
   });

@@ -16,8 +16,8 @@ export interface MoveTarget {
 /**
  * Carries batches of source messages to the target, one at a time through each step, several
  * batches under way at once:
- *   intent (`beforeBatch`, committed) → publish with confirms → ack what landed, requeue what did
- *   not → the acks flushed → `onBatch` (audit, intent settled) and `onNotMoved`.
+ *   intent opened (committed) → publish with confirms → ack what landed, requeue what did not →
+ *   the acks flushed → the intent settled with the audit rows of what landed (or `onBatch`).
  * The database hooks run one after another in the order they were asked (one connection, one
  * transaction at a time); publishing and acking do not wait for them.
  * A process killed anywhere in between leaves the intent open: its messages are at the target,
@@ -55,8 +55,9 @@ export class BatchCarrier {
   async carry(batch: readonly Message[]): Promise<void> {
     const { request, target } = this;
     const jobs = batch.map((m) => this.job(m));
-    const announce = request.beforeBatch?.bind(request);
-    if (announce) await this.serial(() => announce(jobs));
+    const intents = request.intents;
+    let intent = 0;
+    if (intents) await this.serial(async () => void (intent = await intents.open(jobs)));
     const landed = await Promise.all(
       batch.map((m) =>
         this.publisher.publish(
@@ -80,8 +81,8 @@ export class BatchCarrier {
     });
     await flushAcks(this.source, request.from);
     await this.serial(async () => {
-      if (moved.length) await request.onBatch(moved);
-      if (putBack.length) await request.onNotMoved?.(putBack);
+      if (intents) await intents.settle(intent, moved, putBack);
+      else if (moved.length) await request.onBatch(moved);
     });
     this.moved += moved.length;
     this.notMoved += putBack.length;

@@ -11,6 +11,7 @@ import { requireAuditTable } from '../../ops/audit-trail.js';
 import { parseRate } from '../../core/pacer.js';
 import { defaultOperator } from '../../ops/operator.js';
 import { databaseGiven } from './index.js';
+import { rabbitIntents, settleKilledMoves } from './rabbit-intents.js';
 
 /**
  * `queues move` and `queues recover`: the request rules (what, limit, rate, confirmation), the
@@ -124,30 +125,6 @@ function onBatchFor(
   };
 }
 
-/** Which of these jobs an earlier move from `from` already carried, by the audit log. */
-function movedBeforeFor(
-  db: Db | undefined,
-  broker: string,
-  from: string,
-): ((jobIds: readonly string[]) => Promise<ReadonlySet<string>>) | undefined {
-  if (!db) return undefined;
-  return async (jobIds) => {
-    const seen = new Set<string>();
-    for (let i = 0; i < jobIds.length; i += 500) {
-      const ids = jobIds.slice(i, i + 500).map(cut);
-      const rows = await store.audit.selectPage(
-        db,
-        db.dialect,
-        { source: cut(broker), taskIds: ids, actions: ['queue-move'] },
-        0,
-        ids.length * 20,
-      );
-      for (const row of rows) if (row.taskTable === cut(from)) seen.add(row.taskId);
-    }
-    return seen;
-  };
-}
-
 /** What every audit row of one move or recover run says besides the job. */
 function auditMeta(input: MoveOptions, action: string, broker: string) {
   return {
@@ -189,7 +166,10 @@ export async function runMove(
   const broker = await openBroker(choice.name, choice.config);
   try {
     const meta = auditMeta(input, 'queue-move', choice.name);
-    return await untilStopped(
+    const rabbit = choice.config.kind === 'rabbitmq';
+    const possibleDuplicates =
+      rabbit && db ? await settleKilledMoves(db, choice.name, input.runId, input.dryRun) : undefined;
+    const result = await untilStopped(
       () => say(STOPPING),
       (shouldStop) =>
         broker.move({
@@ -206,12 +186,12 @@ export async function runMove(
           match: input.match,
           runId: input.runId,
           onBatch: onBatchFor(db, meta),
+          // RabbitMQ's publish and ack cannot join a transaction: a write-ahead intent per batch.
+          intents: rabbit && db && !input.dryRun ? rabbitIntents(db, meta, choice.name) : undefined,
           shouldStop,
-          // Only RabbitMQ asks: a Redis batch is atomic, so no job is ever carried twice.
-          movedBefore:
-            choice.config.kind === 'rabbitmq' ? movedBeforeFor(db, choice.name, input.from) : undefined,
         }),
     );
+    return possibleDuplicates ? { ...result, possibleDuplicates } : result;
   } finally {
     await broker.close();
   }
