@@ -175,6 +175,28 @@ export interface BatchIntents {
   settle(handle: number, moved: readonly MovedJob[], notMoved: readonly MovedJob[]): Promise<void>;
 }
 
+/** One batch of a move as its write-ahead intent names it, and as a later run looks for it. */
+export interface BatchLanding {
+  /** The run that opened the intent, and the intent's id: together they name the broker-side marker. */
+  runId: string;
+  intentId: number;
+  from: string;
+  to: string;
+  fromSet: string;
+  toSet: string;
+}
+
+/**
+ * The write-ahead journal of a move (Redis): each batch's intent is committed before the batch
+ * touches the broker, and settled with the batch's audit rows once it has landed.
+ */
+export interface MoveJournal {
+  /** Commits the batch's intent; out: its id. */
+  open(batch: Omit<BatchLanding, 'runId' | 'intentId'>): Promise<number>;
+  /** Settles the intent with one audit row per moved job (none moved: closed as not landed). */
+  settle(intentId: number, moved: readonly MovedJob[]): Promise<void>;
+}
+
 /** A move or recover, as the verb hands it to a broker's data API. */
 export interface MoveRequest {
   from: string;
@@ -205,6 +227,8 @@ export interface MoveRequest {
    * confirms and the acks; `onBatch` is not called then.
    */
   intents?: BatchIntents;
+  /** Redis: the write-ahead journal every batch goes through (instead of `onBatch`). */
+  journal?: MoveJournal;
   /** Checked between batches: true after SIGINT (the batch under way finishes, then the move stops). */
   shouldStop(): boolean;
 }
@@ -233,6 +257,12 @@ export interface BrokerClient {
    * queue, or is undefined for every queue; `to` and `what` are ignored.
    */
   recover?(request: Omit<MoveRequest, 'from'> & { from?: string }): Promise<MoveResult[]>;
+  /**
+   * Redis: where a batch of a killed run went. The jobs it moved when it landed; null when it did
+   * not, and then it never will (the batch is fenced off). `forgetBatch` removes what the look read.
+   */
+  lookBatch?(batch: BatchLanding): Promise<MovedJob[] | null>;
+  forgetBatch?(batch: BatchLanding): Promise<void>;
   doctor(): Promise<BrokerCheck[]>;
   close(): Promise<void>;
 }

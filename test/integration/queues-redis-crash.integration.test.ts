@@ -12,9 +12,12 @@ import { openTestRedis, laravelBrokerYaml } from '../support/redis.js';
 
 // Crash safety of `queues move` and `queues recover`: 10k jobs in Laravel's key layout, the
 // processes killed with SIGKILL at random points 20 times in all; after each kill every job is in
-// exactly one place (counted by payload id across every list and sorted set of the prefix). The
-// classic mover (ZRANGEBYSCORE, then ZREM and LPUSH per member) killed the same way loses or
-// doubles jobs, so the count can fail.
+// exactly one place (counted by payload id across every list and sorted set of the prefix), and at
+// the end every move of every job is in the audit log under the run that made it: replaying a
+// job's audit rows from where it was seeded ends where the job is. The classic mover
+// (ZRANGEBYSCORE, then ZREM and LPUSH per member) killed the same way loses or doubles jobs, and a
+// killed move whose write-ahead intent is taken away leaves moves nobody audited, so both checks
+// can fail.
 
 const REDIS_DB = 13;
 const JOBS = 10_000;
@@ -53,21 +56,81 @@ const key = (queue: string, suffix = '') => `${prefix}queues:${queue}${suffix}`;
  * Seeds the queue: a third ready, a third delayed and overdue, a third reserved by a dead worker
  * (expired). Returns every payload id.
  */
-async function seed(queue: string): Promise<Set<string>> {
+/** Where each job was seeded: its payload uuid → its key (without the prefix). */
+const seededAt = new Map<string, string>();
+
+async function seed(queue: string, jobs = JOBS): Promise<Set<string>> {
   const ids = new Set<string>();
   const now = Math.floor(Date.now() / 1000);
-  for (let start = 0; start < JOBS; start += 1000) {
+  seededAt.clear();
+  for (let start = 0; start < jobs; start += 1000) {
     const pipe = redis.pipeline();
-    for (let i = start; i < Math.min(JOBS, start + 1000); i++) {
+    for (let i = start; i < Math.min(jobs, start + 1000); i++) {
       const id = randomBytes(16).toString('hex');
       ids.add(id);
-      if (i % 3 === 0) pipe.rpush(key(queue), laravelPayload(id, 0));
-      else if (i % 3 === 1) pipe.zadd(key(queue, ':delayed'), now - 60 - (i % 500), laravelPayload(id, 0));
-      else pipe.zadd(key(queue, ':reserved'), now - 30 - (i % 500), laravelPayload(id, 1));
+      const [suffix, payload] =
+        i % 3 === 0
+          ? ['', laravelPayload(id, 0)]
+          : i % 3 === 1
+            ? [':delayed', laravelPayload(id, 0)]
+            : [':reserved', laravelPayload(id, 1)];
+      seededAt.set((JSON.parse(payload) as { uuid: string }).uuid, `queues:${queue}${suffix}`);
+      if (suffix === '') pipe.rpush(key(queue), payload);
+      else pipe.zadd(key(queue, suffix), now - (suffix === ':delayed' ? 60 : 30) - (i % 500), payload);
     }
     await pipe.exec();
   }
   return ids;
+}
+
+interface Replay {
+  /** Audit rows of the moves and recovers of this prefix. */
+  rows: number;
+  /** Jobs whose audit trail does not lead from where they were seeded to where they are. */
+  unaccounted: string[];
+  /** Audit rows whose run opened no intent (a run nobody can name). */
+  unknownRuns: number;
+  openIntents: number;
+}
+
+/**
+ * Replays each job's audit rows (in order) from where it was seeded: each row must start where the
+ * job was, and the last must end where the job is. A move nobody audited breaks the chain.
+ */
+async function replayAudit(after: Census): Promise<Replay> {
+  const [rows] = await schema.sql.query(
+    `SELECT task_id, run_id, before_json, after_json FROM taskrecon_audit
+      WHERE action IN ('queue-move', 'queue-recover') AND task_table LIKE ? ORDER BY id`,
+    [`${prefix}%`],
+  );
+  const at = new Map(seededAt);
+  const unaccounted = new Set<string>();
+  const audit = rows as Array<{ task_id: string; run_id: string; before_json: string; after_json: string }>;
+  for (const row of audit) {
+    const from = (JSON.parse(row.before_json) as { queue: string }).queue.slice(prefix.length);
+    const to = (JSON.parse(row.after_json) as { queue: string }).queue.slice(prefix.length);
+    if (at.get(row.task_id) !== from) unaccounted.add(row.task_id);
+    at.set(row.task_id, to);
+  }
+  for (const [uuid, key] of after.where) if (at.get(uuid) !== key) unaccounted.add(uuid);
+  const [runs] = await schema.sql.query('SELECT DISTINCT run_id FROM taskrecon_intent');
+  const known = new Set((runs as Array<{ run_id: string }>).map((r) => r.run_id));
+  const [open] = await schema.sql.query("SELECT COUNT(*) AS n FROM taskrecon_intent WHERE state = 'open'");
+  return {
+    rows: audit.length,
+    unaccounted: [...unaccounted],
+    unknownRuns: audit.filter((r) => !known.has(r.run_id)).length,
+    openIntents: Number((open as Array<{ n: number }>)[0]?.n),
+  };
+}
+
+/** Open intents whose batch landed (its marker lists the moved jobs): a kill between move and settle. */
+async function landedOpenIntents(): Promise<Array<{ id: number; run_id: string }>> {
+  const [rows] = await schema.sql.query("SELECT id, run_id FROM taskrecon_intent WHERE state = 'open'");
+  const out: Array<{ id: number; run_id: string }> = [];
+  for (const row of rows as Array<{ id: number; run_id: string }>)
+    if ((await redis.type(`taskrecon:intent:${row.run_id}:${row.id}`)) === 'list') out.push(row);
+  return out;
 }
 
 interface Census {
@@ -75,11 +138,14 @@ interface Census {
   doubled: string[];
   foreign: number;
   byKey: Record<string, number>;
+  /** Where each job is: its payload uuid → the key (without the prefix) holding it. */
+  where: Map<string, string>;
 }
 
 /** Where every job is: counts by payload id over every list and sorted set of the prefix. */
 async function census(expected: Set<string>): Promise<Census> {
   const seen = new Map<string, number>();
+  const where = new Map<string, string>();
   const byKey: Record<string, number> = {};
   let foreign = 0;
   let cursor = '0';
@@ -97,8 +163,9 @@ async function census(expected: Set<string>): Promise<Census> {
     byKey[k.slice(prefix.length)] = members.length;
     for (const member of members) {
       let id: unknown;
+      let uuid: unknown;
       try {
-        id = (JSON.parse(member) as { id?: unknown }).id;
+        ({ id, uuid } = JSON.parse(member) as { id?: unknown; uuid?: unknown });
       } catch {
         id = undefined;
       }
@@ -107,6 +174,7 @@ async function census(expected: Set<string>): Promise<Census> {
         continue;
       }
       seen.set(id, (seen.get(id) ?? 0) + 1);
+      where.set(String(uuid), k.slice(prefix.length));
     }
   }
   return {
@@ -114,6 +182,7 @@ async function census(expected: Set<string>): Promise<Census> {
     doubled: [...seen].filter(([, n]) => n > 1).map(([id]) => id),
     foreign,
     byKey,
+    where,
   };
 }
 
@@ -229,9 +298,11 @@ afterAll(async () => {
   await schema?.drop();
 });
 
-// Each test starts from an empty prefix, whatever the one before left.
+// Each test starts from an empty prefix and an empty audit log, whatever the one before left.
 beforeEach(async () => {
   await dropKeys();
+  await schema.sql.query('DELETE FROM taskrecon_audit');
+  await schema.sql.query('DELETE FROM taskrecon_intent');
 });
 
 /** After a kill: every seeded job sits in exactly one list or set, and nothing else is there. */
@@ -251,6 +322,7 @@ describe('queues move and queues recover survive SIGKILL at any point', () => {
   it(`moves ${JOBS} jobs back and forth, killed ${KILLS_MOVE} times: none lost, none doubled`, async () => {
     const ids = await seed('alpha');
     const kills: Killed[] = [];
+    let landedUnsettled = 0;
     // Each pass moves from the fuller queue to the other, so it has at least half the jobs to move
     // (over a second at the rate) and the kill lands inside it. A run the kill missed (it finished
     // first) is run again, within a bound.
@@ -267,7 +339,9 @@ describe('queues move and queues recover survive SIGKILL at any point', () => {
       kills.push(run);
       if (run.signal === 'SIGKILL' && run.armed) round++;
       await expectEveryJobOnce(ids, attempt);
+      landedUnsettled += (await landedOpenIntents()).length;
     }
+    console.log(`move: ${landedUnsettled} kills landed between a batch and its settlement`);
     // Killed mid-move (after it started moving, before it finished) the number of times promised.
     expect(round, kills.map((k) => `${k.code} ${k.signal} ${k.stderr}`).join('\n')).toBe(KILLS_MOVE);
     const done = await runToEnd(
@@ -290,6 +364,14 @@ describe('queues move and queues recover survive SIGKILL at any point', () => {
     expect(final.lost).toEqual([]);
     expect(final.doubled).toEqual([]);
     expect(Object.entries(final.byKey).filter(([k, n]) => k.startsWith('queues:alpha') && n > 0)).toEqual([]);
+    // Every move of every job audited under the run that made it, the killed ones included.
+    const replay = await replayAudit(final);
+    expect({ ...replay, unaccounted: replay.unaccounted.length, rows: replay.rows >= JOBS }).toEqual({
+      rows: true,
+      unaccounted: 0,
+      unknownRuns: 0,
+      openIntents: 0,
+    });
     await dropKeys();
   });
 
@@ -323,6 +405,67 @@ describe('queues move and queues recover survive SIGKILL at any point', () => {
     const final = await census(ids);
     expect({ lost: final.lost.length, doubled: final.doubled.length }).toEqual({ lost: 0, doubled: 0 });
     expect(final.byKey['queues:alpha']).toBe(JOBS);
+    const replay = await replayAudit(final);
+    expect({ ...replay, unaccounted: replay.unaccounted.length }).toEqual({
+      rows: JOBS - Math.ceil(JOBS / 3),
+      unaccounted: 0,
+      unknownRuns: 0,
+      openIntents: 0,
+    });
+    await dropKeys();
+  });
+
+  it('without the write-ahead intent, a move killed after its batch landed goes unaudited', async () => {
+    // The same replay, with the intent of a killed run's landed batch taken away (as a mover
+    // without intents would leave it): its jobs moved and no audit row says so.
+    const jobs = 3000;
+    const ids = await seed('delta', jobs);
+    let landed: Array<{ id: number; run_id: string }> = [];
+    for (let attempt = 0; landed.length === 0 && attempt < 40; attempt++) {
+      const [from, to] =
+        (await depth(parts('delta'))) >= (await depth(parts('epsilon')))
+          ? ['delta', 'epsilon']
+          : ['epsilon', 'delta'];
+      const args = [
+        'queues',
+        'move',
+        '--broker',
+        'app',
+        '--from',
+        from,
+        '--to',
+        to,
+        '--what',
+        'all',
+        '--yes',
+      ];
+      await runAndKill(taskrecon(...args, '--batch', '20'), parts(from), 150);
+      await expectEveryJobOnce(ids, attempt);
+      landed = await landedOpenIntents();
+    }
+    expect(landed.length, 'no kill landed between a batch and its settlement in 40 tries').toBeGreaterThan(0);
+    for (const intent of landed)
+      await schema.sql.query('DELETE FROM taskrecon_intent WHERE id = ?', [intent.id]);
+    const done = await runToEnd(
+      taskrecon(
+        'queues',
+        'move',
+        '--broker',
+        'app',
+        '--from',
+        'delta',
+        '--to',
+        'epsilon',
+        '--what',
+        'all',
+        '--yes',
+      ),
+    );
+    expect(done.code, done.stderr).toBe(0);
+    const final = await census(ids);
+    expect({ lost: final.lost.length, doubled: final.doubled.length }).toEqual({ lost: 0, doubled: 0 });
+    const replay = await replayAudit(final);
+    expect(replay.unaccounted.length).toBeGreaterThan(0);
     await dropKeys();
   });
 });

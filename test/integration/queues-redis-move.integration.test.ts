@@ -281,6 +281,64 @@ describe('queues move', () => {
   });
 });
 
+describe('queues move settles the batches a killed run left open', () => {
+  /** An intent as a killed run left it: committed, open, its batch's keys in detail. */
+  async function openIntent(runId: string, from: string, to: string): Promise<number> {
+    const [result] = await schema.sql.query(
+      `INSERT INTO taskrecon_intent (run_id, kind, source, from_ref, to_ref, operator, host, action, reason, jobs, detail, state, opened_epoch)
+       VALUES (?, 'redis-move', 'app', ?, ?, 'ops@host', 'host', 'queue-move', 'drain', '[]', ?, 'open', UNIX_TIMESTAMP())`,
+      [runId, from, to, JSON.stringify({ from, to, fromSet: 'ready', toSet: 'ready' })],
+    );
+    return (result as { insertId: number }).insertId;
+  }
+
+  it('audits a landed batch under the run that moved it, and fences off and closes one that never ran', async () => {
+    const killed = `killed-${randomBytes(4).toString('hex')}`;
+    const early = `early-${randomBytes(4).toString('hex')}`;
+    // The killed run's batch landed: its jobs are in the target, its marker lists them.
+    const landed = await openIntent(killed, key('old'), key('new'));
+    const moved = [job('k-1'), job('k-2')];
+    await redis.rpush(key('new'), ...moved);
+    await redis.rpush(`taskrecon:intent:${killed}:${landed}`, ...moved);
+    // The other run was killed after committing its intent, before its script ran.
+    const notLanded = await openIntent(early, key('old'), key('new'));
+    await seed('old', 1);
+    const { code, json, stderr } = await move('--from', 'old', '--to', 'new', '--yes');
+    expect(code, stderr).toBe(0);
+    assertMatchesSchema('queues-move', json);
+    expect(json.settledIntents).toEqual([
+      { id: landed, kind: 'redis-move', runId: killed, state: 'landed', jobs: 0, audited: 2 },
+      { id: notLanded, kind: 'redis-move', runId: early, state: 'not-landed', jobs: 0, audited: 0 },
+    ]);
+    const rows = await auditRows(killed);
+    expect(rows.map((r) => [r.task_id, r.action, r.task_table, r.reason])).toEqual([
+      ['k-1', 'queue-move', key('old'), 'drain'],
+      ['k-2', 'queue-move', key('old'), 'drain'],
+    ]);
+    expect(JSON.parse(String(rows[0]?.after_json))).toEqual({
+      queue: key('new'),
+      set: 'ready',
+      settledBy: json.runId,
+    });
+    expect(await auditRows(early)).toEqual([]);
+    // The landed batch's marker is gone; the other is fenced, so its script can never run now.
+    expect(await redis.exists(`taskrecon:intent:${killed}:${landed}`)).toBe(0);
+    expect(await redis.get(`taskrecon:intent:${early}:${notLanded}`)).toBe('fenced');
+    await redis.del(`taskrecon:intent:${early}:${notLanded}`);
+    const [states] = await schema.sql.query(
+      'SELECT id, state, settled_run FROM taskrecon_intent WHERE id IN (?, ?) ORDER BY id',
+      [landed, notLanded],
+    );
+    expect(states).toEqual([
+      { id: landed, state: 'landed', settled_run: json.runId },
+      { id: notLanded, state: 'not-landed', settled_run: json.runId },
+    ]);
+    // The run's own batches are settled too: nothing is left open.
+    const [open] = await schema.sql.query("SELECT COUNT(*) AS n FROM taskrecon_intent WHERE state = 'open'");
+    expect(open).toEqual([{ n: 0 }]);
+  });
+});
+
 describe('queues recover', () => {
   it('laravel: moves exactly the due delayed jobs and expired reservations to ready, with notify, audited', async () => {
     await seed('new', 1);

@@ -19,7 +19,7 @@ import { evictsQueueKeys, type ServerSettings } from '../../src/brokers/redis/se
 import { displayRedisUrl, dbIndexOf } from '../../src/brokers/redis/connection.js';
 import { historyOf, isGrowing, isStale, snapshotFindings } from '../../src/brokers/snapshots.js';
 import type { BrokerReport, QueueStats } from '../../src/brokers/types.js';
-import { auditRows } from '../../src/verbs/queues/move.js';
+import { auditRows } from '../../src/verbs/queues/move-audit.js';
 import { renderQueues } from '../../src/render/queues.js';
 
 const stats = (over: Partial<QueueStats>): QueueStats => ({

@@ -2,13 +2,16 @@ import type { Redis } from 'ioredis';
 import type { RedisBrokerConfig } from '../../config/brokers.js';
 import { TaskreconError } from '../../errors.js';
 import type {
+  BatchLanding,
   BrokerCheck,
   BrokerClient,
   BrokerReport,
+  MovedJob,
   MoveRequest,
   MoveResult,
   QueueFinding,
 } from '../types.js';
+import { forgetBatch, lookBatch } from './intents.js';
 import { connectRedis, displayRedisUrl } from './connection.js';
 import { keyFormatFindings, queueFindings, serverFindings } from './findings.js';
 import { countQueue, discover, queuesToReport, redisNow } from './inspect.js';
@@ -126,6 +129,14 @@ export class RedisBroker implements BrokerClient {
       }
     }
     return recoverJobs(this.target, request, queues);
+  }
+
+  async lookBatch(batch: BatchLanding): Promise<MovedJob[] | null> {
+    return lookBatch(this.client, batch);
+  }
+
+  async forgetBatch(batch: BatchLanding): Promise<void> {
+    await forgetBatch(this.client, batch);
   }
 
   async doctor(): Promise<BrokerCheck[]> {

@@ -1,16 +1,20 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Pacer, pacing } from '../../core/pacer.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import type { MovedJob, MoveRequest, MoveResult, MoveWhat } from '../types.js';
 import { redisNow } from './inspect.js';
-import { payloadIdentity, pushEnd, queueKeys, type QueueKeys, type RedisLayout } from './layout.js';
+import { journaled } from './intents.js';
+import { jobIdOf } from './job-id.js';
+import { pushEnd, queueKeys, type QueueKeys, type RedisLayout } from './layout.js';
 import { MIGRATE_DUE, MOVE_READY, MOVE_ZSET } from './scripts.js';
 
+export { jobIdOf };
+
 /**
- * `queues move` and `queues recover` on Redis: one Lua script per batch (see scripts.ts), the
- * batch's jobs handed to `onBatch` (the audit) once they have landed, `shouldStop` checked between
- * batches (SIGINT finishes the batch in hand), `--rate` kept by sleeping between batches.
+ * `queues move` and `queues recover` on Redis: one Lua script per batch (see scripts.ts), each
+ * batch's intent committed through the journal before its script runs and settled (with the audit)
+ * after it, `shouldStop` checked between batches (SIGINT finishes the batch in hand), `--rate` kept
+ * by sleeping between batches.
  */
 
 export interface MoveTarget {
@@ -31,13 +35,6 @@ interface Budget {
   left: number;
   done: number;
   pacer: Pacer;
-}
-
-/** The job's id for the audit: its payload uuid / id, else a fingerprint of the member. */
-export function jobIdOf(member: string): string {
-  const { id } = payloadIdentity(member);
-  if (id && id.length <= 64) return id;
-  return `sha1:${createHash('sha1').update(member).digest('hex')}`;
 }
 
 function partKey(keys: QueueKeys, part: Part): string | null {
@@ -108,46 +105,67 @@ async function movePart(
   let skipped = 0;
   while (budget.left > 0 && !request.shouldStop()) {
     const n = Math.min(batchFor(request), budget.left);
-    const jobs: MovedJob[] = [];
+    const batch = { from: fromKey, to: toKey, fromSet: part, toSet: part };
+    const jobOf = (m: string): MovedJob => ({ jobId: jobIdOf(m), ...batch, payload: m });
+    let jobs: MovedJob[];
     if (part === 'ready') {
       const notify = from.notify && to.notify ? [from.notify, to.notify] : [];
-      const members = (await target.client.eval(
-        MOVE_READY,
-        2 + notify.length,
-        fromKey,
-        toKey,
-        ...notify,
-        String(n),
-        takeEnd,
-        notify.length ? '1' : '0',
-      )) as string[];
-      for (const m of members)
-        jobs.push({ jobId: jobIdOf(m), from: fromKey, to: toKey, fromSet: part, toSet: part, payload: m });
+      ({ moved: jobs } = await journaled(
+        target,
+        request,
+        batch,
+        async (marker, ttl) =>
+          (await target.client.eval(
+            MOVE_READY,
+            3 + notify.length,
+            fromKey,
+            toKey,
+            ...notify,
+            marker,
+            String(n),
+            takeEnd,
+            notify.length ? '1' : '0',
+            ttl,
+          )) as string[],
+        (reply) => reply.map(jobOf),
+      ));
+      if (jobs.length === 0) break;
     } else {
-      const reply = (await target.client.eval(
-        MOVE_ZSET,
-        2,
-        fromKey,
-        toKey,
-        String(n),
-        String(skipped),
-      )) as string[];
-      const skippedNow = Number(reply[reply.length - 1]);
+      const done = await journaled(
+        target,
+        request,
+        batch,
+        async (marker, ttl) =>
+          (await target.client.eval(
+            MOVE_ZSET,
+            3,
+            fromKey,
+            toKey,
+            marker,
+            String(n),
+            String(skipped),
+            ttl,
+          )) as string[],
+        (r) => zsetMembers(r).map(jobOf),
+      );
+      const skippedNow = Number(done.reply[done.reply.length - 1]);
       skipped += skippedNow;
-      for (let i = 0; i + 1 < reply.length - 1; i += 2) {
-        const m = reply[i] as string;
-        jobs.push({ jobId: jobIdOf(m), from: fromKey, to: toKey, fromSet: part, toSet: part, payload: m });
-      }
+      jobs = done.moved;
       if (jobs.length === 0 && skippedNow === 0) break;
     }
-    if (part === 'ready' && jobs.length === 0) break;
     moved += jobs.length;
     budget.left -= jobs.length;
     budget.done += jobs.length;
-    if (jobs.length) await request.onBatch(jobs);
     await budget.pacer.wait(budget.done);
   }
   return moved;
+}
+
+/** The members of MOVE_ZSET's reply { member1, score1, …, skippedNow }. */
+function zsetMembers(reply: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < reply.length - 1; i += 2) out.push(reply[i] as string);
+  return out;
 }
 
 export async function moveJobs(target: MoveTarget, request: MoveRequest): Promise<MoveResult> {
@@ -208,31 +226,31 @@ async function migrate(
     const n = Math.min(batchFor(request), budget.left);
     const nowEpoch = Math.floor(await redisNow(target.client));
     const notify = keys.notify ? [keys.notify] : [];
-    const members = (await target.client.eval(
-      MIGRATE_DUE,
-      2 + notify.length,
-      fromKey,
-      keys.ready,
-      ...notify,
-      String(nowEpoch),
-      String(n),
-      end,
-      notify.length ? '1' : '0',
-    )) as string[];
+    const batch = { from: fromKey, to: keys.ready, fromSet: part, toSet: 'ready' };
+    const { moved: members } = await journaled(
+      target,
+      request,
+      batch,
+      async (marker, ttl) =>
+        (await target.client.eval(
+          MIGRATE_DUE,
+          3 + notify.length,
+          fromKey,
+          keys.ready,
+          ...notify,
+          marker,
+          String(nowEpoch),
+          String(n),
+          end,
+          notify.length ? '1' : '0',
+          ttl,
+        )) as string[],
+      (reply) => reply.map((m) => ({ jobId: jobIdOf(m), ...batch, payload: m })),
+    );
     if (members.length === 0) break;
     result.moved += members.length;
     budget.left -= members.length;
     budget.done += members.length;
-    await request.onBatch(
-      members.map((m) => ({
-        jobId: jobIdOf(m),
-        from: fromKey,
-        to: keys.ready,
-        fromSet: part,
-        toSet: 'ready',
-        payload: m,
-      })),
-    );
     await budget.pacer.wait(budget.done);
   }
   result.matched = Math.max(result.matched, result.moved);

@@ -4,15 +4,39 @@
  * ZRANGEBYSCORE / ZREM / LPUSH loop, which loses a job when it dies between two calls and pushes it
  * twice when two movers run). Members are moved verbatim; pushes go in chunks of 100 as Laravel's
  * own scripts do (Lua's unpack has a stack limit).
+ *
+ * Each script takes one more key last, the batch's intent marker (`MARKER`, see intents.ts): a
+ * script finding it already set does nothing (a later run fenced the batch off when it settled its
+ * intent as not landed); otherwise it lists the moved members there, so a run killed before it
+ * settled the intent leaves behind exactly what the batch moved.
  */
+
+/** Fails the script when the batch was fenced off, and records moved members for the intent. */
+const MARKER = `
+local marker = KEYS[#KEYS]
+local function fenced()
+  return redis.call('exists', marker) == 1
+end
+local function mark(members, ttl)
+  for i = 1, #members, 100 do
+    redis.call('rpush', marker, unpack(members, i, math.min(i + 99, #members)))
+  end
+  if #members > 0 then redis.call('expire', marker, tonumber(ttl)) end
+end
+`;
+
+/** What a fenced script answers (the client raises it as a lost race). */
+export const FENCED = 'TASKRECON_FENCED';
 
 /**
  * Ready list → ready list, keeping the order workers take jobs in.
- * KEYS[1] source list, KEYS[2] target list, KEYS[3] source notify, KEYS[4] target notify (laravel only).
- * ARGV[1] how many, ARGV[2] the end workers take from ('left' | 'right'), ARGV[3] '1' when notify keys are given.
+ * KEYS[1] source list, KEYS[2] target list, KEYS[3] source notify, KEYS[4] target notify (laravel
+ * only), then the marker. ARGV[1] how many, ARGV[2] the end workers take from ('left' | 'right'),
+ * ARGV[3] '1' when notify keys are given, ARGV[4] the marker's time to live (seconds).
  * Returns the moved members, next-to-run first.
  */
-export const MOVE_READY = `
+export const MOVE_READY = `${MARKER}
+if fenced() then return redis.error_reply('${FENCED}') end
 local n = tonumber(ARGV[1])
 local vals
 if ARGV[2] == 'left' then
@@ -36,6 +60,7 @@ if ARGV[3] == '1' and #vals > 0 then
     redis.call('rpush', KEYS[4], unpack(ones))
   end
 end
+mark(vals, ARGV[4])
 return vals
 `;
 
@@ -43,14 +68,16 @@ return vals
  * Sorted set → sorted set with the same scores (a delayed job keeps its time, a reservation its
  * expiry). A member the target already holds is left where it is (ZADD would merge two jobs into
  * one): it is skipped, and the next batch starts after it.
- * KEYS[1] source zset, KEYS[2] target zset. ARGV[1] how many, ARGV[2] how many were skipped before.
- * Returns { member1, score1, member2, score2, … , skippedNow }.
+ * KEYS[1] source zset, KEYS[2] target zset, KEYS[3] the marker. ARGV[1] how many, ARGV[2] how many
+ * were skipped before, ARGV[3] the marker's time to live. Returns { member1, score1, … , skippedNow }.
  */
-export const MOVE_ZSET = `
+export const MOVE_ZSET = `${MARKER}
+if fenced() then return redis.error_reply('${FENCED}') end
 local n = tonumber(ARGV[1])
 local offset = tonumber(ARGV[2])
 local vals = redis.call('zrange', KEYS[1], offset, offset + n - 1, 'WITHSCORES')
 local out = {}
+local moved = {}
 local skipped = 0
 for i = 1, #vals, 2 do
   if redis.call('zscore', KEYS[2], vals[i]) then
@@ -60,8 +87,10 @@ for i = 1, #vals, 2 do
     redis.call('zrem', KEYS[1], vals[i])
     out[#out + 1] = vals[i]
     out[#out + 1] = vals[i + 1]
+    moved[#moved + 1] = vals[i]
   end
 end
+mark(moved, ARGV[3])
 out[#out + 1] = tostring(skipped)
 return out
 `;
@@ -70,11 +99,13 @@ return out
  * The framework's migrate: jobs of a zset whose score is due (delayed jobs whose time came,
  * reservations that expired) onto the ready list, verbatim — Laravel's `migrateExpiredJobs` (one
  * notify element per job) and think-queue's `migrateExpiredJobs`, bounded to one batch.
- * KEYS[1] the zset, KEYS[2] the ready list, KEYS[3] the notify list (laravel only).
+ * KEYS[1] the zset, KEYS[2] the ready list, KEYS[3] the notify list (laravel only), then the marker.
  * ARGV[1] now (unix seconds), ARGV[2] how many, ARGV[3] the end producers push to ('left' | 'right'),
- * ARGV[4] '1' when a notify key is given. Returns the moved members, lowest score first.
+ * ARGV[4] '1' when a notify key is given, ARGV[5] the marker's time to live. Returns the moved
+ * members, lowest score first.
  */
-export const MIGRATE_DUE = `
+export const MIGRATE_DUE = `${MARKER}
+if fenced() then return redis.error_reply('${FENCED}') end
 local val = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 if #val > 0 then
   redis.call('zremrangebyrank', KEYS[1], 0, #val - 1)
@@ -86,5 +117,18 @@ if #val > 0 then
     end
   end
 end
+mark(val, ARGV[5])
 return val
+`;
+
+/**
+ * Looks at a batch's marker to settle its intent: the members it moved when it landed; when it did
+ * not, the marker is set (fenced) so the batch never can, and nothing is returned.
+ * KEYS[1] the marker. ARGV[1] the fence's time to live. Returns the members, or nil.
+ */
+export const LOOK_MARKER = `
+local t = redis.call('type', KEYS[1]).ok
+if t == 'list' then return redis.call('lrange', KEYS[1], 0, -1) end
+if t == 'none' then redis.call('set', KEYS[1], 'fenced', 'EX', tonumber(ARGV[1])) end
+return false
 `;

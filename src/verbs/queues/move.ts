@@ -1,17 +1,19 @@
-import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../../context.js';
-import { store, type AuditInsert } from '../../db/port/index.js';
+import { store } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import { untilStopped } from '../../stop-signals.js';
 import { openBroker, type BrokerChoice } from '../../brokers/index.js';
-import type { MovedJob, MoveRequest, MoveResult, MoveWhat } from '../../brokers/types.js';
+import type { BrokerClient, MovedJob, MoveRequest, MoveResult, MoveWhat } from '../../brokers/types.js';
 import { requireAuditTable } from '../../ops/audit-trail.js';
 import { parseRate } from '../../core/pacer.js';
 import { defaultOperator } from '../../ops/operator.js';
 import { databaseGiven } from './index.js';
 import { rabbitIntents, settleKilledMoves } from './rabbit-intents.js';
+import { moveJournal, settleOpenMoves } from './journal.js';
+import { auditRows, cut, type MoveAuditMeta } from './move-audit.js';
+import type { SettledIntent } from '../../ops/intents/index.js';
 
 /**
  * `queues move` and `queues recover`: the request rules (what, limit, rate, confirmation), the
@@ -19,7 +21,7 @@ import { rabbitIntents, settleKilledMoves } from './rabbit-intents.js';
  */
 
 /** `queues recover --json`. */
-export interface RecoverResult {
+export interface RecoverResult extends SettledBefore {
   broker: string;
   dryRun: boolean;
   matched: number;
@@ -36,52 +38,6 @@ export interface MoveOptions {
   batch: number;
   dryRun: boolean;
   runId: string;
-}
-
-/** The audit table's columns are this wide; longer queue keys are cut, the whole key stays in the JSON. */
-const AUDIT_NAME_WIDTH = 64;
-
-function cut(text: string): string {
-  return text.length <= AUDIT_NAME_WIDTH ? text : text.slice(0, AUDIT_NAME_WIDTH);
-}
-
-/**
- * The payload as the audit keeps it: its SHA-1 and size, not its text. Jobs stay in Redis, where a
- * move never loses one; a million-job move would otherwise copy gigabytes of serialized jobs
- * into the audit table (and halve the move's speed).
- */
-function payloadDigest(payload: string | undefined): { sha1: string | null; bytes: number | null } {
-  if (payload === undefined) return { sha1: null, bytes: null };
-  return { sha1: createHash('sha1').update(payload).digest('hex'), bytes: Buffer.byteLength(payload) };
-}
-
-/** One audit row per moved job: the queue keys and sets in from/to, the payload's digest before. */
-export function auditRows(
-  jobs: readonly MovedJob[],
-  meta: {
-    operator: string;
-    host: string;
-    action: string;
-    broker: string;
-    reason: string | null;
-    runId: string;
-  },
-): AuditInsert[] {
-  return jobs.map((job) => ({
-    operator: meta.operator,
-    host: meta.host,
-    action: meta.action,
-    source: cut(meta.broker),
-    taskTable: cut(job.from),
-    taskId: cut(job.jobId),
-    eventId: cut(job.jobId),
-    fromStatus: job.fromSet ?? null,
-    toStatus: job.toSet ?? null,
-    beforeJson: JSON.stringify({ queue: job.from, set: job.fromSet ?? null, ...payloadDigest(job.payload) }),
-    afterJson: JSON.stringify({ queue: job.to, set: job.toSet ?? null }),
-    reason: meta.reason,
-    runId: meta.runId,
-  }));
 }
 
 /** The database of the audit log; a move without one is refused (exit 3) unless it is a dry run. */
@@ -111,10 +67,7 @@ export function parseRateFlag(text: string | undefined): number | undefined {
 /** What the first SIGINT / SIGTERM says (a second one exits at once). */
 const STOPPING = 'stopping after the batch in hand (each batch is atomic: nothing is lost or doubled)';
 
-function onBatchFor(
-  db: Db | undefined,
-  meta: Parameters<typeof auditRows>[1],
-): (jobs: readonly MovedJob[]) => Promise<void> {
+function onBatchFor(db: Db | undefined, meta: MoveAuditMeta): (jobs: readonly MovedJob[]) => Promise<void> {
   return async (jobs) => {
     if (!db) return;
     const rows = auditRows(jobs, meta);
@@ -126,7 +79,7 @@ function onBatchFor(
 }
 
 /** What every audit row of one move or recover run says besides the job. */
-function auditMeta(input: MoveOptions, action: string, broker: string) {
+function auditMeta(input: MoveOptions, action: string, broker: string): MoveAuditMeta {
   return {
     operator: input.operator ?? defaultOperator(),
     host: hostname(),
@@ -134,6 +87,36 @@ function auditMeta(input: MoveOptions, action: string, broker: string) {
     broker,
     reason: input.reason?.trim() || null,
     runId: input.runId,
+  };
+}
+
+/** What a move or recover says it settled, beside its own result (only when there was something). */
+export interface SettledBefore {
+  /** Batches of killed runs found open and settled by looking, before this run moved anything. */
+  settledIntents?: SettledIntent[];
+}
+
+/**
+ * Settles the batches killed runs left open, then gives this run's journal — for brokers whose
+ * batches can be looked at afterwards (Redis). Nothing in a dry run, which writes nothing.
+ */
+async function journalFor(
+  db: Db | undefined,
+  broker: BrokerClient,
+  meta: MoveAuditMeta,
+  dryRun: boolean,
+  say: (m: string) => void,
+): Promise<{ journal?: MoveRequest['journal']; settled: SettledBefore }> {
+  if (!db || dryRun || !broker.lookBatch) return { settled: {} };
+  const { settled } = await settleOpenMoves(db, broker, meta.runId);
+  for (const s of settled)
+    say(
+      `settled batch ${s.id} of run ${s.runId}, left open when that run stopped: ` +
+        (s.state === 'landed' ? `${s.audited} jobs had moved and are now audited` : 'it had not moved'),
+    );
+  return {
+    journal: await moveJournal(db, meta),
+    settled: settled.length ? { settledIntents: settled } : {},
   };
 }
 
@@ -153,7 +136,7 @@ export async function runMove(
   choice: BrokerChoice,
   input: MoveInput,
   say: (m: string) => void,
-): Promise<MoveResult> {
+): Promise<MoveResult & SettledBefore> {
   if (!input.to && !input.toExchange)
     throw usageError('--to is required', 'Name the queue the jobs go to: --to QUEUE.');
   if (input.to !== undefined && input.to === input.from)
@@ -167,8 +150,9 @@ export async function runMove(
   try {
     const meta = auditMeta(input, 'queue-move', choice.name);
     const rabbit = choice.config.kind === 'rabbitmq';
-    const possibleDuplicates =
+    const killed =
       rabbit && db ? await settleKilledMoves(db, choice.name, input.runId, input.dryRun) : undefined;
+    const { journal, settled } = await journalFor(db, broker, meta, input.dryRun, say);
     const result = await untilStopped(
       () => say(STOPPING),
       (shouldStop) =>
@@ -188,10 +172,11 @@ export async function runMove(
           onBatch: onBatchFor(db, meta),
           // RabbitMQ's publish and ack cannot join a transaction: a write-ahead intent per batch.
           intents: rabbit && db && !input.dryRun ? rabbitIntents(db, meta, choice.name) : undefined,
+          journal,
           shouldStop,
         }),
     );
-    return possibleDuplicates ? { ...result, possibleDuplicates } : result;
+    return killed ? { ...result, ...killed } : { ...result, ...settled };
   } finally {
     await broker.close();
   }
@@ -216,6 +201,7 @@ export async function runRecover(
     }
     const recover = broker.recover.bind(broker);
     const meta = auditMeta(input, 'queue-recover', choice.name);
+    const { journal, settled } = await journalFor(db, broker, meta, input.dryRun, say);
     const results = await untilStopped(
       () => say(STOPPING),
       (shouldStop) =>
@@ -228,6 +214,7 @@ export async function runRecover(
           dryRun: input.dryRun,
           runId: input.runId,
           onBatch: onBatchFor(db, meta),
+          journal,
           shouldStop,
         }),
     );
@@ -238,6 +225,7 @@ export async function runRecover(
       moved: results.reduce((n, r) => n + r.moved, 0),
       runId: input.runId,
       results,
+      ...settled,
     };
   } finally {
     await broker.close();

@@ -8,8 +8,9 @@ import {
   settleIntentWithAudit,
   settleOpenIntents,
   type IntentLook,
+  type SettledIntent,
 } from '../../ops/intents/index.js';
-import { auditRows } from './move.js';
+import { auditRows, type MoveAuditMeta } from './move-audit.js';
 
 /**
  * The write-ahead intents of RabbitMQ moves (kind `rabbitmq-move`): one per batch, committed before
@@ -22,7 +23,7 @@ import { auditRows } from './move.js';
 
 export const RABBIT_MOVE_INTENT = 'rabbitmq-move';
 
-type AuditMeta = Parameters<typeof auditRows>[1];
+type AuditMeta = MoveAuditMeta;
 
 /** Message ids a killed run may have put at the target as well as left at the source. */
 export type PossibleDuplicates = NonNullable<MoveResult['possibleDuplicates']>;
@@ -79,6 +80,12 @@ function duplicatesOf(intents: readonly IntentRecord[]): PossibleDuplicates {
   return intents.map((i) => ({ runId: i.runId, from: i.from, to: i.to, messageIds: [...i.jobs] }));
 }
 
+/** What a RabbitMQ move settled before it moved: the killed runs' batches and their messages. */
+export interface KilledMoves {
+  possibleDuplicates: PossibleDuplicates;
+  settledIntents?: SettledIntent[];
+}
+
 /**
  * Settles the open intents of earlier RabbitMQ moves on this broker (runs that were killed): their
  * messages are audited under the killed run and returned as possible duplicates. A dry run only
@@ -89,9 +96,9 @@ export async function settleKilledMoves(
   broker: string,
   runId: string,
   dryRun: boolean,
-): Promise<PossibleDuplicates> {
+): Promise<KilledMoves> {
   const open = await listOpenIntents(db, { kinds: [RABBIT_MOVE_INTENT], source: broker });
-  if (dryRun || open.length === 0) return duplicatesOf(open);
+  if (dryRun || open.length === 0) return { possibleDuplicates: duplicatesOf(open) };
   const seen: IntentRecord[] = [];
   const look: IntentLook = async (intent) => {
     seen.push(intent);
@@ -99,5 +106,8 @@ export async function settleKilledMoves(
   };
   const summary = await settleOpenIntents(db, { [RABBIT_MOVE_INTENT]: look }, runId, { source: broker });
   const settled = new Set(summary.settled.map((s) => s.id));
-  return duplicatesOf(seen.filter((i) => settled.has(i.id)));
+  return {
+    possibleDuplicates: duplicatesOf(seen.filter((i) => settled.has(i.id))),
+    settledIntents: summary.settled,
+  };
 }

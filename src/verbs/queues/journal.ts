@@ -1,0 +1,103 @@
+import type { BatchLanding, BrokerClient, MovedJob, MoveJournal } from '../../brokers/types.js';
+import type { IntentRecord } from '../../db/port/index.js';
+import type { Db } from '../../db/types.js';
+import { TaskreconError } from '../../errors.js';
+import {
+  openIntent,
+  requireIntentTable,
+  settleIntentWithAudit,
+  settleOpenIntents,
+  type IntentLook,
+  type SettleSummary,
+} from '../../ops/intents/index.js';
+import { auditRows, type MoveAuditMeta } from './move-audit.js';
+
+/**
+ * The write-ahead journal of Redis `queues move` and `queues recover`: each batch's intent is
+ * committed before its script runs and settled with the batch's audit rows after; intents a killed
+ * run left open are settled first, by looking at the batch's marker in Redis.
+ */
+
+/** The intent kinds of the Redis moves, by the audit action they record. */
+export const INTENT_KIND = { 'queue-move': 'redis-move', 'queue-recover': 'redis-recover' } as const;
+
+/** What an intent of a Redis move keeps beside its jobs (the keys and sets of its batch). */
+type BatchDetail = Omit<BatchLanding, 'runId' | 'intentId'>;
+
+function landingOf(intent: IntentRecord): BatchLanding {
+  const detail = intent.detail as BatchDetail;
+  return { ...detail, runId: intent.runId, intentId: intent.id };
+}
+
+/** The journal of one run: `meta` names the run, its operator and reason. */
+export async function moveJournal(db: Db, meta: MoveAuditMeta): Promise<MoveJournal> {
+  await requireIntentTable(db);
+  const kind = INTENT_KIND[meta.action as keyof typeof INTENT_KIND];
+  return {
+    async open(batch) {
+      const opened = await openIntent(db, {
+        kind,
+        source: meta.broker,
+        from: batch.from,
+        to: batch.to,
+        // The script picks the jobs atomically; the marker lists the ones it took.
+        jobs: [],
+        detail: batch satisfies BatchDetail,
+        meta: { ...meta },
+      });
+      return opened.id;
+    },
+    async settle(intentId, moved: readonly MovedJob[]) {
+      const rows = auditRows(moved, meta);
+      const closed = await db.transaction((tx) =>
+        settleIntentWithAudit(tx, db, intentId, moved.length ? 'landed' : 'not-landed', meta.runId, rows),
+      );
+      if (!closed)
+        throw new TaskreconError(
+          `another run settled this run's batch (intent ${intentId}) while it moved; its jobs are audited there`,
+          {
+            code: 'GUARD',
+            hint: 'Run one move per queue at a time; run the command again to move what is left.',
+          },
+        );
+    },
+  };
+}
+
+/**
+ * Settles the open intents of this broker's moves and recovers: a batch whose marker lists jobs
+ * landed and is audited under the run that moved it; a batch without one is fenced off and closed.
+ */
+export async function settleOpenMoves(
+  db: Db,
+  broker: BrokerClient,
+  settledRun: string,
+): Promise<SettleSummary> {
+  const { lookBatch, forgetBatch } = broker;
+  if (!lookBatch || !forgetBatch) return { open: 0, settled: [] };
+  await requireIntentTable(db);
+  const look: IntentLook = async (intent) => {
+    const landing = landingOf(intent);
+    const moved = await lookBatch.call(broker, landing);
+    if (!moved) return { state: 'not-landed', audit: [] };
+    const meta: MoveAuditMeta = {
+      operator: intent.operator,
+      host: intent.host,
+      action: intent.action,
+      broker: intent.source,
+      reason: intent.reason,
+      runId: intent.runId,
+    };
+    return {
+      state: moved.length ? 'landed' : 'not-landed',
+      audit: auditRows(moved, meta, settledRun),
+      after: () => forgetBatch.call(broker, landing),
+    };
+  };
+  return settleOpenIntents(
+    db,
+    { [INTENT_KIND['queue-move']]: look, [INTENT_KIND['queue-recover']]: look },
+    settledRun,
+    { source: broker.name },
+  );
+}

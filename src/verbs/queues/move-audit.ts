@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import type { AuditInsert } from '../../db/port/index.js';
+import type { MovedJob } from '../../brokers/types.js';
+
+/** The audit table's columns are this wide; longer queue keys are cut, the whole key stays in the JSON. */
+const AUDIT_NAME_WIDTH = 64;
+
+export function cut(text: string): string {
+  return text.length <= AUDIT_NAME_WIDTH ? text : text.slice(0, AUDIT_NAME_WIDTH);
+}
+
+/**
+ * The payload as the audit keeps it: its SHA-1 and size, not its text. Jobs stay in Redis, where a
+ * move never loses one; a million-job move would otherwise copy gigabytes of serialized jobs
+ * into the audit table (and halve the move's speed).
+ */
+function payloadDigest(payload: string | undefined): { sha1: string | null; bytes: number | null } {
+  if (payload === undefined) return { sha1: null, bytes: null };
+  return { sha1: createHash('sha1').update(payload).digest('hex'), bytes: Buffer.byteLength(payload) };
+}
+
+/** What every audit row of one move or recover run says besides the job. */
+export interface MoveAuditMeta {
+  operator: string;
+  host: string;
+  action: string;
+  broker: string;
+  reason: string | null;
+  runId: string;
+}
+
+/**
+ * One audit row per moved job: the queue keys and sets in from/to, the payload's digest before.
+ * `settledBy`: the run that found the batch's intent open and audited it (the run named is the one
+ * that moved the jobs and was killed before it could).
+ */
+export function auditRows(jobs: readonly MovedJob[], meta: MoveAuditMeta, settledBy?: string): AuditInsert[] {
+  return jobs.map((job) => ({
+    operator: meta.operator,
+    host: meta.host,
+    action: meta.action,
+    source: cut(meta.broker),
+    taskTable: cut(job.from),
+    taskId: cut(job.jobId),
+    eventId: cut(job.jobId),
+    fromStatus: job.fromSet ?? null,
+    toStatus: job.toSet ?? null,
+    beforeJson: JSON.stringify({ queue: job.from, set: job.fromSet ?? null, ...payloadDigest(job.payload) }),
+    afterJson: JSON.stringify({
+      queue: job.to,
+      set: job.toSet ?? null,
+      ...(settledBy ? { settledBy } : {}),
+    }),
+    reason: meta.reason,
+    runId: meta.runId,
+  }));
+}
