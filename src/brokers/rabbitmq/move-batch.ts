@@ -18,8 +18,9 @@ export interface MoveTarget {
  * batches under way at once:
  *   intent opened (committed) → publish with confirms → ack what landed, requeue what did not →
  *   the acks flushed → the intent settled with the audit rows of what landed (or `onBatch`).
- * The database hooks run one after another in the order they were asked (one connection, one
- * transaction at a time); publishing and acking do not wait for them.
+ * The intents of different batches are written at the same time (each in a transaction of its
+ * own: the database's pool, or its queue on SQLite); `onBatch`, without intents, is called one
+ * batch after another.
  * A process killed anywhere in between leaves the intent open: its messages are at the target,
  * at the source (requeued by the broker), or both — never nowhere.
  */
@@ -35,7 +36,7 @@ export class BatchCarrier {
     private readonly target: MoveTarget,
   ) {}
 
-  /** Runs `step` after every database step asked before it. */
+  /** Runs `step` after every `onBatch` asked before it. */
   private serial(step: () => Promise<void>): Promise<void> {
     const next = this.database.then(step);
     this.database = next.catch(() => undefined);
@@ -57,7 +58,7 @@ export class BatchCarrier {
     const jobs = batch.map((m) => this.job(m));
     const intents = request.intents;
     let intent = 0;
-    if (intents) await this.serial(async () => void (intent = await intents.open(jobs)));
+    if (intents) intent = await intents.open(jobs);
     const landed = await Promise.all(
       batch.map((m) =>
         this.publisher.publish(
@@ -80,10 +81,8 @@ export class BatchCarrier {
       }
     });
     await flushAcks(this.source, request.from);
-    await this.serial(async () => {
-      if (intents) await intents.settle(intent, moved, putBack);
-      else if (moved.length) await request.onBatch(moved);
-    });
+    if (intents) await intents.settle(intent, moved, putBack);
+    else if (moved.length) await this.serial(() => request.onBatch(moved));
     this.moved += moved.length;
     this.notMoved += putBack.length;
     if (putBack.length)
