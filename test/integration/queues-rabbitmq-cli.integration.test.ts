@@ -118,6 +118,22 @@ describe('queues move --rabbitmq', () => {
     expect(first.length).toBeLessThan(n);
     const [runs] = await schema.sql.query('SELECT DISTINCT run_id AS id FROM taskrecon_intent');
     const killed = (runs as Array<{ id: string }>)[0]?.id as string;
+    // doctor lists the killed run's unsettled messages by id, before anything settles them.
+    const [openRows] = await schema.sql.query("SELECT jobs FROM taskrecon_intent WHERE state = 'open'");
+    const unsettled = (openRows as Array<{ jobs: string }>).flatMap((r) => JSON.parse(r.jobs) as string[]);
+    expect(unsettled.length).toBeGreaterThan(0);
+    const unsettledCheck = async () => {
+      const doctor = await runJson<{ checks: Array<{ name: string; status: string; message: string }> }>([
+        'doctor',
+        '--db',
+        schema.dsn,
+      ]);
+      return doctor.json.checks.find((c) => c.name === 'broker rabbitmq: unsettled moves');
+    };
+    const before = await unsettledCheck();
+    expect(before?.status).toBe('warn');
+    expect(before?.message).toContain(`${unsettled.length} message(s) of run(s) ${killed}`);
+    expect(before?.message).toContain(unsettled[0]);
     const rerun = await runJson<MoveJson>(moveArgs());
     expect(rerun.code, rerun.stderr).toBe(0);
     assertMatchesSchema('queues-move', rerun.json);
@@ -139,6 +155,8 @@ describe('queues move --rabbitmq', () => {
     expect(possible.size).toBeGreaterThan(0);
     const secondSet = new Set(second);
     for (const id of first.filter((x) => secondSet.has(x))) expect(possible.has(id)).toBe(true);
+    expect([...possible].sort()).toEqual([...unsettled].sort());
+    expect(await unsettledCheck()).toBeUndefined();
     // No intent is left open.
     const [open] = await schema.sql.query("SELECT COUNT(*) AS n FROM taskrecon_intent WHERE state = 'open'");
     expect(Number((open as Array<{ n: number }>)[0]?.n)).toBe(0);

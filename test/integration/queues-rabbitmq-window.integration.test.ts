@@ -65,7 +65,8 @@ describe.each(['classic', 'quorum'] as const)('queues move on a %s queue', (type
       onBatch: async () => void log.push('onBatch'),
       intents: {
         open: async (jobs: readonly MovedJob[]) => log.push(`intent:${jobs.length}`),
-        settle: async (_handle: number, moved: readonly MovedJob[]) => void log.push(`settle:${moved.length}`),
+        settle: async (_handle: number, moved: readonly MovedJob[]) =>
+          void log.push(`settle:${moved.length}`),
       },
       shouldStop: () => false,
       ...over,

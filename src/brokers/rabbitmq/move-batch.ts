@@ -52,8 +52,11 @@ export class BatchCarrier {
     };
   }
 
-  /** Carries one batch; throws (after settling what it can) when some of it did not land. */
-  async carry(batch: readonly Message[]): Promise<void> {
+  /**
+   * Carries one batch, calling `acked` once the broker has its acks (it left the prefetch window);
+   * throws (after settling what it can) when some of it did not land.
+   */
+  async carry(batch: readonly Message[], acked: () => void = () => undefined): Promise<void> {
     const { request, target } = this;
     const jobs = batch.map((m) => this.job(m));
     const intents = request.intents;
@@ -81,6 +84,7 @@ export class BatchCarrier {
       }
     });
     await flushAcks(this.source, request.from);
+    acked();
     if (intents) await intents.settle(intent, moved, putBack);
     else if (moved.length) await this.serial(() => request.onBatch(moved));
     this.moved += moved.length;

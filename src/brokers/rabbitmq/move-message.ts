@@ -4,6 +4,9 @@ import type { MoveRequest } from '../types.js';
 
 /** What a moved message is called, which messages a move takes, and how it is republished. */
 
+/** The write-ahead intents of RabbitMQ moves are of this kind (`taskrecon_intent.kind`). */
+export const MOVE_INTENT_KIND = 'rabbitmq-move';
+
 /** The header every republished message carries: the run that moved it (its audit rows have the same id). */
 export const MOVED_RUN_HEADER = 'x-taskrecon-moved-run';
 

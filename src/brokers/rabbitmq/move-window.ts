@@ -4,8 +4,11 @@ import type { MoveRequest } from '../types.js';
 import type { BatchCarrier } from './move-batch.js';
 import { MOVED_RUN_HEADER } from './move-message.js';
 
-/** Batches under way at once: the prefetch window holds this many batches, so the broker never waits on us. */
+/** Batches not yet acked at once: the prefetch window holds this many, so the broker never waits on us. */
 const BATCHES_IN_FLIGHT = 2;
+
+/** Batches acked but not yet settled (their intents and audit rows being written) at once, at most. */
+const BATCHES_SETTLING = 3;
 
 /** No delivery for this long: a short batch goes, or, with nothing under way, the queue's depth is asked. */
 const IDLE_MS = 50;
@@ -48,19 +51,33 @@ export async function windowPass(
     { noAck: false },
   );
   const pacer = new Pacer(request.ratePerSecond, request.clock);
+  // A batch leaves the window when its acks reached the broker, and is done when it is settled.
+  const unacked = new Set<Promise<void>>();
   const underWay = new Set<Promise<void>>();
   let failure: unknown;
   let started = 0;
   const start = (messages: ConsumeMessage[]): void => {
     started += messages.length;
+    let acked = (): void => undefined;
+    const ack = new Promise<void>((resolve) => (acked = resolve));
+    const leave = ack.then(() => {
+      unacked.delete(leave);
+      wake?.();
+    });
+    unacked.add(leave);
     const step: Promise<void> = carrier
-      .carry(messages)
+      .carry(messages, acked)
       .catch((error: unknown) => void (failure ??= error))
       .finally(() => {
+        acked();
         underWay.delete(step);
         wake?.();
       });
     underWay.add(step);
+  };
+  const room = async (): Promise<void> => {
+    while (unacked.size >= BATCHES_IN_FLIGHT || underWay.size >= BATCHES_SETTLING)
+      await Promise.race([...unacked, ...underWay]);
   };
   const delivered = (ms: number): Promise<boolean> =>
     new Promise((resolve) => {
@@ -78,7 +95,7 @@ export async function windowPass(
     while (failure === undefined && !request.shouldStop()) {
       const complete = closed || taken >= budget;
       if (pending.length >= size || (complete && pending.length > 0)) {
-        while (underWay.size >= BATCHES_IN_FLIGHT) await Promise.race(underWay);
+        await room();
         if (failure !== undefined || request.shouldStop()) break;
         await pacer.wait(started);
         start(pending.splice(0, size));

@@ -7,7 +7,13 @@ import { getPass } from './move-get.js';
 import { ConfirmedPublisher } from './move-publish.js';
 import { windowPass } from './move-window.js';
 
-export { matches, messageJobId, MOVED_RUN_HEADER, republishOptions } from './move-message.js';
+export {
+  matches,
+  messageJobId,
+  MOVE_INTENT_KIND,
+  MOVED_RUN_HEADER,
+  republishOptions,
+} from './move-message.js';
 
 export interface MoveInput {
   broker: string;

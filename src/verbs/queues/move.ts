@@ -12,7 +12,7 @@ import { defaultOperator } from '../../ops/operator.js';
 import { databaseGiven } from './index.js';
 import { rabbitIntents, settleKilledMoves } from './rabbit-intents.js';
 import { moveJournal, settleOpenMoves } from './journal.js';
-import { auditRows, cut, type MoveAuditMeta } from './move-audit.js';
+import { auditRows, type MoveAuditMeta } from './move-audit.js';
 import type { SettledIntent } from '../../ops/intents/index.js';
 
 /**

@@ -1,3 +1,4 @@
+import { MOVE_INTENT_KIND } from '../../brokers/rabbitmq/move.js';
 import type { BatchIntents, MovedJob, MoveResult } from '../../brokers/types.js';
 import type { IntentRecord } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
@@ -21,7 +22,7 @@ import { auditRows, type MoveAuditMeta } from './move-audit.js';
  * (its source was not acked, so it was moved again, or is still there to be moved).
  */
 
-export const RABBIT_MOVE_INTENT = 'rabbitmq-move';
+const RABBIT_MOVE_INTENT = MOVE_INTENT_KIND;
 
 type AuditMeta = MoveAuditMeta;
 
