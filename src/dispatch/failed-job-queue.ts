@@ -1,3 +1,4 @@
+// Over 300 lines: one requeuer for both frameworks and every driver (database, another database, Redis with its write-ahead marker).
 import type { RedisFramework } from '../config/brokers.js';
 import type { SourceConfig } from '../config/schema.js';
 import type { TaskId } from '../core/task.js';
@@ -139,19 +140,54 @@ export class FailedJobRequeuer {
   }
 
   /**
+   * The planned pushes that go to Redis, one group per target (what one write-ahead intent covers):
+   * `target` is the group's key in `push`'s markers.
+   */
+  redisGroups(
+    plans: readonly RequeuePlan[],
+  ): Array<{ target: string; connection: string; plans: RequeuePlan[] }> {
+    const groups = new Map<string, { target: string; connection: string; plans: RequeuePlan[] }>();
+    for (const plan of plans) {
+      if (plan.target.driver !== 'redis') continue;
+      const key = JSON.stringify(plan.target);
+      const group = groups.get(key) ?? { target: key, connection: plan.target.connection, plans: [] };
+      group.plans.push(plan);
+      groups.set(key, group);
+    }
+    return [...groups.values()];
+  }
+
+  /** The list key a plan's job goes to (for the audit). */
+  redisKeyOf(plan: RequeuePlan): string | undefined {
+    return plan.target.driver === 'redis' ? this.flavor.redisKey(plan.target, plan.queue) : undefined;
+  }
+
+  /** The Redis client of a connection, for looking at a write-ahead intent's marker; undefined when it is not Redis. */
+  async redisOf(connection: string): Promise<RedisLists | undefined> {
+    const target = this.target(connection);
+    return typeof target !== 'string' && target.driver === 'redis' ? this.redisClient(target.url) : undefined;
+  }
+
+  /**
    * Pushes the planned jobs. Database targets in the source's database are written on `tx` (so the
    * insert and the caller's delete commit together); a target in another database commits its own
-   * transaction first; Redis pushes go in one MULTI/EXEC. Any failure throws so the caller rolls back.
+   * transaction first; Redis pushes go in one MULTI/EXEC per target, last, with the marker of the
+   * target's write-ahead intent (`markers`, by `redisGroups`' key) when one is given. Any failure
+   * throws so the caller rolls back.
    */
-  async push(tx: Queryable, plans: readonly RequeuePlan[]): Promise<Map<TaskId, Requeued>> {
+  async push(
+    tx: Queryable,
+    plans: readonly RequeuePlan[],
+    markers: ReadonlyMap<string, string> = new Map(),
+  ): Promise<Map<TaskId, Requeued>> {
     const out = new Map<TaskId, Requeued>();
     const byTarget = new Map<string, RequeuePlan[]>();
     for (const plan of plans) {
       const key = JSON.stringify(plan.target);
       byTarget.set(key, [...(byTarget.get(key) ?? []), plan]);
     }
-    const redisBatches: Array<[RedisLists, RedisListOp[]]> = [];
-    for (const group of byTarget.values()) {
+    const redisBatches: Array<[RedisLists, RedisListOp[], { key: string; ids: string[] } | undefined]> = [];
+    for (const [targetKey, group] of byTarget) {
       const target = (group[0] as RequeuePlan).target;
       if (target.driver === 'database') {
         const db = target.dsn ? await this.otherDb(target.dsn) : this.db;
@@ -187,11 +223,16 @@ export class FailedJobRequeuer {
           });
           return this.flavor.redisOps(target, plan.queue, plan.payload);
         });
-        redisBatches.push([client, ops]);
+        const marker = markers.get(targetKey);
+        redisBatches.push([
+          client,
+          ops,
+          marker ? { key: marker, ids: group.map((p) => String(p.id)) } : undefined,
+        ]);
       }
     }
     // Redis last: it cannot be rolled back, so it goes only when every database write has succeeded.
-    for (const [client, ops] of redisBatches) await client.pushAll(ops);
+    for (const [client, ops, marker] of redisBatches) await client.pushAll(ops, marker);
     return out;
   }
 

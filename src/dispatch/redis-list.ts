@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createRedisClient } from '../brokers/redis/connection.js';
+import { MARKER_TTL_SECONDS } from '../brokers/redis/intents.js';
+import { LOOK_MARKER } from '../brokers/redis/scripts.js';
 import { TaskreconError } from '../errors.js';
 import { maskDsnText } from '../db/dsn.js';
 
@@ -9,6 +11,16 @@ export type RedisListOp =
   | { kind: 'eval'; script: string; keys: string[]; args: string[] };
 
 const CONNECT_TIMEOUT_MS = 5000;
+
+function fenced(): TaskreconError {
+  return new TaskreconError(
+    'another run settled this batch as not pushed before it was pushed; nothing was pushed',
+    {
+      code: 'GUARD',
+      hint: 'Another taskrecon run settled this run’s open batch; run the command again: it retries what is left.',
+    },
+  );
+}
 
 /**
  * A small client for pushing onto Redis lists, all the pushes of a batch in one MULTI/EXEC so they
@@ -63,14 +75,33 @@ export class RedisLists {
     }
   }
 
-  /** Runs every op in one MULTI/EXEC; throws (so the caller rolls its transaction back) when any fails. */
-  async pushAll(ops: readonly RedisListOp[]): Promise<void> {
+  /**
+   * Runs every op in one MULTI/EXEC; throws (so the caller rolls its transaction back) when any fails.
+   * With `marker` (a write-ahead intent's marker key and what it pushes), the same MULTI lists the
+   * pushed ids there, and the push is refused when the marker exists or appears meanwhile (WATCH):
+   * a later run settled the intent as not pushed and fenced it off.
+   */
+  async pushAll(
+    ops: readonly RedisListOp[],
+    marker?: { key: string; ids: readonly string[] },
+  ): Promise<void> {
     if (ops.length === 0) return;
     await this.ready();
+    if (marker) {
+      await this.client.watch(marker.key);
+      if ((await this.client.exists(marker.key)) === 1) {
+        await this.client.unwatch();
+        throw fenced();
+      }
+    }
     const multi = this.client.multi();
     for (const op of ops) {
       if (op.kind === 'rpush') multi.rpush(op.key, op.value);
       else multi.eval(op.script, op.keys.length, ...op.keys, ...op.args);
+    }
+    if (marker) {
+      multi.rpush(marker.key, ...marker.ids);
+      multi.expire(marker.key, MARKER_TTL_SECONDS);
     }
     let replies: Array<[Error | null, unknown]> | null;
     try {
@@ -78,11 +109,26 @@ export class RedisLists {
     } catch (error) {
       throw this.unreachable(error);
     }
+    if (!replies && marker) throw fenced();
     const failed = replies?.find(([error]) => error);
     if (!replies || failed)
       throw new TaskreconError(`Redis refused the push: ${failed?.[0]?.message ?? 'transaction aborted'}`, {
         code: 'REDIS',
       });
+  }
+
+  /**
+   * What a write-ahead intent's push left: the ids it pushed, or null when it never pushed — and
+   * then it never will (the marker is set to fence it off).
+   */
+  async lookMarker(key: string): Promise<string[] | null> {
+    await this.ready();
+    return (await this.client.eval(LOOK_MARKER, 1, key, String(MARKER_TTL_SECONDS))) as string[] | null;
+  }
+
+  /** Removes a settled intent's marker. */
+  async forgetMarker(key: string): Promise<void> {
+    await this.client.del(key);
   }
 
   async close(): Promise<void> {

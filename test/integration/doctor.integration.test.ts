@@ -77,6 +77,21 @@ describe('doctor on MariaDB', () => {
     expect(byName(json, 'audit table').status).toBe('ok');
   });
 
+  it('warns of a write-ahead intent a killed run left open, naming the run and the command that settles it', async () => {
+    expect(byName((await doctor(['--db', schema.dsn])).json, 'open intents').status).toBe('ok');
+    await schema.sql.query(
+      `INSERT INTO taskrecon_intent (run_id, kind, source, from_ref, to_ref, operator, host, action, jobs, detail, state, opened_epoch)
+       VALUES ('run-killed-1', 'redis-move', 'app', 'queues:old', 'queues:new', 'ops', 'h', 'queue-move', '[]', NULL, 'open', UNIX_TIMESTAMP())`,
+    );
+    const { code, json } = await doctor(['--db', schema.dsn]);
+    const open = byName(json, 'open intents');
+    expect(open.status).toBe('warn');
+    expect(open.message).toContain('redis-move of run run-killed-1 on app (queues:old → queues:new)');
+    expect(open.hint).toContain('queues move');
+    expect(code).toBe(0);
+    await schema.sql.query('DELETE FROM taskrecon_intent');
+  });
+
   it('fails on a missing (status, next_retry_time) index, showing the EXPLAIN of the real scan query, and on a short last_error', async () => {
     const { code, json } = await doctor(['--db', schema.dsn, '--table', 'no_index']);
     expect(code).toBe(1);

@@ -1,3 +1,4 @@
+// Over 300 lines: the one batch of compensate and sweep — lock, re-check, write, push, audit and settle its intents together.
 import { systemClock, type LocalClock } from '../../core/clock.js';
 import { Pacer } from '../../core/pacer.js';
 import type { LogicalStatus, TaskId } from '../../core/task.js';
@@ -13,6 +14,7 @@ import {
 import { laravelQueue } from '../../dispatch/laravel-queue.js';
 import { openPgBoss, type JobSystemWriter } from '../../dispatch/pg-boss.js';
 import { writeThrough } from './job-system.js';
+import { RepushJournal, type OpenedRepush } from './repush-journal.js';
 import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import {
@@ -57,6 +59,8 @@ export class Run {
   readonly result: CompensateResult;
   private readonly started: number;
   private requeuer: FailedJobRequeuer | undefined;
+  /** The write-ahead intents of the Redis pushes of a failed-job retry. */
+  private journal: RepushJournal | undefined;
   /** A job system's own client (pg-boss), started at the first write of the run. */
   private jobWriter: Promise<JobSystemWriter> | undefined;
   private processed = 0;
@@ -96,7 +100,18 @@ export class Run {
           `profile ${source.profile.name} is a failed-jobs table of no known framework: cannot re-push its jobs`,
         );
       this.requeuer = new FailedJobRequeuer(flavor, source.name, source.db, request.queueConnections ?? {});
+      this.journal = new RepushJournal(source, this.requeuer, request);
     }
+  }
+
+  /**
+   * Before the first batch of a run that writes: settles the re-pushes killed runs left open on
+   * this source (a job already pushed is not pushed again: its failed row is deleted and audited).
+   */
+  async settleOpen(): Promise<void> {
+    if (this.request.dryRun || !this.journal) return;
+    const { settled } = await this.journal.settleOpen();
+    if (settled.length) this.result.settledIntents = settled;
   }
 
   record(item: CompensateItem): void {
@@ -172,6 +187,7 @@ export class Run {
     }
     const writer = source.profile.kind === 'job-system' ? await this.openJobWriter() : undefined;
     if (writer) this.result.client = writer.client;
+    const opened = await this.openRepush(ids);
     const items = await store.tasks.transaction(source, async (tx) => {
       const rows = await store.tasks.selectWholeRows(tx, source, ids, true);
       const found = new Set(rows.map((r) => String(rowId(source.sql, r))));
@@ -203,6 +219,7 @@ export class Run {
             tx,
             moverIds,
             movers.flatMap((m) => (m.push ? [m.push] : [])),
+            opened,
           );
       const written =
         rule.to === DELETED || this.requeuer
@@ -225,9 +242,11 @@ export class Run {
         runId: request.runId,
       }));
       await store.audit.insertBatch(tx, source.db.dialect, audit);
+      if (opened) await this.journal?.settle(tx, opened);
       for (const m of movers) out.push({ id: m.id, from: m.from, to: rule.to, outcome: 'applied' });
       return out;
     });
+    if (opened) await this.journal?.forget(opened);
     const order = new Map(ids.map((id, index) => [String(id), index]));
     items.sort((a, b) => (order.get(String(a.id)) ?? 0) - (order.get(String(b.id)) ?? 0));
     for (const item of items) this.record(item);
@@ -236,15 +255,32 @@ export class Run {
     this.processed += ids.length;
   }
 
+  /** Commits the intents of this batch's Redis pushes, planned from the rows as they are now. */
+  private async openRepush(ids: readonly TaskId[]): Promise<OpenedRepush | undefined> {
+    if (!this.journal) return undefined;
+    const rows = await this.store.tasks.selectWholeRows(this.source.db, this.source, ids, false);
+    const plans = this.decideRows(rows).flatMap((d) => (d.push && !d.item ? [d.push] : []));
+    const opened = await this.journal.open(plans);
+    return opened.intents.length ? opened : undefined;
+  }
+
   /** The guarded write of the movers; a count short of the locked rows means the guard failed: roll back. */
-  private async write(tx: Queryable, ids: TaskId[], pushes: RequeuePlan[]): Promise<Map<TaskId, Requeued>> {
+  private async write(
+    tx: Queryable,
+    ids: TaskId[],
+    pushes: RequeuePlan[],
+    opened?: OpenedRepush,
+  ): Promise<Map<TaskId, Requeued>> {
     const { source, request, store } = this;
     const rule = ACTION_RULES[request.action];
     let changed: number;
     let requeued = new Map<TaskId, Requeued>();
     if (rule.to === DELETED || this.requeuer) {
       changed = await store.tasks.deleteGuarded(tx, source, ids, rule.from);
-      if (changed === ids.length && this.requeuer) requeued = await this.requeuer.push(tx, pushes);
+      if (changed === ids.length && this.requeuer) {
+        if (opened) this.journal?.checkCovered(opened, pushes);
+        requeued = await this.requeuer.push(tx, pushes, opened?.markers);
+      }
     } else {
       changed = await store.tasks.applyTransition(tx, source, {
         transition: rule.transition as NonNullable<typeof rule.transition>,

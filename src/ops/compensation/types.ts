@@ -5,6 +5,7 @@ import type { Row } from '../../db/types.js';
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import type { CompensateAction } from '../../core/compensate-plan.js';
 import type { SourceInfo } from '../task-lists.js';
+import type { SettledIntent } from '../intents/index.js';
 
 /** The request and result of a compensation run (the JSON contract of `compensate`). */
 
@@ -44,6 +45,8 @@ export interface CompensateResult {
   resultsOmitted: number;
   /** A job system's own client that made the writes (`pg-boss 10.4.2 (schema 24)`); absent when none was loaded. */
   client?: string;
+  /** Re-pushes killed runs left open on this source, settled (by looking at Redis) before this run wrote anything. */
+  settledIntents?: SettledIntent[];
   /** With --now: what running the retried tasks at once came to (as redrive counts it). */
   dispatched?: { claimed: number; succeeded: number; retried: number; failed: number; lostRace: number };
 }

@@ -44,6 +44,7 @@ export async function compensate(source: BoundSource, request: CompensateRequest
   if (!request.dryRun) await requireAuditTable(source.db);
   const run = new Run(source, request, await source.db.nowEpoch());
   try {
+    await run.settleOpen();
     if (request.ids) await runIds(run, source, request);
     else {
       if (request.filter.idRanges) await requireKnown(source, request.filter.idRanges.ids);

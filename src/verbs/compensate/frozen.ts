@@ -27,6 +27,7 @@ export async function compensateFrozen(
   const run = new Run(source, { ...request, ids: [...ids] }, await source.db.nowEpoch());
   const size = pacing(request.rate, request.batchSize ?? DEFAULT_BATCH).batch;
   try {
+    await run.settleOpen();
     run.result.matched = ids.length;
     for (let i = 0; i < ids.length; i += size) {
       if (request.shouldStop?.()) {

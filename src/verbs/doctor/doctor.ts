@@ -4,6 +4,7 @@ import type { Profile } from '../../db/profiles/types.js';
 import type { Db } from '../../db/types.js';
 import { check, type CheckStatus, type DoctorCheck } from './check.js';
 import { auditTableCheck, columnChecks, lastErrorCheck, statusValuesCheck } from './schema.js';
+import { openIntentsCheck } from './intents.js';
 import { indexChecks } from './indexes.js';
 import { pitfallChecks } from './pitfalls.js';
 import { ruleIndexChecks } from './rules.js';
@@ -117,6 +118,7 @@ export async function runDoctor(db: Db, options: DoctorOptions): Promise<DoctorR
     })),
   );
   checks.push(await auditTableCheck(db));
+  checks.push(await openIntentsCheck(db));
 
   const summary: Record<CheckStatus, number> = { ok: 0, warn: 0, fail: 0 };
   for (const c of checks) summary[c.status]++;

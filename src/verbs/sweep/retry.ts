@@ -72,6 +72,7 @@ async function oneRun(
     await source.db.nowEpoch(),
   );
   try {
+    await run.settleOpen();
     for (let i = 0; i < ids.length; i += size) {
       await run.batch(ids.slice(i, i + size), 'filter');
       await run.pace();
