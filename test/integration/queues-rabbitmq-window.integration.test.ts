@@ -126,6 +126,20 @@ describe.each(['classic', 'quorum'] as const)('queues move on a %s queue', (type
     else expect(rest.sort()).toEqual(evts(37, 130).sort());
   });
 
+  it('a target that routes copies back into the source: each message moved once, the copies left alone', async () => {
+    await fill(300);
+    await ch.assertExchange('loop', 'fanout', { durable: true });
+    await ch.bindQueue('parking', 'loop', '');
+    await ch.bindQueue('work', 'loop', '');
+    const result = await move(request({ to: undefined, toExchange: 'loop', batch: 40 }));
+    expect(result).toMatchObject({ matched: 300, moved: 300 });
+    const back = await drainQueue(v, ch, 'parking');
+    expect(ids(back).sort()).toEqual(evts(0, 300).sort());
+    expect(back.every((m) => m.properties.headers?.['x-taskrecon-moved-run'] === `run-${type}`)).toBe(true);
+    expect(ids(await drainQueue(v, ch, 'work')).sort()).toEqual(evts(0, 300).sort());
+    await ch.deleteExchange('loop');
+  });
+
   it('a dry run counts and touches no message: nothing written, nothing redelivered', async () => {
     await fill(20);
     const log: string[] = [];
