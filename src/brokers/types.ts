@@ -148,11 +148,11 @@ export interface MoveResult {
   moved: number;
   runId: string;
   /**
-   * RabbitMQ: moved messages an earlier run had already republished (their copy was confirmed and
-   * audited, the process died before acking the source): duplicates at the target. null when the
-   * verb gave no `movedBefore`.
+   * RabbitMQ: messages of earlier runs that were killed between publishing a batch and settling its
+   * intent: each may be at the target and also was left at the source (so moved again, or still
+   * there). By the killed run; this run audited them. Absent for Redis.
    */
-  alreadyMoved?: number | null;
+  possibleDuplicates?: { runId: string; from: string; to: string; messageIds: string[] }[];
 }
 
 /**
@@ -179,6 +179,14 @@ export interface MovedJob {
   toSet?: string;
   /** The payload as it was, when the move kept it (audit `before_json`). */
   payload?: string;
+}
+
+/** A batch's write-ahead intent, as the verb keeps it: opened before the broker write, settled after. */
+export interface BatchIntents {
+  /** Commits the intent of a batch about to be published; out: a handle to settle it by. */
+  open(jobs: readonly MovedJob[]): Promise<number>;
+  /** Closes it in one transaction with the audit rows of `moved`; `notMoved` were put back at the source. */
+  settle(handle: number, moved: readonly MovedJob[], notMoved: readonly MovedJob[]): Promise<void>;
 }
 
 /** One batch of a move as its write-ahead intent names it, and as a later run looks for it. */
@@ -227,15 +235,16 @@ export interface MoveRequest {
   runId: string;
   /** Called after each batch has landed, with the jobs it moved (the audit rows are written here). */
   onBatch(moved: readonly MovedJob[]): Promise<void>;
+  /**
+   * RabbitMQ: the write-ahead intents. When given, each batch's intent is opened (and committed)
+   * before any of it is published, and settled, with the audit rows of what landed, after the
+   * confirms and the acks; `onBatch` is not called then.
+   */
+  intents?: BatchIntents;
   /** Redis: the write-ahead journal every batch goes through (instead of `onBatch`). */
   journal?: MoveJournal;
   /** Checked between batches: true after SIGINT (the batch under way finishes, then the move stops). */
   shouldStop(): boolean;
-  /**
-   * RabbitMQ: which of these job ids an earlier move from `from` already republished (the verb
-   * answers from the audit log); counted as `alreadyMoved`. Optional.
-   */
-  movedBefore?(jobIds: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 /** A check `doctor` prints for a broker. */

@@ -3,7 +3,12 @@ import { BaseCommand } from '../base-command.js';
 import { ExitCode } from '../errors.js';
 import { runDoctor, type DoctorResult } from '../verbs/doctor/index.js';
 import { renderDoctor } from '../render/doctor.js';
-import { brokerDoctorChecks, LONG_TRANSACTION_SECONDS, withBrokerChecks } from '../verbs/doctor/index.js';
+import {
+  brokerDoctorChecks,
+  LONG_TRANSACTION_SECONDS,
+  openMoveIntentChecks,
+  withBrokerChecks,
+} from '../verbs/doctor/index.js';
 import { durationFlag } from '../flags.js';
 
 export default class Doctor extends BaseCommand<typeof Doctor> {
@@ -49,6 +54,7 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
         : { longTransactionSeconds: Math.round(this.flags['long-transaction'] / 1000) }),
     });
     withBrokerChecks(result, await brokerDoctorChecks(this.context.config));
+    withBrokerChecks(result, await openMoveIntentChecks(db));
     if (!this.jsonEnabled()) this.log(renderDoctor(result, { plans: this.flags.plans }));
     if (result.status === 'fail') this.setExit(ExitCode.findings);
     return result;

@@ -118,10 +118,24 @@ export function renderQueues(result: QueuesResult, terminalColumns?: number): st
 
 export function renderMove(result: MoveResult): string {
   const what = `${result.what} jobs of ${result.from} → ${result.to} on ${result.broker}`;
-  if (result.dryRun) return `dry run: ${result.matched} ${what} would move; nothing moved.`;
+  if (result.dryRun)
+    return [
+      `dry run: ${result.matched} ${what} would move; nothing moved.`,
+      ...possibleDuplicateLines(result),
+    ].join('\n');
   const line = `moved ${result.moved} of ${result.matched} ${what}`;
   const audit = `audited as run ${result.runId}: ${auditRunCommand(result.runId)}`;
-  return result.moved < result.matched ? `${line} (stopped early)\n${audit}` : `${line}\n${audit}`;
+  const body = result.moved < result.matched ? `${line} (stopped early)\n${audit}` : `${line}\n${audit}`;
+  return [body, ...possibleDuplicateLines(result)].join('\n');
+}
+
+/** Killed runs' batches this run settled: their messages may be at the target twice. */
+function possibleDuplicateLines(result: MoveResult): string[] {
+  return (result.possibleDuplicates ?? []).map(
+    (d) =>
+      `possible duplicates at ${d.to} from run ${d.runId}, killed before it settled (audited under that run): ` +
+      `${d.messageIds.length} message(s): ${d.messageIds.slice(0, 20).join(', ')}${d.messageIds.length > 20 ? ', …' : ''}`,
+  );
 }
 
 export function renderRecover(result: RecoverResult): string {

@@ -22,7 +22,7 @@ interface ErrorJson {
 interface MoveJson {
   matched: number;
   moved: number;
-  alreadyMoved?: number | null;
+  possibleDuplicates?: Array<{ runId: string; messageIds: string[] }>;
 }
 
 beforeAll(async () => {
@@ -46,6 +46,7 @@ beforeEach(async () => {
     arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'parking' },
   });
   await schema.sql.query('DELETE FROM taskrecon_audit');
+  await schema.sql.query('DROP TABLE IF EXISTS taskrecon_intent');
 });
 
 async function park(n: number): Promise<void> {
@@ -101,31 +102,64 @@ describe('queues move --rabbitmq', () => {
     expect(await auditCount()).toBe(40);
   });
 
-  it('SIGKILLed midway: nothing lost; the rerun reports the messages an earlier run had already landed', async () => {
-    const n = 30;
+  it('SIGKILLed midway: nothing lost, every copy at the target audited, possible duplicates listed by message id', async () => {
+    const n = 2000;
     await park(n);
-    const child = spawn(process.execPath, [BIN, ...moveArgs(['--batch', '1', '--rate', '10/s'])], {
+    const child = spawn(process.execPath, [BIN, ...moveArgs(['--batch', '50'])], {
       env: { ...process.env, NO_COLOR: '1' },
       stdio: 'ignore',
     });
-    await until(async () => (await auditCount()) >= 6, 30_000, 'the move to be under way');
+    await until(async () => (await auditCount()) >= 300, 30_000, 'the move to be under way');
     child.kill('SIGKILL');
     await new Promise((r) => child.once('close', r));
     await until(async () => (await depth(ch, 'parking')) + (await depth(ch, 'work')) >= n, 10_000, 'requeue');
-    const [rows] = await schema.sql.query(
-      "SELECT task_id AS id FROM taskrecon_audit WHERE action = 'queue-move'",
-    );
-    const audited = new Set((rows as Array<{ id: string }>).map((r) => r.id));
+    // What the killed run put at the target.
+    const first = await drain('work');
+    expect(first.length).toBeLessThan(n);
+    const [runs] = await schema.sql.query('SELECT DISTINCT run_id AS id FROM taskrecon_intent');
+    const killed = (runs as Array<{ id: string }>)[0]?.id as string;
+    // doctor lists the killed run's unsettled messages by id, before anything settles them.
+    const [openRows] = await schema.sql.query("SELECT jobs FROM taskrecon_intent WHERE state = 'open'");
+    const unsettled = (openRows as Array<{ jobs: string }>).flatMap((r) => JSON.parse(r.jobs) as string[]);
+    expect(unsettled.length).toBeGreaterThan(0);
+    const unsettledCheck = async () => {
+      const doctor = await runJson<{ checks: Array<{ name: string; status: string; message: string }> }>([
+        'doctor',
+        '--db',
+        schema.dsn,
+      ]);
+      return doctor.json.checks.find((c) => c.name === 'broker rabbitmq: unsettled moves');
+    };
+    const before = await unsettledCheck();
+    expect(before?.status).toBe('warn');
+    expect(before?.message).toContain(`${unsettled.length} message(s) of run(s) ${killed}`);
+    expect(before?.message).toContain(unsettled[0]);
     const rerun = await runJson<MoveJson>(moveArgs());
     expect(rerun.code, rerun.stderr).toBe(0);
+    assertMatchesSchema('queues-move', rerun.json);
     expect(await depth(ch, 'parking')).toBe(0);
-    const got = await drain('work');
-    expect(new Set(got)).toEqual(new Set(Array.from({ length: n }, (_, i) => `evt-${i}`)));
-    const seen = new Map<string, number>();
-    for (const id of got) seen.set(id, (seen.get(id) ?? 0) + 1);
-    const duplicates = [...seen].filter(([, c]) => c > 1).map(([id]) => id);
-    for (const id of duplicates) expect(audited.has(id)).toBe(true);
-    expect(rerun.json.alreadyMoved).toBe(duplicates.length);
+    const second = await drain('work');
+    // Nothing lost.
+    expect(new Set([...first, ...second])).toEqual(new Set(Array.from({ length: n }, (_, i) => `evt-${i}`)));
+    // Every copy the killed run put at the target has an audit row under that run.
+    const [rows] = await schema.sql.query(
+      "SELECT task_id AS id FROM taskrecon_audit WHERE action = 'queue-move' AND run_id = ?",
+      [killed],
+    );
+    const audited = new Set((rows as Array<{ id: string }>).map((r) => r.id));
+    for (const id of first) expect(audited.has(id)).toBe(true);
+    // A message at the target twice is listed as a possible duplicate of the killed run.
+    const possible = new Set(
+      (rerun.json.possibleDuplicates ?? []).filter((d) => d.runId === killed).flatMap((d) => d.messageIds),
+    );
+    expect(possible.size).toBeGreaterThan(0);
+    const secondSet = new Set(second);
+    for (const id of first.filter((x) => secondSet.has(x))) expect(possible.has(id)).toBe(true);
+    expect([...possible].sort()).toEqual([...unsettled].sort());
+    expect(await unsettledCheck()).toBeUndefined();
+    // No intent is left open.
+    const [open] = await schema.sql.query("SELECT COUNT(*) AS n FROM taskrecon_intent WHERE state = 'open'");
+    expect(Number((open as Array<{ n: number }>)[0]?.n)).toBe(0);
   });
 });
 

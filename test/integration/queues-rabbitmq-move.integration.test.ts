@@ -1,9 +1,4 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openRabbitBroker } from '../../src/brokers/rabbitmq/index.js';
 import { MOVED_RUN_HEADER } from '../../src/brokers/rabbitmq/move.js';
@@ -12,7 +7,6 @@ import { depth, drainQueue, scratchVhost, until, type ScratchVhost } from '../su
 
 let v: ScratchVhost;
 let ch: Channel;
-const dir = mkdtempSync(join(tmpdir(), 'taskrecon-rabbit-move-'));
 
 beforeAll(async () => {
   v = await scratchVhost('move');
@@ -20,7 +14,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await v?.drop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** `work` dead-letters straight into `parking`; both start empty for every case. */
@@ -165,75 +158,7 @@ describe('queues move on RabbitMQ', () => {
     await ch.assertExchange('replay2', 'direct', { durable: true });
     await expect(
       move(request({ to: undefined, toExchange: 'replay2', routingKey: 'unbound' })),
-    ).rejects.toThrow(/routed 3 message\(s\) to no queue/);
+    ).rejects.toThrow(/3 message\(s\) did not reach exchange 'replay2' key 'unbound' \(routed to no queue/);
     expect(await depth(ch, 'parking')).toBe(3);
-  });
-
-  it('a move SIGKILLed midway loses nothing; duplicates only for confirmed copies, reported on the rerun', async () => {
-    const n = 30;
-    await park(n);
-    const journal = join(dir, 'journal.jsonl');
-    const script = fileURLToPath(new URL('../support/rabbit-move.ts', import.meta.url));
-    // One process (node --import tsx), so SIGKILL kills the mover itself, not a wrapper.
-    const node = [process.execPath, '--import', 'tsx'];
-    const options = {
-      url: v.amqpUrl,
-      api: v.apiUrl,
-      from: 'parking',
-      to: 'work',
-      journal,
-      auditDelayMs: 300,
-    };
-    const child = spawn(
-      node[0] as string,
-      [...node.slice(1), script, JSON.stringify({ ...options, runId: 'run-1' })],
-      {
-        stdio: 'pipe',
-      },
-    );
-    const lines = () => {
-      try {
-        return readFileSync(journal, 'utf8').split('\n').filter(Boolean).length;
-      } catch {
-        return 0;
-      }
-    };
-    await until(async () => lines() >= 8, 30_000, 'the move to be under way');
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('close', r));
-    // The broker requeues what the dead process held unacked.
-    await until(async () => (await depth(ch, 'parking')) + (await depth(ch, 'work')) >= n, 10_000, 'requeue');
-    const audited = new Set(
-      readFileSync(journal, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => (JSON.parse(l) as { jobId: string }).jobId),
-    );
-    const rerun = await new Promise<string>((resolve, reject) => {
-      const again = spawn(
-        node[0] as string,
-        [...node.slice(1), script, JSON.stringify({ ...options, runId: 'run-2', auditDelayMs: 0 })],
-        { stdio: 'pipe' },
-      );
-      let out = '';
-      again.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      again.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      again.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(out))));
-    });
-    const result = JSON.parse(rerun) as { moved: number; alreadyMoved: number };
-    expect(await depth(ch, 'parking')).toBe(0);
-    const got = ids(await drain('work'));
-    // Nothing lost: every message reached the target.
-    expect(new Set(got)).toEqual(new Set(Array.from({ length: n }, (_, i) => `evt-${i}`)));
-    const counts = new Map<string, number>();
-    for (const id of got) counts.set(id, (counts.get(id) ?? 0) + 1);
-    const duplicates = [...counts].filter(([, c]) => c > 1).map(([id]) => id);
-    expect(got.length).toBe(n + duplicates.length);
-    // The kill lands during a slow audit write: that message was confirmed and audited, not acked.
-    expect(duplicates.length).toBeGreaterThan(0);
-    // Each duplicate had its confirm (and audit row) before the kill, and the rerun reported it.
-    for (const id of duplicates) expect(audited.has(id)).toBe(true);
-    expect(result.alreadyMoved).toBe(duplicates.length);
-    expect(result.moved).toBe(n - audited.size + duplicates.length);
   });
 });

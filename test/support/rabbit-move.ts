@@ -1,11 +1,13 @@
 /**
  * Runs one RabbitMQ move over the data API, as `queues move` does, with a journal file standing in
- * for the audit log: onBatch appends the moved ids (then waits `AUDIT_DELAY_MS`, a slow audit
- * write, which widens the window between a confirm and its ack); movedBefore reads it back.
+ * for the intent store: `intents.open` appends an `intent` line with the batch's ids (before the
+ * publish), `intents.settle` a `settled` line (after the confirms and the acks), then waits
+ * `settleDelayMs` (a slow database, which widens the window a kill can land in).
  * Prints the MoveResult as JSON. Usage: tsx rabbit-move.ts '<json options>'.
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { openRabbitBroker } from '../../src/brokers/rabbitmq/index.js';
+import type { MovedJob } from '../../src/brokers/types.js';
 
 interface Options {
   url: string;
@@ -14,40 +16,39 @@ interface Options {
   to: string;
   journal: string;
   runId: string;
-  auditDelayMs?: number;
+  batch?: number;
+  settleDelayMs?: number;
   ratePerSecond?: number;
 }
 
 const options = JSON.parse(process.argv[2] ?? '{}') as Options;
 const broker = openRabbitBroker('rabbit', { kind: 'rabbitmq', url: options.url, api: options.api });
-const journaled = (): Set<string> =>
-  new Set(
-    existsSync(options.journal)
-      ? readFileSync(options.journal, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => (JSON.parse(l) as { jobId: string }).jobId)
-      : [],
+const write = (kind: string, jobs: readonly MovedJob[]): void =>
+  appendFileSync(
+    options.journal,
+    `${JSON.stringify({ kind, runId: options.runId, ids: jobs.map((j) => j.jobId) })}\n`,
   );
 try {
   const result = await broker.move({
     from: options.from,
     to: options.to,
     what: 'ready',
-    batch: 1,
+    batch: options.batch ?? 1,
     dryRun: false,
     runId: options.runId,
     ratePerSecond: options.ratePerSecond,
-    async onBatch(moved) {
-      for (const job of moved)
-        appendFileSync(options.journal, `${JSON.stringify({ jobId: job.jobId, runId: options.runId })}\n`);
-      if (options.auditDelayMs) await new Promise((r) => setTimeout(r, options.auditDelayMs));
+    onBatch: async () => undefined,
+    intents: {
+      async open(jobs) {
+        write('intent', jobs);
+        return 0;
+      },
+      async settle(_handle, moved) {
+        write('settled', moved);
+        if (options.settleDelayMs) await new Promise((r) => setTimeout(r, options.settleDelayMs));
+      },
     },
     shouldStop: () => false,
-    async movedBefore(ids) {
-      const seen = journaled();
-      return new Set(ids.filter((id) => seen.has(id)));
-    },
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {

@@ -10,8 +10,9 @@ import { requireAuditTable } from '../../ops/audit-trail.js';
 import { parseRate } from '../../core/pacer.js';
 import { defaultOperator } from '../../ops/operator.js';
 import { databaseGiven } from './index.js';
+import { rabbitIntents, settleKilledMoves } from './rabbit-intents.js';
 import { moveJournal, settleOpenMoves } from './journal.js';
-import { auditRows, cut, type MoveAuditMeta } from './move-audit.js';
+import { auditRows, type MoveAuditMeta } from './move-audit.js';
 import type { SettledIntent } from '../../ops/intents/index.js';
 
 /**
@@ -74,30 +75,6 @@ function onBatchFor(db: Db | undefined, meta: MoveAuditMeta): (jobs: readonly Mo
       for (let i = 0; i < rows.length; i += 500)
         await store.audit.insertBatch(tx, db.dialect, rows.slice(i, i + 500));
     });
-  };
-}
-
-/** Which of these jobs an earlier move from `from` already carried, by the audit log. */
-function movedBeforeFor(
-  db: Db | undefined,
-  broker: string,
-  from: string,
-): ((jobIds: readonly string[]) => Promise<ReadonlySet<string>>) | undefined {
-  if (!db) return undefined;
-  return async (jobIds) => {
-    const seen = new Set<string>();
-    for (let i = 0; i < jobIds.length; i += 500) {
-      const ids = jobIds.slice(i, i + 500).map(cut);
-      const rows = await store.audit.selectPage(
-        db,
-        db.dialect,
-        { source: cut(broker), taskIds: ids, actions: ['queue-move'] },
-        0,
-        ids.length * 20,
-      );
-      for (const row of rows) if (row.taskTable === cut(from)) seen.add(row.taskId);
-    }
-    return seen;
   };
 }
 
@@ -172,6 +149,9 @@ export async function runMove(
   const broker = await openBroker(choice.name, choice.config);
   try {
     const meta = auditMeta(context, input, 'queue-move', choice.name);
+    const rabbit = choice.config.kind === 'rabbitmq';
+    const killed =
+      rabbit && db ? await settleKilledMoves(db, choice.name, input.runId, input.dryRun) : undefined;
     const { journal, settled } = await journalFor(db, broker, meta, input.dryRun, say);
     const result = await untilStopped(
       () => say(STOPPING),
@@ -190,14 +170,13 @@ export async function runMove(
           match: input.match,
           runId: input.runId,
           onBatch: onBatchFor(db, meta),
+          // RabbitMQ's publish and ack cannot join a transaction: a write-ahead intent per batch.
+          intents: rabbit && db && !input.dryRun ? rabbitIntents(db, meta, choice.name) : undefined,
           journal,
           shouldStop,
-          // Only RabbitMQ asks: a Redis batch is atomic, so no job is ever carried twice.
-          movedBefore:
-            choice.config.kind === 'rabbitmq' ? movedBeforeFor(db, choice.name, input.from) : undefined,
         }),
     );
-    return { ...result, ...settled };
+    return killed ? { ...result, ...killed } : { ...result, ...settled };
   } finally {
     await broker.close();
   }

@@ -1,0 +1,114 @@
+import { MOVE_INTENT_KIND } from '../../brokers/rabbitmq/move.js';
+import type { BatchIntents, MovedJob, MoveResult } from '../../brokers/types.js';
+import type { IntentRecord } from '../../db/port/index.js';
+import type { Db } from '../../db/types.js';
+import {
+  listOpenIntents,
+  openIntent,
+  requireIntentTable,
+  settleIntentWithAudit,
+  settleOpenIntents,
+  type IntentLook,
+  type SettledIntent,
+} from '../../ops/intents/index.js';
+import { auditRows, type MoveAuditMeta } from './move-audit.js';
+
+/**
+ * The write-ahead intents of RabbitMQ moves (kind `rabbitmq-move`): one per batch, committed before
+ * the batch is published, settled with the batch's audit rows after the confirms and the acks.
+ * A run killed in between leaves its intent open. RabbitMQ cannot be asked where a message went
+ * without taking it, so the next run settles such an intent without looking: every message of it
+ * is audited under the killed run as possibly at the target, and reported as a possible duplicate
+ * (its source was not acked, so it was moved again, or is still there to be moved).
+ */
+
+const RABBIT_MOVE_INTENT = MOVE_INTENT_KIND;
+
+type AuditMeta = MoveAuditMeta;
+
+/** Message ids a killed run may have put at the target as well as left at the source. */
+export type PossibleDuplicates = NonNullable<MoveResult['possibleDuplicates']>;
+
+/** The intents of one move run: `open` before each batch is published, `settle` after it. */
+export function rabbitIntents(db: Db, meta: AuditMeta, broker: string): BatchIntents {
+  let from = '';
+  let to = '';
+  let table: Promise<void> | undefined;
+  return {
+    async open(jobs) {
+      // Created with the first batch: a move refused for bad input writes nothing.
+      await (table ??= requireIntentTable(db));
+      from = jobs[0]?.from ?? from;
+      to = jobs[0]?.to ?? to;
+      const intent = await openIntent(db, {
+        kind: RABBIT_MOVE_INTENT,
+        source: broker,
+        from,
+        to,
+        jobs: jobs.map((j) => j.jobId),
+        detail: null,
+        meta,
+      });
+      return intent.id;
+    },
+    async settle(handle, moved, notMoved) {
+      const state = notMoved.length === 0 ? 'landed' : moved.length === 0 ? 'not-landed' : 'partial';
+      await db.transaction((tx) =>
+        settleIntentWithAudit(tx, db, handle, state, meta.runId, auditRows(moved, meta)),
+      );
+    },
+  };
+}
+
+/** The audit rows of a killed run's batch: every message of it, marked as possibly at the target. */
+function unconfirmedRows(intent: IntentRecord, settledBy: string) {
+  const jobs: MovedJob[] = intent.jobs.map((jobId) => ({ jobId, from: intent.from, to: intent.to }));
+  const meta: AuditMeta = {
+    operator: intent.operator,
+    host: intent.host,
+    action: intent.action,
+    broker: intent.source,
+    reason: intent.reason,
+    runId: intent.runId,
+  };
+  return auditRows(jobs, meta).map((row) => ({
+    ...row,
+    afterJson: JSON.stringify({ queue: intent.to, set: null, possibleDuplicate: true, settledBy }),
+  }));
+}
+
+function duplicatesOf(intents: readonly IntentRecord[]): PossibleDuplicates {
+  return intents.map((i) => ({ runId: i.runId, from: i.from, to: i.to, messageIds: [...i.jobs] }));
+}
+
+/** What a RabbitMQ move settled before it moved: the killed runs' batches and their messages. */
+export interface KilledMoves {
+  possibleDuplicates: PossibleDuplicates;
+  settledIntents?: SettledIntent[];
+}
+
+/**
+ * Settles the open intents of earlier RabbitMQ moves on this broker (runs that were killed): their
+ * messages are audited under the killed run and returned as possible duplicates. A dry run only
+ * lists them.
+ */
+export async function settleKilledMoves(
+  db: Db,
+  broker: string,
+  runId: string,
+  dryRun: boolean,
+): Promise<KilledMoves> {
+  const open = await listOpenIntents(db, { kinds: [RABBIT_MOVE_INTENT], source: broker });
+  if (dryRun || open.length === 0) return { possibleDuplicates: duplicatesOf(open) };
+  const seen: IntentRecord[] = [];
+  const look: IntentLook = async (intent) => {
+    seen.push(intent);
+    return { state: 'partial', audit: unconfirmedRows(intent, runId) };
+  };
+  const summary = await settleOpenIntents(db, { [RABBIT_MOVE_INTENT]: look }, runId, { source: broker });
+  const settled = new Set(summary.settled.map((s) => s.id));
+  return {
+    possibleDuplicates: duplicatesOf(seen.filter((i) => settled.has(i.id))),
+    settledIntents: summary.settled,
+  };
+}
