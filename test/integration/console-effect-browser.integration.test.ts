@@ -63,11 +63,10 @@ describe('effect-aware retry in the console', () => {
     expect(await page.locator('#task-effect').textContent()).toContain(
       `user_coupon where order_id = '${task.key}'`,
     );
-    const retry = page.locator(
-      'section.actions:not(.force-effect) form:has(input[name="action"][value="retry"])',
-    );
+    const retry = page.locator('section.actions:not(.force-effect) form.task-actions');
+    const retryButton = retry.locator('button[value="retry"]');
     await retry.locator('input[name="reason"]').fill('coupon service is back');
-    await Promise.all([page.waitForURL(/confirm=effect/), retry.locator('button').click()]);
+    await Promise.all([page.waitForURL(/confirm=effect/), retryButton.click()]);
     expect(await page.locator('.flash.error').first().textContent()).toContain('Retry refused');
     expect(await statusOf(task.taskId)).toBe('failed');
     const second = page.locator('#force-effect');

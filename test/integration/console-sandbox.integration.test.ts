@@ -104,9 +104,10 @@ describe('console on the demo sandbox', () => {
     await page.goto(`${consoleProc.origin}/tasks?list=failed&biz=points`);
     await page.locator('table.tasks tbody tr td.num a').first().click();
     await page.screenshot({ path: join(IMG, 'console-detail.png'), fullPage: true });
-    const form = page.locator('form:has(input[name="action"][value="mark-compensated"])');
+    const form = page.locator('section.actions:not(.force-effect) form.task-actions');
+    const formButton = form.locator('button[value="mark-compensated"]');
     await form.locator('input[name="reason"]').fill('points granted by hand');
-    await Promise.all([page.waitForURL(/flash=/), form.locator('button').click()]);
+    await Promise.all([page.waitForURL(/flash=/), formButton.click()]);
     expect(await page.locator('#task-status').textContent()).toBe('compensated');
     expect(await page.locator('table.audit td.reason').textContent()).toBe('points granted by hand');
     await page.goto(`${consoleProc.origin}/audit`);

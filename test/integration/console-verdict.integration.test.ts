@@ -161,9 +161,10 @@ describe.each(TEST_ENGINES)('console verdict, audit and links on %s', (engine) =
     // A retry from the console.
     const [failed] = await db.rows<{ id: number }>('SELECT id FROM async_task WHERE status = 3 LIMIT 1');
     await page.goto(`${consoleProc.origin}/tasks/${failed?.id}`);
-    const retry = page.locator('form:has(input[name="action"][value="retry"])');
+    const retry = page.locator('section.actions:not(.force-effect) form.task-actions');
+    const retryButton = retry.locator('button[value="retry"]');
     await retry.locator('input[name="reason"]').fill('partner is back');
-    await Promise.all([page.waitForURL(/flash=/), retry.locator('button').click()]);
+    await Promise.all([page.waitForURL(/flash=/), retryButton.click()]);
     await page.goto(`${consoleProc.origin}/audit`);
     const rows = page.locator('table.audit tbody tr');
     const text = (await rows.allTextContents()).join('\n');
@@ -271,9 +272,10 @@ describe.each(TEST_ENGINES)('console verdict, audit and links on %s', (engine) =
     const [row] = await db.rows<{ id: number }>("SELECT id FROM async_task WHERE last_error = 'forget me'");
     const id = String(row?.id);
     await page.goto(`${consoleProc.origin}/tasks/${id}`);
-    const forget = page.locator('form:has(input[name="action"][value="forget"])');
+    const forget = page.locator('section.actions:not(.force-effect) form.task-actions');
+    const forgetButton = forget.locator('button[value="forget"]');
     await forget.locator('input[name="reason"]').fill('duplicate of another order');
-    await Promise.all([page.waitForURL(/\/bulk\//), forget.locator('button').click()]);
+    await Promise.all([page.waitForURL(/\/bulk\//), forgetButton.click()]);
     await expect(page.locator('#frozen-count').textContent()).resolves.toBe('1');
     expect(await db.rows('SELECT id FROM async_task WHERE id = ?', [id])).toHaveLength(1);
     await page.fill('form.apply input[name="reason"]', 'duplicate of another order');

@@ -107,32 +107,34 @@ export function auditTable(entries: readonly AuditEntry[], withTask: boolean): H
   </table>`;
 }
 
+/** The task's actions: one form, one reason box, a button per action (each asks its own question). */
 function actionForms(data: DetailData): Html {
   if (data.actions.length === 0) return html``;
   const id = String(data.shown.task.id);
   return html`<section class="actions">
     <h2>Actions</h2>
-    ${data.actions.map(
-      (a) =>
-        html`<form
-          method="post"
-          action="/tasks/${encodeURIComponent(id)}/actions"
-          data-confirm="${ACTION_LABELS[a]} task ${id}?"
-        >
-          ${csrfInput(data.csrf)}
-          <input type="hidden" name="action" value="${a}" />
-          <input
-            name="reason"
-            required
-            minlength="3"
-            placeholder="Reason (required, goes to the audit log)"
-            aria-label="Reason for ${ACTION_LABELS[a]}"
-          />
-          <button type="submit" class="${a === 'forget' ? 'danger' : ''}" name="do" value="${a}">
+    <form method="post" action="/tasks/${encodeURIComponent(id)}/actions" class="task-actions">
+      ${csrfInput(data.csrf)}
+      <input
+        name="reason"
+        required
+        minlength="3"
+        placeholder="Reason (required, goes to the audit log)"
+        aria-label="Reason for the action"
+      />
+      ${data.actions.map(
+        (a) =>
+          html`<button
+            type="submit"
+            class="${a === 'forget' ? 'danger' : ''}"
+            name="action"
+            value="${a}"
+            data-confirm="${ACTION_LABELS[a]} task ${id}?"
+          >
             ${ACTION_LABELS[a]}
-          </button>
-        </form>`,
-    )}
+          </button>`,
+      )}
+    </form>
   </section>`;
 }
 

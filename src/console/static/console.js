@@ -2,11 +2,11 @@
 /* global document, window, HTMLFormElement */
 'use strict';
 
-// Ask before a state change: forms that carry data-confirm.
+// Ask before a state change: forms (or the button that submits them) that carry data-confirm.
 document.addEventListener('submit', (event) => {
   const form = event.target;
   if (!(form instanceof HTMLFormElement)) return;
-  const question = form.dataset.confirm;
+  const question = event.submitter?.dataset.confirm ?? form.dataset.confirm;
   if (question && !window.confirm(question)) event.preventDefault();
 });
 
