@@ -1,5 +1,6 @@
 import { Command, Errors, type Interfaces } from '@oclif/core';
 import { closest } from './config/suggest.js';
+import { prepareConfigReader } from './config/find.js';
 import { Context } from './context.js';
 import { timeFilterWarnings, type TimeValue } from './core/filter-warnings.js';
 import { bindSource, type BoundSource } from './db/bind-source.js';
@@ -46,6 +47,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // A command with a --quiet of its own (sweep) decides itself what a person needs to see.
     if ((this.flags as { quiet?: boolean }).quiet && !('quiet' in (this.ctor.flags ?? {})))
       this.quietGate = holdOutput();
+    // The YAML parser and the config schema are imported only when there is a config file to read.
+    await prepareConfigReader(this.flags.config, process.cwd());
     this.context = new Context(this.flags);
     // Only --since/--until given as a time (a duration ago or an instant); sweep's --since is a period.
     const time = (v: unknown) => (v !== null && typeof v === 'object' ? (v as TimeValue) : undefined);

@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
-import { loadConfig, type LoadedConfig } from './config/load.js';
+import { readConfig } from './config/find.js';
+import type { LoadedConfig } from './config/load.js';
 import type { SourceConfig, TaskreconConfig } from './config/schema.js';
 import { closest } from './config/suggest.js';
 import { parseDuration } from './core/duration.js';
@@ -52,7 +53,7 @@ export class Context {
   ) {}
 
   get config(): TaskreconConfig {
-    this.loaded ??= loadConfig(this.input.config, this.cwd);
+    this.loaded ??= readConfig(this.input.config, this.cwd);
     return this.loaded.config;
   }
 

@@ -18,8 +18,7 @@ import {
 } from '../verbs/scan/index.js';
 import { startProgress } from '../render/progress.js';
 import { streamScanRows } from '../render/scan-stream.js';
-import { listSecondFailures, type SecondFailureRow } from '../verbs/sweep/index.js';
-import { renderSecondFailures } from '../render/sweep.js';
+import type { SecondFailureRow } from '../verbs/sweep/index.js';
 
 export default class Scan extends BaseCommand<typeof Scan> {
   static override readOnly = true;
@@ -85,18 +84,24 @@ export default class Scan extends BaseCommand<typeof Scan> {
     const result: ScanResult & { secondFailures?: SecondFailureRow[] } = await scan(source, options).finally(
       () => progress.stop(),
     );
-    if (this.flags['second-failures'])
+    if (this.flags['second-failures']) {
+      // Imported here: the sweep rules (and their schema) are not needed to stream or list tasks.
+      const { listSecondFailures } = await import('../verbs/sweep/index.js');
       result.secondFailures = await listSecondFailures(
         source,
         this.context.config,
         options.nowEpoch,
         options.sinceEpoch,
       );
+    }
     if (format === 'table') {
       // Imported here: the table renderer (cli-table3) is not needed to stream or print JSON.
       const { renderScan } = await import('../render/scan.js');
       this.log(renderScan(result));
-      if (result.secondFailures) this.log(renderSecondFailures(result.secondFailures));
+      if (result.secondFailures) {
+        const { renderSecondFailures } = await import('../render/sweep.js');
+        this.log(renderSecondFailures(result.secondFailures));
+      }
     }
     return result;
   }

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { configError } from '../errors.js';
 import { configSchema, type TaskreconConfig } from './schema.js';
+import { configFileFor } from './find.js';
 import { closest } from './suggest.js';
 
-export const CONFIG_FILE_NAMES = ['taskrecon.config.yaml', 'taskrecon.config.yml', 'taskrecon.config.json'];
+export { CONFIG_FILE_NAMES, findConfigFile } from './find.js';
 
 export interface LoadedConfig {
   config: TaskreconConfig;
@@ -14,23 +14,9 @@ export interface LoadedConfig {
   path: string | undefined;
 }
 
-/** Finds the config file upward from `cwd`: the first directory holding one of CONFIG_FILE_NAMES. */
-export function findConfigFile(cwd: string): string | undefined {
-  let dir = resolve(cwd);
-  for (;;) {
-    for (const name of CONFIG_FILE_NAMES) {
-      const candidate = join(dir, name);
-      if (existsSync(candidate)) return candidate;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
-}
-
 /** Loads and validates the config: `explicitPath` (from --config) or the one found upward; none is an empty config. */
 export function loadConfig(explicitPath: string | undefined, cwd = process.cwd()): LoadedConfig {
-  const path = explicitPath ? resolve(cwd, explicitPath) : findConfigFile(cwd);
+  const path = configFileFor(explicitPath, cwd);
   if (!path) return { config: {}, path: undefined };
   if (!existsSync(path)) throw configError(`config file ${path} does not exist`, 'Check the --config path.');
   const text = readFileSync(path, 'utf8');

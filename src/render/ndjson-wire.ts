@@ -20,6 +20,8 @@ export class NdjsonWireEncoder implements RowEncoder {
   private readonly oneByteStatus: Array<Buffer | undefined> = [];
   private readonly isoDays = [new DayCache(), new DayCache(), new DayCache()];
   private lastBuf: Buffer | undefined;
+  /** Chunks handed back once written, written into again instead of new memory. */
+  private readonly spare: Buffer[] = [];
   private readonly lastKey = new Int32Array(4);
 
   constructor(
@@ -40,11 +42,23 @@ export class NdjsonWireEncoder implements RowEncoder {
     return this.at;
   }
 
+  /** The lines encoded so far; the encoder does not touch them again unless they are handed back by recycle(). */
   take(): Buffer {
     const chunk = this.out.subarray(0, this.at);
-    this.out = Buffer.allocUnsafe(this.chunkBytes + CHUNK_HEADROOM);
+    this.out = this.spare.pop() ?? Buffer.allocUnsafe(this.chunkBytes + CHUNK_HEADROOM);
     this.at = 0;
     return chunk;
+  }
+
+  /**
+   * Hands back a chunk of take() once it is written (nothing reads it any more): the next chunks
+   * are written into its memory, so a long stream touches a few chunks' worth of memory, not all
+   * of its output's.
+   */
+  recycle(chunk: Buffer): void {
+    const size = this.chunkBytes + CHUNK_HEADROOM;
+    if (chunk.byteOffset !== 0 || chunk.buffer.byteLength !== size || this.spare.length >= MAX_SPARE) return;
+    this.spare.push(Buffer.from(chunk.buffer, 0, size));
   }
 
   /** The id and exact next-retry key of the last row (as text), for the next page's keyset predicate. */
@@ -245,6 +259,9 @@ export class NdjsonWireEncoder implements RowEncoder {
     this.at = at;
   }
 }
+
+/** Chunks kept for reuse (more come back only when the writer fell behind the reader). */
+const MAX_SPARE = 16;
 
 /** Room past a full chunk for the row that fills it (bigger rows grow the buffer). */
 const CHUNK_HEADROOM = 64 * 1024;

@@ -47,7 +47,8 @@ export async function streamScanRows(
         const chunks = streamListEncoded(source, kind, options, encoder);
         if (!chunks) continue;
         for await (const chunk of chunks) {
-          await writeOut(chunk);
+          // Once written, the chunk's memory takes the next lines.
+          await writeOut(chunk, () => encoder.recycle(chunk));
           counted(encoder.rows);
         }
       }

@@ -35,9 +35,12 @@ export function tableWidth(): number {
 export const isStdoutTty = (): boolean => Boolean(process.stdout.isTTY);
 export const isStderrTty = (): boolean => Boolean(process.stderr.isTTY);
 
-/** Writes to stdout, waiting for the pipe to drain when it is full (large streams stay flat in memory). */
-export function writeOut(text: string | Uint8Array): Promise<void> | void {
-  if (!process.stdout.write(text)) {
+/**
+ * Writes to stdout, waiting for the pipe to drain when it is full (large streams stay flat in
+ * memory). `written` is called once the bytes are handed to the system (the buffer may be reused).
+ */
+export function writeOut(text: string | Uint8Array, written?: () => void): Promise<void> | void {
+  if (!process.stdout.write(text, written && (() => written()))) {
     return new Promise((resolve) => process.stdout.once('drain', () => resolve()));
   }
 }

@@ -1,11 +1,15 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { prepareConfigReader } from '../../src/config/find.js';
 import { findConfigFile, loadConfig, validateConfig } from '../../src/config/load.js';
 import { Context } from '../../src/context.js';
 
 describe('config', () => {
+  // BaseCommand prepares the reader before a command runs; a Context built directly needs it too.
+  beforeAll(() => prepareConfigReader('taskrecon.config.yaml', tmpdir()));
+
   it('is found upward from the working directory', () => {
     const root = mkdtempSync(join(tmpdir(), 'taskrecon-cfg-'));
     const deep = join(root, 'a', 'b');

@@ -313,6 +313,32 @@ describe('the wire NDJSON encoder', () => {
     expect(encoder.pending).toBe(0);
   });
 
+  it('writes the next chunk into a chunk handed back once written, and never into one still out', () => {
+    const encoder = new NdjsonWireEncoder(sql, 'due', 64);
+    const r = wire(base);
+    const line = rowSerializer(sql).ndjson('due', decoded(base));
+    encoder.encode(r.buf, r.starts, r.ends);
+    const first = encoder.take();
+    expect(first.toString('utf8')).toBe(line);
+    encoder.encode(r.buf, r.starts, r.ends);
+    const second = encoder.take();
+    // The first is still out (not handed back): the second has memory of its own.
+    expect(second.buffer).not.toBe(first.buffer);
+    expect(first.toString('utf8')).toBe(line);
+    encoder.recycle(first);
+    // The chunk being filled when it came back is taken, then the next is written into it.
+    encoder.encode(r.buf, r.starts, r.ends);
+    const third = encoder.take();
+    expect(third.buffer).not.toBe(first.buffer);
+    encoder.encode(r.buf, r.starts, r.ends);
+    encoder.encode(r.buf, r.starts, r.ends);
+    const fourth = encoder.take();
+    expect(fourth.buffer).toBe(first.buffer);
+    expect(fourth.toString('utf8')).toBe(line + line);
+    expect(second.toString('utf8')).toBe(line);
+    expect(third.toString('utf8')).toBe(line);
+  });
+
   it('grows its buffer for a row bigger than a chunk', () => {
     const encoder = new NdjsonWireEncoder(sql, 'due', 16);
     const huge = '\u0001'.repeat(5000);

@@ -1,0 +1,70 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
+
+// A whole list streamed as NDJSON with everything given by flags starts without what it does not
+// use: the config reader (the YAML parser, the config schema and its validation library) and the
+// sweep rules. With a config file the reader is loaded and the file is read as before.
+const RECORDER = fileURLToPath(new URL('../support/record-modules.mjs', import.meta.url));
+const UNUSED = [
+  /\/node_modules\/zod\//,
+  /\/node_modules\/yaml\//,
+  /\/dist\/config\/load\.js$/,
+  /\/dist\/verbs\/sweep\//,
+];
+
+describe.each(TEST_ENGINES)('scan --format ndjson start-up (%s)', (engine) => {
+  let db: EngineDb;
+  let bare: string;
+  let configured: string;
+
+  beforeAll(async () => {
+    db = await createEngineDb(engine, 'scan_start_up');
+    configured = mkdtempSync(join(tmpdir(), 'taskrecon-start-up-'));
+    writeFileSync(join(configured, 'taskrecon.config.yaml'), `db: ${db.dsn}\n`);
+    expect((await runCli(['init'], { cwd: configured })).code).toBe(0);
+    await db.run(`INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time) VALUES
+      ('coupon', 'o-1', 'ev-1', '{}', 0, 1, ${db.at(-60)}), ('sms', 'o-2', 'ev-2', '{}', 3, 7, ${db.at(-60)})`);
+    bare = mkdtempSync(join(tmpdir(), 'taskrecon-start-up-bare-'));
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  const scan = async (cwd: string, extra: string[]) => {
+    const record = join(mkdtempSync(join(tmpdir(), 'taskrecon-modules-')), 'modules.txt');
+    writeFileSync(record, '');
+    const result = await runCli(
+      ['scan', '--status', 'pending', '--limit', '0', '--format', 'ndjson', ...extra],
+      {
+        cwd,
+        env: { NODE_OPTIONS: `--import ${RECORDER}`, TASKRECON_RECORD_MODULES: record },
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const modules = readFileSync(record, 'utf8').split('\n').filter(Boolean);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { bizId: string });
+    return { modules, lines };
+  };
+
+  it('given everything by flags, loads neither the config reader nor the sweep rules', async () => {
+    const { modules, lines } = await scan(bare, ['--db', db.dsn, '--profile', 'async-task']);
+    expect(lines.map((l) => l.bizId)).toEqual(['o-1']);
+    expect(modules.some((m) => m.endsWith('/dist/commands/scan.js'))).toBe(true);
+    expect(modules.filter((m) => UNUSED.some((u) => u.test(m)))).toEqual([]);
+  });
+
+  it('with a config file, reads it (and loads the reader)', async () => {
+    const { modules, lines } = await scan(configured, []);
+    expect(lines.map((l) => l.bizId)).toEqual(['o-1']);
+    expect(modules.some((m) => /\/node_modules\/yaml\//.test(m))).toBe(true);
+  });
+});
