@@ -2,7 +2,8 @@ import type { LogicalField, LogicalStatus, Task, TaskId, TimeField, TimeType } f
 import { LOGICAL_STATUSES, TIME_FIELDS } from '../core/task.js';
 import type { Dialect, PageKeyForm } from './dialect.js';
 import { placeholders, type Fragment } from './fragment.js';
-import type { Profile } from './profiles/types.js';
+import { ExecutionsSql } from './executions-sql.js';
+import { FINISHED_STATE, type Profile } from './profiles/types.js';
 
 export { placeholders } from './fragment.js';
 
@@ -11,6 +12,9 @@ export const LIST_ERROR_CHARS = 1000;
 
 /** The column of a list row (listSelect()) holding the exact next-retry page key, after taskSelect()'s 13. */
 export const LIST_PAGE_KEY = 13;
+
+/** The alias whole rows of a job table kept by executions carry its raw state under (selectWholeRows). */
+export const EXECUTION_STATE = 'taskrecon_state';
 
 /** A profile's per-row expiry (its `stuck` model) resolved against the live table's columns. */
 export interface ExpiryStuck {
@@ -41,7 +45,15 @@ export class TaskSql {
     this.table = dialect.quoteId(profile.table);
     this.expiryStuck = live.expiryStuck;
     this.jsonAsText = new Set(live.jsonAsText ?? []);
+    const id = profile.fields.id;
+    this.executions =
+      profile.status.kind === 'executions' && id && 'column' in id
+        ? new ExecutionsSql(dialect, profile.status, this.table, id.column)
+        : undefined;
   }
+
+  /** Set for a job table whose state is the execution table holding the job (Solid Queue). */
+  readonly executions: ExecutionsSql | undefined;
 
   readonly expiryStuck: ExpiryStuck | undefined;
   private readonly jsonAsText: ReadonlySet<LogicalField>;
@@ -53,6 +65,7 @@ export class TaskSql {
    * `EXTRACT(EPOCH FROM …)` reads it as seconds.
    */
   stuckPast(cutoffEpoch: number): Fragment {
+    if (this.executions) return this.executions.stuckPast(cutoffEpoch);
     const rule = this.expiryStuck;
     if (!rule) return this.timeCompare('updatedAt', '<=', cutoffEpoch);
     const q = (c: string) => this.dialect.quoteId(c);
@@ -70,6 +83,7 @@ export class TaskSql {
 
   /** Since when a stuck row has been held, as epoch seconds (its start where rows carry their own expiry). */
   stuckSince(): string | undefined {
+    if (this.executions) return this.executions.stuckSince();
     const rule = this.expiryStuck;
     if (!rule) return this.epoch('updatedAt');
     return this.dialect.epochOf(this.dialect.quoteId(rule.started), rule.startedType);
@@ -83,6 +97,7 @@ export class TaskSql {
   expr(field: LogicalField): string | undefined {
     const ref = this.profile.fields[field];
     if (!ref) return undefined;
+    if ('execution' in ref) return this.executions?.column(ref.execution, ref.read) ?? 'NULL';
     if ('column' in ref) {
       const column = this.dialect.quoteId(ref.column);
       return this.jsonAsText.has(field) ? this.dialect.castText(column) : column;
@@ -143,6 +158,8 @@ export class TaskSql {
     const model = this.profile.status;
     if (model.kind === 'constant') return [model.status];
     if (model.kind === 'reservation') return ['pending', 'processing'];
+    if (model.kind === 'executions')
+      return LOGICAL_STATUSES.filter((s) => s === 'success' || model.tables.some((t) => t.status === s));
     return LOGICAL_STATUSES.filter((s) => (model.values[s]?.length ?? 0) > 0);
   }
 
@@ -160,6 +177,8 @@ export class TaskSql {
       if (processing) return { sql: `${col} IS NOT NULL`, params: [] };
       return { sql: '1=0', params: [] };
     }
+    if (this.executions) return this.executions.statusIn(statuses);
+    if (model.kind === 'executions') return { sql: '1=0', params: [] };
     const values = statuses.flatMap((s) => model.values[s] ?? []);
     if (values.length === 0) return { sql: '1=0', params: [] };
     const col = this.dialect.quoteId(model.column);
@@ -181,9 +200,11 @@ export class TaskSql {
   rawStatusExpr(): string {
     const model = this.profile.status;
     if (model.kind === 'column') return this.dialect.quoteId(model.column);
+    if (this.executions) return this.executions.rawStatusExpr();
     if (model.kind === 'reservation') {
       return `CASE WHEN ${this.dialect.quoteId(model.column)} IS NULL THEN 'pending' ELSE 'processing' END`;
     }
+    if (model.kind === 'executions') return this.dialect.castText('NULL');
     return this.dialect.castText(`'${model.status}'`);
   }
 
@@ -192,6 +213,10 @@ export class TaskSql {
     const model = this.profile.status;
     if (model.kind === 'constant') return model.status;
     if (model.kind === 'reservation') return raw === 'pending' || raw === 'processing' ? raw : 'unknown';
+    if (model.kind === 'executions') {
+      if (raw === FINISHED_STATE) return 'success';
+      return model.tables.find((t) => t.raw === raw)?.status ?? 'unknown';
+    }
     for (const status of LOGICAL_STATUSES) {
       // Loose match: a tinyint column may come back as a number or a string depending on the driver.
       if (model.values[status]?.some((v) => String(v) === String(raw))) return status;

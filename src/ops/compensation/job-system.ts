@@ -3,6 +3,7 @@ import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import type { Queryable, Row } from '../../db/types.js';
 import type { JobSystemWriter } from '../../dispatch/pg-boss.js';
+import type { CompensateStore } from '../../db/port/index.js';
 import { TaskreconError } from '../../errors.js';
 import { column } from '../rows.js';
 
@@ -38,4 +39,16 @@ export async function writeThrough(
       },
     );
   }
+}
+
+/**
+ * Solid Queue's writes (retry: failed execution → ready execution; forget: the failed execution and
+ * the job deleted), made in SQL as its own models make them, on the batch's transaction.
+ */
+export function solidQueueWriter(store: CompensateStore, source: BoundSource): JobSystemWriter {
+  return {
+    client: 'solid-queue (SolidQueue::FailedExecution#retry, Job#discard semantics)',
+    apply: (tx, action, _queue, ids) => store.tasks.executionWrite(tx, source, action, ids),
+    close: () => Promise.resolve(),
+  };
 }

@@ -12,7 +12,7 @@ import {
 } from '../../dispatch/failed-job-queue.js';
 import { laravelQueue } from '../../dispatch/laravel-queue.js';
 import { openPgBoss, type JobSystemWriter } from '../../dispatch/pg-boss.js';
-import { writeThrough } from './job-system.js';
+import { solidQueueWriter, writeThrough } from './job-system.js';
 import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import {
@@ -267,6 +267,8 @@ export class Run {
   /** The job system's client for this run's source, started once (a failure writes nothing). */
   private openJobWriter(): Promise<JobSystemWriter> {
     const { source } = this;
+    if (!this.jobWriter && source.profile.system === 'solid-queue')
+      this.jobWriter = Promise.resolve(solidQueueWriter(this.store, source));
     if (!this.jobWriter) {
       if (!source.system) throw new Error(`profile ${source.profile.name} names no job system`);
       this.jobWriter = openPgBoss(source.db, source.system);
