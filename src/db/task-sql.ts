@@ -89,6 +89,11 @@ export class TaskSql {
     return this.dialect.epochOf(this.dialect.quoteId(rule.started), rule.startedType);
   }
 
+  /** Jobs no execution holds and not finished (a job table kept by executions); undefined elsewhere. */
+  orphanWhere(): Fragment | undefined {
+    return this.executions ? { sql: this.executions.orphan(), params: [] } : undefined;
+  }
+
   has(field: LogicalField): boolean {
     return this.profile.fields[field] !== undefined;
   }
