@@ -106,7 +106,8 @@ export async function inspectSource(db: Db, profile: Profile, name: string): Pro
   await checkExecutions(db, profile, problems);
   const sql = new TaskSql(db.dialect, profile, timeTypes, { expiryStuck, jsonAsText });
   const bound: BoundSource = { name, profile, db, sql, columns, problems };
-  if (profile.system === 'pg-boss') bound.system = await readJobSystemVersion(db, profile.system, profile.table);
+  if (profile.system === 'pg-boss')
+    bound.system = await readJobSystemVersion(db, profile.system, profile.table);
   return bound;
 }
 

@@ -51,7 +51,8 @@ export class ExecutionsSql {
     const parts: string[] = [];
     if (statuses.includes('success')) parts.push(this.finished());
     const held = this.model.tables.filter((t) => statuses.includes(t.status)).map((t) => this.held(t.table));
-    if (held.length) parts.push(`(${this.table}.${this.q(this.model.finished)} IS NULL AND (${held.join(' OR ')}))`);
+    if (held.length)
+      parts.push(`(${this.table}.${this.q(this.model.finished)} IS NULL AND (${held.join(' OR ')}))`);
     if (orphans) parts.push(this.orphan());
     return { sql: parts.length ? `(${parts.join(' OR ')})` : '1=0', params: [] };
   }

@@ -95,7 +95,9 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
 
   it('counts every state as SQL does, lists the stuck claims, the failed jobs and the orphans', async () => {
     const truth = (condition: string) =>
-      db.rows<{ n: number }>(`SELECT ${db.countIf(condition)} AS n FROM solid_queue_jobs j`).then((r) => r[0]?.n);
+      db
+        .rows<{ n: number }>(`SELECT ${db.countIf(condition)} AS n FROM solid_queue_jobs j`)
+        .then((r) => r[0]?.n);
     const pendingSql = `j.finished_at IS NULL AND NOT ${held(EXECUTIONS[4] as string)} AND NOT ${held(EXECUTIONS[3] as string)} AND (${EXECUTIONS.slice(0, 3).map(held).join(' OR ')})`;
     const expected = {
       success: await truth('j.finished_at IS NOT NULL'),
@@ -104,10 +106,19 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
         `j.finished_at IS NULL AND ${held('solid_queue_claimed_executions')} AND NOT ${held('solid_queue_failed_executions')}`,
       ),
       pending: await truth(pendingSql),
-      unknown: await truth(`j.finished_at IS NULL AND ${EXECUTIONS.map((t) => `NOT ${held(t)}`).join(' AND ')}`),
+      unknown: await truth(
+        `j.finished_at IS NULL AND ${EXECUTIONS.map((t) => `NOT ${held(t)}`).join(' AND ')}`,
+      ),
       compensated: 0,
     };
-    expect(expected).toEqual({ success: 1, failed: 2, processing: 3, pending: 4, unknown: 1, compensated: 0 });
+    expect(expected).toEqual({
+      success: 1,
+      failed: 2,
+      processing: 3,
+      pending: 4,
+      unknown: 1,
+      compensated: 0,
+    });
     const { code, json, stderr } = await runJson<ScanJson>(['scan', '--source', 'jobs'], { cwd });
     expect(code, stderr).toBe(0);
     expect(json.summary.byStatus).toEqual(expected);
@@ -164,7 +175,11 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
     const after = await snapshot();
     // The job row and every other table stay as they were, column by column.
     expect(after.jobs).toEqual(before.jobs);
-    for (const t of ['solid_queue_scheduled_executions', 'solid_queue_blocked_executions', 'solid_queue_claimed_executions'])
+    for (const t of [
+      'solid_queue_scheduled_executions',
+      'solid_queue_blocked_executions',
+      'solid_queue_claimed_executions',
+    ])
       expect(after[t]).toEqual(before[t]);
     expect(after.processes).toEqual(before.processes);
     expect(after.solid_queue_failed_executions).toEqual(
@@ -178,16 +193,22 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
     expect(added[0]?.queue_name).toBe('critical');
     expect(Number(added[0]?.priority)).toBe(3);
     expect(Math.abs(Number(added[0]?.created) - nowEpoch)).toBeLessThan(30);
-    expect(after.solid_queue_ready_executions).toHaveLength((before.solid_queue_ready_executions?.length ?? 0) + 1);
+    expect(after.solid_queue_ready_executions).toHaveLength(
+      (before.solid_queue_ready_executions?.length ?? 0) + 1,
+    );
     const audit = await db.rows<Row>('SELECT task_id, from_status, to_status, reason FROM taskrecon_audit');
-    expect(audit).toEqual([{ task_id: '8', from_status: 'failed', to_status: 'pending', reason: 'card fixed' }]);
+    expect(audit).toEqual([
+      { task_id: '8', from_status: 'failed', to_status: 'pending', reason: 'card fixed' },
+    ]);
     const scan = await runJson<ScanJson>(['scan', '--source', 'jobs'], { cwd });
     expect(scan.json.summary.byStatus.failed).toBe(1);
   });
 
   it('refuses to retry a job that is no longer failed, writing nothing', async () => {
     const before = await snapshot();
-    const result = await runCli(['compensate', '8', '--source', 'jobs', '--action', 'retry', '--yes'], { cwd });
+    const result = await runCli(['compensate', '8', '--source', 'jobs', '--action', 'retry', '--yes'], {
+      cwd,
+    });
     expect(result.code).toBe(3);
     expect(await snapshot()).toEqual(before);
     expect(await db.rows('SELECT COUNT(*) AS n FROM taskrecon_audit')).toEqual([{ n: 1 }]);
@@ -195,9 +216,12 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
 
   it('forgets a failed job as discarding it does: the job and its failed execution are deleted', async () => {
     const before = await snapshot();
-    const { code, stderr } = await runJson(['compensate', '9', '--source', 'jobs', '--action', 'forget', '--yes'], {
-      cwd,
-    });
+    const { code, stderr } = await runJson(
+      ['compensate', '9', '--source', 'jobs', '--action', 'forget', '--yes'],
+      {
+        cwd,
+      },
+    );
     expect(code, stderr).toBe(0);
     const after = await snapshot();
     expect(after.jobs).toEqual(before.jobs?.filter((r) => Number(r.id) !== 9));

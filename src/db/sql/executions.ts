@@ -26,10 +26,9 @@ export async function executionWrite(
   const ready = model.tables.find((t) => t.raw === 'ready')?.table;
   if (!failed || !ready) return 0;
   const list = placeholders(ids);
-  const removed = await tx.execute(
-    `DELETE FROM ${q(failed)} WHERE ${q(model.jobKey)} IN (${list})`,
-    [...ids],
-  );
+  const removed = await tx.execute(`DELETE FROM ${q(failed)} WHERE ${q(model.jobKey)} IN (${list})`, [
+    ...ids,
+  ]);
   if (action === 'forget') {
     await tx.execute(`DELETE FROM ${sql.table} WHERE ${q(idRef.column)} IN (${list})`, [...ids]);
     return removed.affectedRows;

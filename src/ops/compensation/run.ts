@@ -12,15 +12,13 @@ import {
 } from '../../dispatch/failed-job-queue.js';
 import { laravelQueue } from '../../dispatch/laravel-queue.js';
 import { openPgBoss, type JobSystemWriter } from '../../dispatch/pg-boss.js';
-import { solidQueueWriter, writeThrough } from './job-system.js';
+import { jobDecision, solidQueueWriter, writeThrough } from './job-system.js';
 import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import {
   ACTION_RULES,
   actionUnsupported,
-  decide,
   DELETED,
-  type Decision,
   type CompensateAction,
 } from '../../core/compensate-plan.js';
 import { rowEventId, rowId, rowJson, rowStatus } from '../rows.js';
@@ -109,20 +107,6 @@ export class Run {
     else this.result.resultsOmitted++;
   }
 
-  /**
-   * What to do with a row in `status`. A job system's job that is no longer failed is refused, not
-   * "already" done: its own workers may have run it since, and pending there is no mark of a retry.
-   */
-  private decide(status: LogicalStatus | 'unknown'): Decision {
-    const decision = decide(this.request.action, status);
-    if (decision.kind !== 'already' || this.source.profile.kind !== 'job-system') return decision;
-    return {
-      kind: 'refused',
-      from: status,
-      reason: `the job is no longer failed (it is ${status}): ${this.source.profile.name} ${this.request.action === 'forget' ? 'discards' : 'retries'} failed jobs only`,
-    };
-  }
-
   /** Decides for each whole row; with `plan`, also plans the re-push of failed jobs. */
   decideRows(rows: Row[]): Array<{
     row: Row;
@@ -136,7 +120,7 @@ export class Run {
     return rows.map((row) => {
       const id = rowId(sql, row);
       const status = rowStatus(sql, row);
-      const decision = this.decide(status);
+      const decision = jobDecision(this.source, this.request.action, status);
       if (decision.kind === 'already')
         return {
           row,

@@ -187,7 +187,12 @@ async function orphanList(source: BoundSource, options: ScanOptions): Promise<Ta
   const where = source.sql.orphanWhere();
   if (!where) return undefined;
   const out: Task[] = [];
-  for await (const row of store.tasks.listRows(source, where, options.limit, options.pageSize ?? DEFAULT_PAGE_SIZE))
+  for await (const row of store.tasks.listRows(
+    source,
+    where,
+    options.limit,
+    options.pageSize ?? DEFAULT_PAGE_SIZE,
+  ))
     out.push(source.sql.toTask(row));
   return out;
 }
