@@ -229,4 +229,42 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
     expect(after.solid_queue_ready_executions).toEqual(before.solid_queue_ready_executions);
     expect(await db.rows('SELECT COUNT(*) AS n FROM taskrecon_audit')).toEqual([{ n: 2 }]);
   });
+
+  it('shows a retried job with its audit history, through --profile too', async () => {
+    const { code, json, stderr } = await runJson<{ task: TaskJson; audit: Array<{ action: string }> }>(
+      ['show', '8', '--profile', 'solid-queue', '--db', db.dsn],
+      { cwd },
+    );
+    expect(code, stderr).toBe(0);
+    expect(json.task).toMatchObject({ id: 8, bizType: 'ChargeJob', status: 'pending', queue: 'critical' });
+    expect(json.audit.map((h) => h.action)).toEqual(['retry']);
+  });
+
+  it('sweeps failed jobs by class and error, through the same retry', async () => {
+    await db.run(`INSERT INTO solid_queue_jobs (id, queue_name, class_name, arguments, priority, active_job_id,
+        created_at, updated_at) VALUES
+      (12, 'critical', 'ChargeJob', '{}', 2, 'aj-12', ${db.at(-60)}, ${db.at(-60)}),
+      (13, 'critical', 'ChargeJob', '{}', 2, 'aj-13', ${db.at(-60)}, ${db.at(-60)}),
+      (14, 'default', 'MailJob', '{}', 0, 'aj-14', ${db.at(-60)}, ${db.at(-60)})`);
+    await db.run(`INSERT INTO solid_queue_failed_executions (job_id, error, created_at) VALUES
+      (12, '{"exception_class":"Stripe::CardError","message":"card declined"}', ${db.at(-30)}),
+      (13, '{"exception_class":"Stripe::InvalidRequestError","message":"no such customer"}', ${db.at(-30)}),
+      (14, '{"exception_class":"Stripe::CardError","message":"card declined"}', ${db.at(-30)})`);
+    const sweepDir = mkdtempSync(join(tmpdir(), 'taskrecon-solidq-sweep-'));
+    writeFileSync(
+      join(sweepDir, 'taskrecon.config.yaml'),
+      `db: ${db.dsn}\nappTimeZone: UTC\nsources:\n  jobs: { profile: solid-queue }\nsweeps:\n` +
+        `  - { name: cards, match: { bizType: ChargeJob, errorLike: 'card declined' }, action: retry }\n`,
+    );
+    const { code, stderr } = await runJson(['sweep', '--source', 'jobs'], { cwd: sweepDir });
+    expect(code, stderr).toBe(0);
+    const failed = await db.rows<{ job_id: number }>(
+      'SELECT job_id FROM solid_queue_failed_executions ORDER BY job_id',
+    );
+    expect(failed.map((r) => Number(r.job_id))).toEqual([13, 14]);
+    const ready = await db.rows<Row>(
+      'SELECT queue_name, priority FROM solid_queue_ready_executions WHERE job_id = 12',
+    );
+    expect(ready.map((r) => [r.queue_name, Number(r.priority)])).toEqual([['critical', 2]]);
+  });
 });
