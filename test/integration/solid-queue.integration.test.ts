@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { runCli, runJson } from '../support/cli.js';
 import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
 import { frameworkTableDdl } from '../support/framework-tables.js';
+import { assertMatchesSchema } from '../support/schemas.js';
 
 interface TaskJson {
   id: number;
@@ -121,6 +122,7 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
     });
     const { code, json, stderr } = await runJson<ScanJson>(['scan', '--source', 'jobs'], { cwd });
     expect(code, stderr).toBe(0);
+    assertMatchesSchema('scan', json);
     expect(json.summary.byStatus).toEqual(expected);
     expect(json.summary.total).toBe(11);
     expect(json.summary.stuck).toBe(2);
@@ -132,6 +134,18 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
     expect(json.failed[0]?.lastError).toContain('card declined');
     expect(json.summary.orphans).toBe(1);
     expect(json.orphans?.map((t) => t.id)).toEqual([11]);
+  });
+
+  it('reports the stuck and the failed jobs', async () => {
+    const report = await runJson<{ metrics: Record<string, unknown> }>(
+      ['report', '--source', 'jobs', '--window', '1h'],
+      {
+        cwd,
+      },
+    );
+    expect([0, 1, 2], report.stderr).toContain(report.code);
+    assertMatchesSchema('report', report.json);
+    expect(report.json.metrics).toMatchObject({ created: 11, stuck: 2, failedOpen: 2 });
   });
 
   it('holds a silent worker for as long as --stuck-after says', async () => {
