@@ -134,6 +134,8 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
     expect(json.failed[0]?.lastError).toContain('card declined');
     expect(json.summary.orphans).toBe(1);
     expect(json.orphans?.map((t) => t.id)).toEqual([11]);
+    const text = await runCli(['scan', '--source', 'jobs', '--no-color'], { cwd });
+    expect(text.stdout).toMatch(/Orphans \(held by no execution, not finished\)\n[\s\S]*\b11\b/);
   });
 
   it('reports the stuck and the failed jobs', async () => {
