@@ -169,6 +169,17 @@ describe.each(TEST_ENGINES)('solid-queue profile (%s)', (engine) => {
       expect(result.code).toBe(3);
       expect(result.stderr).toMatch(/solid_queue_ready_executions' has no column 'class_name'/);
     }
+    // The job table alone is not enough: the state lives in the execution and process tables.
+    await db.run('ALTER TABLE solid_queue_processes RENAME TO sq_processes_elsewhere');
+    try {
+      const result = await runCli(['compensate', '8', '--source', 'jobs', '--action', 'retry', '--yes'], {
+        cwd,
+      });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toMatch(/table 'solid_queue_processes' does not exist/);
+    } finally {
+      await db.run('ALTER TABLE sq_processes_elsewhere RENAME TO solid_queue_processes');
+    }
     expect(await snapshot()).toEqual(before);
     expect(await db.rows('SELECT COUNT(*) AS n FROM taskrecon_audit')).toEqual([{ n: 0 }]);
   });
