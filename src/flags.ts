@@ -28,6 +28,7 @@ export const connectionFlags = {
       'laravel-jobs',
       'thinkphp-failed-jobs',
       'pg-boss',
+      'solid-queue',
     ],
     helpGroup: 'CONNECTION',
   }),

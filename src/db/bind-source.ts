@@ -103,10 +103,42 @@ export async function inspectSource(db: Db, profile: Profile, name: string): Pro
     lastError && 'column' in lastError && byName.get(lastError.column.toLowerCase())?.dataType === 'json'
       ? (['lastError'] as const)
       : [];
+  await checkExecutions(db, profile, problems);
   const sql = new TaskSql(db.dialect, profile, timeTypes, { expiryStuck, jsonAsText });
   const bound: BoundSource = { name, profile, db, sql, columns, problems };
-  if (profile.system) bound.system = await readJobSystemVersion(db, profile.system, profile.table);
+  if (profile.system === 'pg-boss')
+    bound.system = await readJobSystemVersion(db, profile.system, profile.table);
   return bound;
+}
+
+/**
+ * The execution tables of a job table kept by executions (Solid Queue), each with the columns
+ * taskrecon reads or writes, and the processes table the stuck check joins; a missing one is a
+ * schema error (the source points at another system's table, or another database).
+ */
+async function checkExecutions(db: Db, profile: Profile, problems: SchemaProblem[]): Promise<void> {
+  const model = profile.status;
+  if (model.kind !== 'executions') return;
+  const wanted = new Map<string, string[]>();
+  for (const t of model.tables) wanted.set(t.table, [model.jobKey]);
+  wanted.get(model.claimed.table)?.push(model.claimed.process, model.claimed.since);
+  wanted.set(model.claimed.processes, ['id', model.claimed.heartbeat]);
+  for (const ref of Object.values(profile.fields))
+    if (ref && 'execution' in ref) wanted.get(ref.execution)?.push(ref.read);
+  for (const [table, needed] of wanted) {
+    const live = await db.columns(table);
+    const names = new Set((live ?? []).map((c) => c.name.toLowerCase()));
+    const missing = live ? needed.filter((c) => !names.has(c.toLowerCase())) : [];
+    if (live && missing.length === 0) continue;
+    problems.push({
+      severity: 'error',
+      check: 'table',
+      message: live
+        ? `table '${table}' has no column ${missing.map((c) => `'${c}'`).join(', ')} (read by profile ${profile.name})`
+        : `table '${table}' does not exist in ${db.display}: profile ${profile.name} reads a job's state from it`,
+      hint: `Point the source at the database holding ${profile.name}'s tables (its job table '${profile.table}' and its execution tables), created by its own schema.`,
+    });
+  }
 }
 
 /**

@@ -33,6 +33,7 @@ import { selectListIds, selectListPage, selectTasksByIds } from './sql/console-l
 import { selectSnapshotsSince } from './sql/console-snapshots.js';
 import { loadTrend } from './sql/console-trends.js';
 import { insertTaskIfAbsent, selectBusinessColumns } from './sql/create-missing.js';
+import { executionWrite } from './sql/executions.js';
 import {
   applyDemoEffectOnce,
   demoSamples,
@@ -168,6 +169,7 @@ export const sqlStore: Store = {
     selectWholeRows,
     selectWrittenColumns,
     deleteGuarded,
+    executionWrite,
     insertQueueJob,
     selectFailedPage,
     selectBusinessColumns,

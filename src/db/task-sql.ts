@@ -1,16 +1,22 @@
-import type { LogicalField, LogicalStatus, Task, TaskId, TimeField, TimeType } from '../core/task.js';
+import type { LogicalField, LogicalStatus, Task, TimeField, TimeType } from '../core/task.js';
 import { LOGICAL_STATUSES, TIME_FIELDS } from '../core/task.js';
 import type { Dialect, PageKeyForm } from './dialect.js';
 import { placeholders, type Fragment } from './fragment.js';
-import type { Profile } from './profiles/types.js';
+import { ExecutionsSql } from './executions-sql.js';
+import { FINISHED_STATE, type Profile } from './profiles/types.js';
+import { toId, toInt, toIso, toText } from './values.js';
 
 export { placeholders } from './fragment.js';
+export { toId, toInt, toIso, toText } from './values.js';
 
 /** How many characters of `last_error` a list shows; `show` prints it whole. */
 export const LIST_ERROR_CHARS = 1000;
 
 /** The column of a list row (listSelect()) holding the exact next-retry page key, after taskSelect()'s 13. */
 export const LIST_PAGE_KEY = 13;
+
+/** The alias whole rows of a job table kept by executions carry its raw state under (selectWholeRows). */
+export const EXECUTION_STATE = 'taskrecon_state';
 
 /** A profile's per-row expiry (its `stuck` model) resolved against the live table's columns. */
 export interface ExpiryStuck {
@@ -41,7 +47,15 @@ export class TaskSql {
     this.table = dialect.quoteId(profile.table);
     this.expiryStuck = live.expiryStuck;
     this.jsonAsText = new Set(live.jsonAsText ?? []);
+    const id = profile.fields.id;
+    this.executions =
+      profile.status.kind === 'executions' && id && 'column' in id
+        ? new ExecutionsSql(dialect, profile.status, this.table, id.column)
+        : undefined;
   }
+
+  /** Set for a job table whose state is the execution table holding the job (Solid Queue). */
+  readonly executions: ExecutionsSql | undefined;
 
   readonly expiryStuck: ExpiryStuck | undefined;
   private readonly jsonAsText: ReadonlySet<LogicalField>;
@@ -53,6 +67,7 @@ export class TaskSql {
    * `EXTRACT(EPOCH FROM …)` reads it as seconds.
    */
   stuckPast(cutoffEpoch: number): Fragment {
+    if (this.executions) return this.executions.stuckPast(cutoffEpoch);
     const rule = this.expiryStuck;
     if (!rule) return this.timeCompare('updatedAt', '<=', cutoffEpoch);
     const q = (c: string) => this.dialect.quoteId(c);
@@ -70,9 +85,15 @@ export class TaskSql {
 
   /** Since when a stuck row has been held, as epoch seconds (its start where rows carry their own expiry). */
   stuckSince(): string | undefined {
+    if (this.executions) return this.executions.stuckSince();
     const rule = this.expiryStuck;
     if (!rule) return this.epoch('updatedAt');
     return this.dialect.epochOf(this.dialect.quoteId(rule.started), rule.startedType);
+  }
+
+  /** Jobs no execution holds and not finished (a job table kept by executions); undefined elsewhere. */
+  orphanWhere(): Fragment | undefined {
+    return this.executions ? { sql: this.executions.orphan(), params: [] } : undefined;
   }
 
   has(field: LogicalField): boolean {
@@ -83,6 +104,7 @@ export class TaskSql {
   expr(field: LogicalField): string | undefined {
     const ref = this.profile.fields[field];
     if (!ref) return undefined;
+    if ('execution' in ref) return this.executions?.column(ref.execution, ref.read) ?? 'NULL';
     if ('column' in ref) {
       const column = this.dialect.quoteId(ref.column);
       return this.jsonAsText.has(field) ? this.dialect.castText(column) : column;
@@ -143,6 +165,8 @@ export class TaskSql {
     const model = this.profile.status;
     if (model.kind === 'constant') return [model.status];
     if (model.kind === 'reservation') return ['pending', 'processing'];
+    if (model.kind === 'executions')
+      return LOGICAL_STATUSES.filter((s) => s === 'success' || model.tables.some((t) => t.status === s));
     return LOGICAL_STATUSES.filter((s) => (model.values[s]?.length ?? 0) > 0);
   }
 
@@ -160,6 +184,8 @@ export class TaskSql {
       if (processing) return { sql: `${col} IS NOT NULL`, params: [] };
       return { sql: '1=0', params: [] };
     }
+    if (this.executions) return this.executions.statusIn(statuses);
+    if (model.kind === 'executions') return { sql: '1=0', params: [] };
     const values = statuses.flatMap((s) => model.values[s] ?? []);
     if (values.length === 0) return { sql: '1=0', params: [] };
     const col = this.dialect.quoteId(model.column);
@@ -181,9 +207,11 @@ export class TaskSql {
   rawStatusExpr(): string {
     const model = this.profile.status;
     if (model.kind === 'column') return this.dialect.quoteId(model.column);
+    if (this.executions) return this.executions.rawStatusExpr();
     if (model.kind === 'reservation') {
       return `CASE WHEN ${this.dialect.quoteId(model.column)} IS NULL THEN 'pending' ELSE 'processing' END`;
     }
+    if (model.kind === 'executions') return this.dialect.castText('NULL');
     return this.dialect.castText(`'${model.status}'`);
   }
 
@@ -192,6 +220,10 @@ export class TaskSql {
     const model = this.profile.status;
     if (model.kind === 'constant') return model.status;
     if (model.kind === 'reservation') return raw === 'pending' || raw === 'processing' ? raw : 'unknown';
+    if (model.kind === 'executions') {
+      if (raw === FINISHED_STATE) return 'success';
+      return model.tables.find((t) => t.raw === raw)?.status ?? 'unknown';
+    }
     for (const status of LOGICAL_STATUSES) {
       // Loose match: a tinyint column may come back as a number or a string depending on the driver.
       if (model.values[status]?.some((v) => String(v) === String(raw))) return status;
@@ -255,33 +287,4 @@ export class TaskSql {
   timeFields(): TimeField[] {
     return TIME_FIELDS.filter((f) => this.has(f));
   }
-}
-
-export function toId(value: unknown): TaskId {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'bigint')
-    return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
-  const text = String(value);
-  return /^\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : text;
-}
-
-export function toInt(value: unknown): number | null {
-  if (value === null || value === undefined || value === '') return null;
-  const n = Number(value);
-  return Number.isFinite(n) ? Math.trunc(n) : null;
-}
-
-/** Text from a column that may hold binary: invalid UTF-8 becomes U+FFFD, never a crash. */
-export function toText(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
-  return String(value);
-}
-
-/** Epoch seconds (number or numeric string) to ISO-8601 UTC; null and garbage to null. */
-export function toIso(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds)) return null;
-  return new Date(Math.round(seconds * 1000)).toISOString().replace('.000Z', 'Z');
 }

@@ -1,5 +1,5 @@
 import type { BoundSource } from '../db/bind-source.js';
-import { columnOf } from '../db/profiles/types.js';
+import { columnOf, statusColumnOf } from '../db/profiles/types.js';
 import { store } from '../db/port/index.js';
 import type { ScanFilter } from '../db/fragment.js';
 import { windowField } from '../db/fragment.js';
@@ -119,7 +119,7 @@ export async function planFigures(
   const { profile } = source;
   const indexes = await source.db.indexes(profile.table);
   const has = (columns: string[], anyOrder = false) => indexes.some((i) => indexServes(i, columns, anyOrder));
-  const status = profile.status.kind === 'constant' ? undefined : profile.status.column;
+  const status = statusColumnOf(profile);
   const bizType = columnOf(profile, 'bizType');
   const window = windowField(source.sql);
   const windowColumn = window ? columnOf(profile, window) : undefined;
@@ -177,9 +177,7 @@ export function summaryNeedsFullScan(
   const window = windowField(source.sql);
   const column = windowed
     ? ((window && columnOf(profile, window)) ?? 'the window column')
-    : profile.status.kind === 'constant'
-      ? 'the status'
-      : profile.status.column;
+    : (statusColumnOf(profile) ?? 'the status');
   return new TaskreconError(
     `the counts by status would read the whole ${profile.table} table (~${plan.estimatedRows.toLocaleString('en-US')} rows): no index leads with ${column}`,
     {

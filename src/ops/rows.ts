@@ -3,6 +3,7 @@ import type { LogicalField, LogicalStatus, TaskId } from '../core/task.js';
 import type { TaskSql } from '../db/task-sql.js';
 import { toId } from '../db/task-sql.js';
 import type { Row } from '../db/types.js';
+import { EXECUTION_STATE } from '../db/task-sql.js';
 
 /**
  * Reading whole rows (SELECT *) the way the profile maps them: the value of a column whatever the
@@ -24,6 +25,7 @@ export function rowId(sql: TaskSql, row: Row): TaskId {
 export function rowStatus(sql: TaskSql, row: Row): LogicalStatus | 'unknown' {
   const model = sql.profile.status;
   if (model.kind === 'constant') return model.status;
+  if (model.kind === 'executions') return sql.logicalStatus(column(row, EXECUTION_STATE));
   const raw = column(row, model.column);
   if (model.kind === 'reservation') return raw === null || raw === undefined ? 'pending' : 'processing';
   return sql.logicalStatus(raw);
@@ -47,6 +49,7 @@ export function rowField(sql: TaskSql, row: Row, field: LogicalField): string | 
   const ref = sql.profile.fields[field];
   if (!ref) return null;
   if ('column' in ref) return text(column(row, ref.column));
+  if ('execution' in ref) return null;
   const json = column(row, ref.json);
   try {
     const parsed: unknown = typeof json === 'string' ? JSON.parse(json) : json;

@@ -129,5 +129,13 @@ export function renderScan(result: ScanResult): string {
         : '';
     out.push(renderTaskList(`${title}${shown}`, tasks, list));
   }
+  if (result.orphans) {
+    const total = summary.orphans ?? result.orphans.length;
+    const shown = result.orphans.length < total ? ` — ${result.orphans.length} of ${total} shown` : '';
+    out.push(
+      '',
+      renderTaskList(`Orphans (held by no execution, not finished)${shown}`, result.orphans, 'failed'),
+    );
+  }
   return out.join('\n');
 }

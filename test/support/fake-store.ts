@@ -280,6 +280,8 @@ export class FakeStore implements ClaimStore, SettleStore {
           }
           return deleted;
         },
+        executionWrite: () =>
+          Promise.reject(new Error('the fake store holds no job system kept by executions')),
       },
       audit: {
         insertBatch: async (_tx, _dialect, entries) => {

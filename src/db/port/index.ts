@@ -31,7 +31,12 @@ export type { ClaimStore, SettleStore } from './tasks.js';
 export interface CompensateStore {
   tasks: Pick<
     TaskStore,
-    'transaction' | 'selectWholeRows' | 'selectWrittenColumns' | 'deleteGuarded' | 'applyTransition'
+    | 'transaction'
+    | 'selectWholeRows'
+    | 'selectWrittenColumns'
+    | 'deleteGuarded'
+    | 'applyTransition'
+    | 'executionWrite'
   >;
   audit: Pick<AuditStore, 'insertBatch'>;
 }

@@ -4,6 +4,7 @@ import type * as compensate from '../sql/compensate.js';
 import type * as consoleErrors from '../sql/console-errors.js';
 import type * as consoleList from '../sql/console-list.js';
 import type * as createMissing from '../sql/create-missing.js';
+import type * as executions from '../sql/executions.js';
 import type * as heartbeat from '../sql/heartbeat.js';
 import type * as report from '../sql/report.js';
 import type * as scanCounts from '../sql/scan-counts.js';
@@ -55,6 +56,8 @@ export interface TaskStore {
   selectWholeRows: typeof compensate.selectWholeRows;
   selectWrittenColumns: typeof compensate.selectWrittenColumns;
   deleteGuarded: typeof compensate.deleteGuarded;
+  /** A job system kept by executions (Solid Queue): retry or forget failed jobs as its models do. */
+  executionWrite: typeof executions.executionWrite;
   insertQueueJob: typeof compensate.insertQueueJob;
   selectFailedPage: typeof sweep.selectFailedPage;
   selectBusinessColumns: typeof createMissing.selectBusinessColumns;

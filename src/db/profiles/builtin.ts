@@ -181,6 +181,57 @@ export const pgBoss: Profile = {
   defaultStuckAfterMs: 0,
 };
 
+/**
+ * Solid Queue's `solid_queue_jobs` (MySQL/MariaDB, PostgreSQL, SQLite): a job's state is the
+ * execution table that holds it: ready, scheduled or blocked is pending, claimed is processing, a
+ * failed execution is failed, `finished_at` set is success; a job no execution holds and not
+ * finished is an orphan. The class is the biz type, the failed execution's `error` the last error,
+ * ActiveJob's `executions` (in `arguments`) the attempts. Stuck: a claimed job whose process's
+ * heartbeat is older than 5 minutes (Solid Queue's process_alive_threshold) or whose process is gone.
+ */
+export const solidQueue: Profile = {
+  name: 'solid-queue',
+  summary:
+    "Solid Queue's solid_queue_jobs: state = the execution table holding the job (ready/scheduled/blocked, claimed, failed), finished_at.",
+  kind: 'job-system',
+  system: 'solid-queue',
+  table: 'solid_queue_jobs',
+  fields: {
+    id: { column: 'id' },
+    bizType: { column: 'class_name' },
+    eventId: { column: 'active_job_id' },
+    payload: { column: 'arguments' },
+    attempts: { json: 'arguments', path: '$.executions' },
+    nextRetryAt: { column: 'scheduled_at' },
+    lastError: { execution: 'solid_queue_failed_executions', read: 'error' },
+    createdAt: { column: 'created_at' },
+    updatedAt: { column: 'updated_at' },
+    queue: { column: 'queue_name' },
+  },
+  timeTypes: {},
+  status: {
+    kind: 'executions',
+    finished: 'finished_at',
+    jobKey: 'job_id',
+    tables: [
+      { raw: 'failed', table: 'solid_queue_failed_executions', status: 'failed' },
+      { raw: 'claimed', table: 'solid_queue_claimed_executions', status: 'processing' },
+      { raw: 'ready', table: 'solid_queue_ready_executions', status: 'pending' },
+      { raw: 'scheduled', table: 'solid_queue_scheduled_executions', status: 'pending' },
+      { raw: 'blocked', table: 'solid_queue_blocked_executions', status: 'pending' },
+    ],
+    claimed: {
+      table: 'solid_queue_claimed_executions',
+      process: 'process_id',
+      processes: 'solid_queue_processes',
+      heartbeat: 'last_heartbeat_at',
+      since: 'created_at',
+    },
+  },
+  // Solid Queue's process_alive_threshold: a process silent this long is dead.
+  defaultStuckAfterMs: 5 * 60_000,
+};
+
 export const BUILTIN_PROFILES: readonly Profile[] = [
   asyncTask,
   jobRetries,
@@ -188,4 +239,5 @@ export const BUILTIN_PROFILES: readonly Profile[] = [
   laravelJobs,
   thinkphpFailedJobs,
   pgBoss,
+  solidQueue,
 ];

@@ -5,18 +5,43 @@ import type { LogicalField, LogicalStatus, TimeField, TimeType } from '../../cor
  * there, `firstPath` is read first when the payload has it (`path` otherwise), and `plus` is added
  * to a number (a count the writer logged before its last increment).
  */
-export type FieldRef = { column: string } | { json: string; path: string; firstPath?: string; plus?: number };
+export type FieldRef =
+  | { column: string }
+  | { json: string; path: string; firstPath?: string; plus?: number }
+  | { execution: string; read: string };
 
 /**
  * How a table encodes the logical status:
  * - `column`: a status column whose raw values map onto logical statuses;
  * - `reservation`: Laravel's `jobs` — a NULL reservation column is pending, a set one is processing;
- * - `constant`: every row has one status (failed-job tables).
+ * - `constant`: every row has one status (failed-job tables);
+ * - `executions`: the job table of a system that keeps each job's state as the execution table
+ *   holding it (Solid Queue): `finished` set is success, else the first execution table holding the
+ *   job (`jobKey` pointing at the job's id) names its state; a job in none is an orphan.
  */
 export type StatusModel =
   | { kind: 'column'; column: string; values: Partial<Record<LogicalStatus, Array<string | number>>> }
   | { kind: 'reservation'; column: string }
-  | { kind: 'constant'; status: LogicalStatus };
+  | { kind: 'constant'; status: LogicalStatus }
+  | ExecutionsModel;
+
+/** A job's state as the execution table that holds it (see StatusModel). */
+export interface ExecutionsModel {
+  kind: 'executions';
+  /** Set when the job finished: success. */
+  finished: string;
+  /** The column of each execution table naming the job (its id). */
+  jobKey: string;
+  /** In the order they are looked in: the raw state a table stands for, and its logical status. */
+  tables: ReadonlyArray<{ raw: string; table: string; status: LogicalStatus }>;
+  /** The claimed executions' process and the processes' heartbeat, for stuck jobs. */
+  claimed: { table: string; process: string; processes: string; heartbeat: string; since: string };
+}
+
+/** The raw state of a job no execution table holds and that has not finished. */
+export const ORPHAN_STATE = 'orphan';
+/** The raw state of a finished job. */
+export const FINISHED_STATE = 'finished';
 
 import type { ProfileKind } from '../../core/task.js';
 
@@ -37,7 +62,7 @@ export interface ExpiryStuckModel {
 }
 
 /** The job systems whose own client taskrecon drives for writes. */
-export type JobSystem = 'pg-boss';
+export type JobSystem = 'pg-boss' | 'solid-queue';
 
 export interface Profile {
   name: string;
@@ -68,12 +93,21 @@ export function columnOf(profile: Profile, field: LogicalField): string | undefi
   return ref && 'column' in ref ? ref.column : undefined;
 }
 
+/** The column the status is read from (a job table's `finished` column); undefined for a constant status. */
+export function statusColumnOf(profile: Profile): string | undefined {
+  const model = profile.status;
+  if (model.kind === 'constant') return undefined;
+  return model.kind === 'executions' ? model.finished : model.column;
+}
+
 /** Every physical column the profile reads, for validation against the live schema. */
 export function mappedColumns(profile: Profile): Array<{ field: LogicalField | 'status'; column: string }> {
   const out: Array<{ field: LogicalField | 'status'; column: string }> = [];
   for (const [field, ref] of Object.entries(profile.fields) as Array<[LogicalField, FieldRef]>) {
+    if ('execution' in ref) continue; // a column of an execution table, checked with it
     out.push({ field, column: 'column' in ref ? ref.column : ref.json });
   }
-  if (profile.status.kind !== 'constant') out.push({ field: 'status', column: profile.status.column });
+  const status = statusColumnOf(profile);
+  if (status) out.push({ field: 'status', column: status });
   return out;
 }

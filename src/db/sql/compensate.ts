@@ -5,6 +5,8 @@ import { and, type Fragment } from '../fragment.js';
 import { placeholders, type TaskSql } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
 import type { ScanFilter } from './scan.js';
+import { statusColumnOf } from '../profiles/types.js';
+import { EXECUTION_STATE } from '../task-sql.js';
 
 /**
  * Statements of manual compensation (`compensate`): selecting candidates a page at a time by id,
@@ -113,7 +115,7 @@ export async function selectWholeRows(
   const { sql } = source;
   const w = idIn(sql, ids);
   return q.query<Row>(
-    `SELECT * FROM ${sql.table} WHERE ${w.sql} ORDER BY ${sql.expr('id')}${lock ? sql.dialect.forUpdate : ''}`,
+    `SELECT ${sql.table}.*${sql.executions ? `, ${sql.executions.rawStatusExpr()} AS ${EXECUTION_STATE}` : ''} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${sql.expr('id')}${lock ? sql.dialect.forUpdate : ''}`,
     w.params,
   );
 }
@@ -252,7 +254,8 @@ export async function selectWrittenColumns(
     const ref = profile.fields[field];
     if (ref && 'column' in ref) names.add(ref.column);
   }
-  if (profile.status.kind !== 'constant') names.add(profile.status.column);
+  const statusColumn = statusColumnOf(profile);
+  if (statusColumn) names.add(statusColumn);
   const w = idIn(sql, ids);
   return q.query<Row>(
     `SELECT ${[...names].map((n) => sql.dialect.quoteId(n)).join(', ')} FROM ${sql.table} WHERE ${w.sql}`,

@@ -1,8 +1,9 @@
-import type { CompensateAction } from '../../core/compensate-plan.js';
-import type { TaskId } from '../../core/task.js';
+import { decide, type CompensateAction, type Decision } from '../../core/compensate-plan.js';
+import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import type { Queryable, Row } from '../../db/types.js';
 import type { JobSystemWriter } from '../../dispatch/pg-boss.js';
+import type { CompensateStore } from '../../db/port/index.js';
 import { TaskreconError } from '../../errors.js';
 import { column } from '../rows.js';
 
@@ -38,4 +39,34 @@ export async function writeThrough(
       },
     );
   }
+}
+
+/**
+ * Solid Queue's writes (retry: failed execution → ready execution; forget: the failed execution and
+ * the job deleted), made in SQL as its own models make them, on the batch's transaction.
+ */
+export function solidQueueWriter(store: CompensateStore, source: BoundSource): JobSystemWriter {
+  return {
+    client: 'solid-queue (SolidQueue::FailedExecution#retry, Job#discard semantics)',
+    apply: (tx, action, _queue, ids) => store.tasks.executionWrite(tx, source, action, ids),
+    close: () => Promise.resolve(),
+  };
+}
+
+/**
+ * What to do with a row in `status`. A job system's job that is no longer failed is refused, not
+ * "already" done: its own workers may have run it since, and pending there is no mark of a retry.
+ */
+export function jobDecision(
+  source: BoundSource,
+  action: CompensateAction,
+  status: LogicalStatus | 'unknown',
+): Decision {
+  const decision = decide(action, status);
+  if (decision.kind !== 'already' || source.profile.kind !== 'job-system') return decision;
+  return {
+    kind: 'refused',
+    from: status,
+    reason: `the job is no longer failed (it is ${status}): ${source.profile.name} ${action === 'forget' ? 'discards' : 'retries'} failed jobs only`,
+  };
 }

@@ -13,14 +13,13 @@ import {
 } from '../../dispatch/failed-job-queue.js';
 import { laravelQueue } from '../../dispatch/laravel-queue.js';
 import { openPgBoss, type JobSystemWriter } from '../../dispatch/pg-boss.js';
-import { writeThrough } from './job-system.js';
+import { jobDecision, solidQueueWriter, writeThrough } from './job-system.js';
 import { RepushJournal, type OpenedRepush } from './repush-journal.js';
 import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import {
   ACTION_RULES,
   actionUnsupported,
-  decide,
   DELETED,
   type CompensateAction,
 } from '../../core/compensate-plan.js';
@@ -160,7 +159,7 @@ export class Run {
     const decided = rows.map((row): Decided & { push?: RequeuePlan } => {
       const id = rowId(sql, row);
       const status = rowStatus(sql, row);
-      const decision = decide(this.request.action, status);
+      const decision = jobDecision(this.source, this.request.action, status);
       if (decision.kind === 'already')
         return {
           row,
@@ -337,6 +336,8 @@ export class Run {
   /** The job system's client for this run's source, started once (a failure writes nothing). */
   private openJobWriter(): Promise<JobSystemWriter> {
     const { source } = this;
+    if (!this.jobWriter && source.profile.system === 'solid-queue')
+      this.jobWriter = Promise.resolve(solidQueueWriter(this.store, source));
     if (!this.jobWriter) {
       if (!source.system) throw new Error(`profile ${source.profile.name} names no job system`);
       this.jobWriter = openPgBoss(source.db, source.system);

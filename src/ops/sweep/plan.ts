@@ -53,9 +53,13 @@ export function identityKind(source: BoundSource): IdentityKind {
   return source.profile.name.startsWith('thinkphp') ? 'thinkphp' : 'laravel';
 }
 
-/** Whether the sweep can act on a source: failed-job tables, and task tables that hold failed rows. */
+/**
+ * Whether the sweep can act on a source: failed-job tables, task tables that hold failed rows, and
+ * the job systems whose writes taskrecon makes itself (Solid Queue).
+ */
 export function sweepable(source: BoundSource): boolean {
   if (source.profile.kind === 'failed-jobs') return true;
+  if (source.profile.system === 'solid-queue') return true;
   return source.profile.kind === 'task' && source.sql.statuses().includes('failed');
 }
 

@@ -139,6 +139,15 @@ export function scanIndexCheck(
       check(name, 'ok', `every ${profile.table} row is ${model.status}: the lists page by primary key`),
     );
   }
+  if (model.kind === 'executions') {
+    return withPlans(
+      check(
+        name,
+        'ok',
+        `${profile.table}'s state is the execution table holding each job: its own indexes (job_id) serve the lookups${planNote(dueQuery)}`,
+      ),
+    );
+  }
   if (model.kind === 'reservation') {
     const good = indexes.find((i) => leads(i, [model.column]));
     if (good)

@@ -6,6 +6,7 @@ import type { CountRow, ListKind } from '../../db/port/index.js';
 import {
   ALL_LISTS,
   capabilityNotes,
+  DEFAULT_PAGE_SIZE,
   sourceInfo,
   streamList,
   type ScanOptions,
@@ -46,6 +47,8 @@ export interface ScanSummary {
   stuck: number | null;
   due: number | null;
   oldestDueSeconds: number | null;
+  /** Jobs no execution holds and that have not finished (Solid Queue); absent for other tables. */
+  orphans?: number;
 }
 
 /** The JSON contract of `scan`. */
@@ -58,6 +61,8 @@ export interface ScanResult {
   stuck: Task[];
   due: Task[];
   failed: Task[];
+  /** The orphans themselves, as diff lists what is missing (Solid Queue); absent for other tables. */
+  orphans?: Task[];
   /** Why a number is null (a column the profile lacks), for humans and scripts alike. */
   notes: string[];
   /** Figures held back because no index serves them on a large table (see --full-scan). */
@@ -140,7 +145,14 @@ export async function scanSummary(
   }
   const notes = [capability.stuck, capability.due].filter((n): n is string => Boolean(n));
   notes.push(...(plan?.notes ?? []));
-  if (summary.byStatus.unknown > 0) {
+  if (source.sql.orphanWhere()) {
+    // A job no execution holds is the one state such a table does not map: lost, not unknown.
+    summary.orphans = summary.byStatus.unknown;
+    if (summary.orphans > 0)
+      notes.push(
+        `${summary.orphans} jobs are held by no execution and have not finished: orphans no worker will run (listed under orphans)`,
+      );
+  } else if (summary.byStatus.unknown > 0) {
     notes.push(`${summary.byStatus.unknown} rows have a status value the profile does not map (see doctor)`);
   }
   const byBizType = [...byBiz.values()].sort(
@@ -159,13 +171,30 @@ export async function scan(source: BoundSource, options: ScanOptions): Promise<S
     if (!rows) continue;
     for await (const row of rows) lists[kind].push(source.sql.toTask(row));
   }
+  const orphans = await orphanList(source, options);
   return {
     source: sourceInfo(source),
     now: toIso(options.nowEpoch) as string,
     stuckAfterSeconds: Math.floor(options.stuckAfterMs / 1000),
     ...head,
     ...lists,
+    ...(orphans ? { orphans } : {}),
   };
+}
+
+/** The orphans of a job table kept by executions, up to the list limit; undefined for other tables. */
+async function orphanList(source: BoundSource, options: ScanOptions): Promise<Task[] | undefined> {
+  const where = source.sql.orphanWhere();
+  if (!where) return undefined;
+  const out: Task[] = [];
+  for await (const row of store.tasks.listRows(
+    source,
+    where,
+    options.limit,
+    options.pageSize ?? DEFAULT_PAGE_SIZE,
+  ))
+    out.push(source.sql.toTask(row));
+  return out;
 }
 
 export { LOGICAL_STATUSES };
