@@ -28,6 +28,8 @@ export const connectionFlags = {
       'laravel-jobs',
       'thinkphp-failed-jobs',
       'pg-boss',
+      'river',
+      'oban',
     ],
     helpGroup: 'CONNECTION',
   }),

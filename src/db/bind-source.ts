@@ -97,16 +97,54 @@ export async function inspectSource(db: Db, profile: Profile, name: string): Pro
     const problem = typeProblem(profile, field, live, timeTypes);
     if (problem) problems.push(problem);
   }
+  for (const column of profile.writtenColumns ?? []) {
+    if (byName.has(column.toLowerCase())) continue;
+    problems.push({
+      severity: 'error',
+      check: 'column',
+      message: `table '${profile.table}' has no column '${column}' (written by profile ${profile.name}): it is not ${profile.system ?? profile.name}'s job table`,
+      hint: `Point the source at ${profile.system ?? profile.name}'s own job table (\`table: ${profile.table}\`, schema-qualified when it lives elsewhere).`,
+    });
+  }
+  const zoneProblem = utcWallClockProblem(db, profile, timeTypes);
+  if (zoneProblem) problems.push(zoneProblem);
   const expiryStuck = resolveExpiry(profile, byName, problems);
   const lastError = profile.fields.lastError;
   const jsonAsText =
     lastError && 'column' in lastError && byName.get(lastError.column.toLowerCase())?.dataType === 'json'
       ? (['lastError'] as const)
       : [];
-  const sql = new TaskSql(db.dialect, profile, timeTypes, { expiryStuck, jsonAsText });
+  const arrayLastAsText =
+    lastError &&
+    'column' in lastError &&
+    byName.get(lastError.column.toLowerCase())?.columnType.endsWith('[]')
+      ? (['lastError'] as const)
+      : [];
+  const sql = new TaskSql(db.dialect, profile, timeTypes, { expiryStuck, jsonAsText, arrayLastAsText });
   const bound: BoundSource = { name, profile, db, sql, columns, problems };
   if (profile.system) bound.system = await readJobSystemVersion(db, profile.system, profile.table);
   return bound;
+}
+
+const UTC_ZONES = new Set(['utc', 'etc/utc', 'uct', 'etc/uct', 'gmt', 'etc/gmt', 'zulu', '+00:00', '00:00']);
+
+/**
+ * A profile whose zone-less times are UTC (Oban) read through a session in another zone would be
+ * off by the zone's offset: stuck and due would be wrong by hours. Refused, naming the fix.
+ */
+function utcWallClockProblem(
+  db: Db,
+  profile: Profile,
+  timeTypes: Partial<Record<TimeField, TimeType>>,
+): SchemaProblem | undefined {
+  if (!profile.utcWallClock || UTC_ZONES.has(db.sessionTimeZone.toLowerCase())) return undefined;
+  if (!Object.values(timeTypes).includes('datetime')) return undefined;
+  return {
+    severity: 'error',
+    check: 'time-zone',
+    message: `${profile.name} stores UTC times in timestamp without time zone, but this connection reads them in ${db.sessionTimeZone}`,
+    hint: "Set `appTimeZone: UTC` in the config (or the database's TimeZone to UTC) for this source, so its times read as the UTC they are.",
+  };
 }
 
 /**

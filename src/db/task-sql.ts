@@ -36,12 +36,20 @@ export class TaskSql {
       expiryStuck?: ExpiryStuck;
       /** Fields stored in a JSON column and read as its text (pg-boss's `output` as the error). */
       jsonAsText?: readonly LogicalField[];
+      /**
+       * Fields stored in a PostgreSQL array column and read as the text of its last element
+       * (River's and Oban's `errors`, one JSON object per failed attempt: the latest error).
+       */
+      arrayLastAsText?: readonly LogicalField[];
     } = {},
   ) {
     this.table = dialect.quoteId(profile.table);
     this.expiryStuck = live.expiryStuck;
     this.jsonAsText = new Set(live.jsonAsText ?? []);
+    this.arrayLastAsText = new Set(live.arrayLastAsText ?? []);
   }
+
+  private readonly arrayLastAsText: ReadonlySet<LogicalField>;
 
   readonly expiryStuck: ExpiryStuck | undefined;
   private readonly jsonAsText: ReadonlySet<LogicalField>;
@@ -85,6 +93,8 @@ export class TaskSql {
     if (!ref) return undefined;
     if ('column' in ref) {
       const column = this.dialect.quoteId(ref.column);
+      if (this.arrayLastAsText.has(field))
+        return this.dialect.castText(`${column}[array_upper(${column}, 1)]`);
       return this.jsonAsText.has(field) ? this.dialect.castText(column) : column;
     }
     const json = this.dialect.quoteId(ref.json);

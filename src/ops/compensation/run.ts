@@ -11,8 +11,8 @@ import {
   type RequeuePlan,
 } from '../../dispatch/failed-job-queue.js';
 import { laravelQueue } from '../../dispatch/laravel-queue.js';
-import { openPgBoss, type JobSystemWriter } from '../../dispatch/pg-boss.js';
-import { writeThrough } from './job-system.js';
+import type { JobSystemWriter } from '../../dispatch/pg-boss.js';
+import { openJobWriter, writeThrough } from './job-system.js';
 import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import {
@@ -49,6 +49,7 @@ export function checkSupported(source: BoundSource, action: CompensateAction): v
     profile: source.profile.name,
     kind: source.profile.kind,
     statuses: source.sql.statuses(),
+    ...(source.profile.systemActions ? { systemActions: source.profile.systemActions } : {}),
   });
   if (why) throw usageError(`cannot ${action} on source ${source.name}: ${why}`);
 }
@@ -268,8 +269,7 @@ export class Run {
   private openJobWriter(): Promise<JobSystemWriter> {
     const { source } = this;
     if (!this.jobWriter) {
-      if (!source.system) throw new Error(`profile ${source.profile.name} names no job system`);
-      this.jobWriter = openPgBoss(source.db, source.system);
+      this.jobWriter = openJobWriter(source);
       this.jobWriter.catch(() => undefined);
     }
     return this.jobWriter;
