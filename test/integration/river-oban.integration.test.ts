@@ -294,6 +294,47 @@ describe.each([river, oban])('$profile profile', (c) => {
     expect(again.json.applied).toBe(0);
   }, 60_000);
 
+  it('show and report read the jobs', async () => {
+    const id = (ids.discarded ?? [])[3] as string;
+    const show = await runJson<{ task: Record<string, unknown> }>(['show', id], { cwd });
+    expect(show.code, show.stderr).toBe(0);
+    assertMatchesSchema('show', show.json);
+    expect(show.json.task).toMatchObject({ status: 'failed', rawStatus: 'discarded', bizType: 'Payments' });
+    expect(show.json.task.payload).toEqual({ order: 1 });
+    expect(String(show.json.task.lastError)).toContain('the Payments service is down');
+
+    // Failed jobs breach the default thresholds: CRITICAL, exit 2; stuck and failed as scan has them.
+    const report = await runJson<{ metrics: Record<string, number | null> }>(['report', '--window', '1h'], {
+      cwd,
+    });
+    expect(report.code, report.stderr).toBe(2);
+    assertMatchesSchema('report', report.json);
+    expect(report.json.metrics).toMatchObject({ stuck: 2 });
+  }, 60_000);
+
+  it('a filter by kind and error retries exactly the jobs it matches', async () => {
+    const [match] = await db.rows<{ n: string }>(
+      `SELECT COUNT(*) AS n FROM ${c.table} WHERE state = 'discarded' AND ${c.profile === 'river' ? 'kind' : 'worker'} = 'Payments'
+         AND errors[array_upper(errors, 1)]::text LIKE '%service is down%'`,
+    );
+    expect(Number(match?.n)).toBe(1);
+    const filter = ['--status', 'failed', '--biz-type', 'Payments', '--error-like', 'service is down'];
+    const dry = await runJson<CompensateJson>(['compensate', '--action', 'retry', ...filter, '--dry-run'], {
+      cwd,
+    });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.json.results.map((r) => String(r.id))).toEqual([(ids.discarded ?? [])[3]]);
+    const rows = await allRows();
+    const done = await runJson<CompensateJson>(['compensate', '--action', 'retry', ...filter, '--yes'], {
+      cwd,
+    });
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.json.applied).toBe(1);
+    const changed = (await allRows()).filter((r, i) => JSON.stringify(r) !== JSON.stringify(rows[i]));
+    expect(changed.map((r) => String(r.id))).toEqual([(ids.discarded ?? [])[3]]);
+    expect(changed[0]?.state).toBe('available');
+  }, 60_000);
+
   it('mark-compensated cancels as the system does; forget deletes, audited whole', async () => {
     await add('discarded', 'Mailer', 3, 3, '2 hours');
     await add('discarded', 'Mailer', 3, 3, '2 hours');
