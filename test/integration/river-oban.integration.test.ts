@@ -415,6 +415,49 @@ describe.each([river, oban])('$profile profile', (c) => {
     expect(await allRows()).toEqual(rows);
     expect(await auditCount()).toBe(audits);
   }, 60_000);
+
+  it('sweep rules by job kind and error retry the fresh failures once and hold the rest', async () => {
+    const fresh = [
+      await add('discarded', 'Payments', 2, 2, '5 minutes'),
+      await add('discarded', 'Reports', 2, 2, '5 minutes'),
+    ];
+    write([
+      ...c.config,
+      'sources:',
+      '  jobs:',
+      `    profile: ${c.profile}`,
+      '    default: true',
+      'sweeps:',
+      "  - { name: payments, match: { bizType: Payments, errorLike: 'service is down' }, action: retry }",
+      '  - { name: reports, match: { bizType: Reports }, action: hold }',
+    ]);
+    try {
+      const rows = await allRows();
+      const dry = await runJson<{ retried: number; held: number }>(['sweep', '--since', '1h', '--dry-run'], {
+        cwd,
+      });
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(await allRows()).toEqual(rows);
+      const { code, json, stderr } = await runJson<{ retried: number; held: number; unmatched: number }>(
+        ['sweep', '--since', '1h'],
+        { cwd },
+      );
+      expect(code, stderr).toBe(0);
+      assertMatchesSchema('sweep', json);
+      expect([json.retried, json.held]).toEqual([1, 1]);
+      expect((await rowOf(fresh[0] as string))?.state).toBe('available');
+      expect((await rowOf(fresh[1] as string))?.state).toBe('discarded');
+      const audit = await db.rows<{ task_id: string }>(
+        "SELECT task_id FROM taskrecon_audit WHERE action = 'sweep-retry' AND task_table = $1",
+        [c.table],
+      );
+      expect(audit.map((a) => a.task_id)).toEqual([fresh[0]]);
+      const again = await runJson<{ retried: number }>(['sweep', '--since', '1h'], { cwd });
+      expect(again.json.retried).toBe(0);
+    } finally {
+      standardConfig();
+    }
+  }, 60_000);
 });
 
 describe('Oban times are UTC', () => {

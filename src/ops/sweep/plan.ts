@@ -53,9 +53,13 @@ export function identityKind(source: BoundSource): IdentityKind {
   return source.profile.name.startsWith('thinkphp') ? 'thinkphp' : 'laravel';
 }
 
-/** Whether the sweep can act on a source: failed-job tables, and task tables that hold failed rows. */
+/**
+ * Whether the sweep can act on a source: failed-job tables, task tables that hold failed rows, and
+ * the River and Oban job tables (their retry is compensate's, written as their own tools write it).
+ */
 export function sweepable(source: BoundSource): boolean {
   if (source.profile.kind === 'failed-jobs') return true;
+  if (source.profile.kind === 'job-system') return source.profile.systemActions?.includes('retry') === true;
   return source.profile.kind === 'task' && source.sql.statuses().includes('failed');
 }
 
