@@ -310,6 +310,14 @@ describe.each([river, oban])('$profile profile', (c) => {
     expect(report.code, report.stderr).toBe(2);
     assertMatchesSchema('report', report.json);
     expect(report.json.metrics).toMatchObject({ stuck: 2 });
+
+    // doctor checks the columns; redrive is refused: the system's own workers run its jobs.
+    const doctor = await runJson<{ checks: Array<{ name: string; status: string }> }>(['doctor'], { cwd });
+    expect(doctor.json.checks.find((k) => k.name === 'columns')?.status).toBe('ok');
+    expect(doctor.json.checks.filter((k) => k.status === 'fail')).toEqual([]);
+    const redrive = await runJson<ErrorJson>(['redrive'], { cwd });
+    expect(redrive.code).toBe(3);
+    expect(redrive.json.error.message).toMatch(`${c.profile}'s own workers run`);
   }, 60_000);
 
   it('a filter by kind and error retries exactly the jobs it matches', async () => {
