@@ -287,6 +287,15 @@ describe.each([river, oban])('$profile profile', (c) => {
     );
     expect(audit.map((a) => a.task_id).sort()).toEqual([...targets].sort());
     expect(audit.every((a) => a.from_status === 'failed' && a.to_status === 'pending')).toBe(true);
+    const log = await runJson<{ count: number; entries: Array<{ action: string; reason: string | null }> }>(
+      ['audit', '--task', targets[0] as string],
+      { cwd },
+    );
+    expect(log.code, log.stderr).toBe(0);
+    assertMatchesSchema('audit', log.json);
+    expect(log.json.entries).toEqual([
+      expect.objectContaining({ action: 'retry', reason: 'the service is back' }),
+    ]);
     // Run again: nothing left to retry among them.
     const again = await runJson<CompensateJson>(['compensate', ...targets, '--action', 'retry', '--yes'], {
       cwd,
