@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
+import { signIn, startConsoleCli } from '../support/console.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 import { createPgDatabase, type PgTestDatabase } from '../support/postgres.js';
 
@@ -327,6 +328,30 @@ describe.each([river, oban])('$profile profile', (c) => {
     const redrive = await runJson<ErrorJson>(['redrive'], { cwd });
     expect(redrive.code).toBe(3);
     expect(redrive.json.error.message).toMatch(`${c.profile}'s own workers run`);
+  }, 60_000);
+
+  it('the console lists the failed and stuck jobs and shows one with its error', async () => {
+    const proc = await startConsoleCli(['--read-only'], { cwd });
+    try {
+      const cookie = await signIn(proc.url);
+      const page = async (path: string) => {
+        const res = await fetch(`${proc.origin}${path}`, { headers: { cookie } });
+        expect(res.status, path).toBe(200);
+        return res.text();
+      };
+      const failed = await page('/tasks?list=failed');
+      const discarded = await db.rows<{ id: string }>(`SELECT id FROM ${c.table} WHERE state = 'discarded'`);
+      expect(discarded.length).toBeGreaterThan(0);
+      for (const { id } of discarded) expect(failed).toContain(`/tasks/${id}`);
+      const stuck = await page('/tasks?list=stuck');
+      for (const id of (ids[c.running] ?? []).slice(0, 2)) expect(stuck).toContain(`/tasks/${id}`);
+      expect(stuck).not.toContain(`/tasks/${(ids[c.running] ?? [])[2]}"`);
+      const detail = await page(`/tasks/${(ids.discarded ?? [])[3]}`);
+      expect(detail).toContain('Payments');
+      expect(detail).toContain('the Payments service is down');
+    } finally {
+      await proc.stop();
+    }
   }, 60_000);
 
   it('a filter by kind and error retries exactly the jobs it matches', async () => {
