@@ -3,6 +3,7 @@ import { TIME_FIELDS } from '../core/task.js';
 import { TaskreconError } from '../errors.js';
 import type { Profile } from './profiles/types.js';
 import { mappedColumns } from './profiles/types.js';
+import { SUPPORTED_VERSIONS } from './job-system-writer.js';
 import { readJobSystemVersion, type JobSystemInfo } from './sql/job-system.js';
 import { TaskSql, type ExpiryStuck } from './task-sql.js';
 import type { ColumnInfo, Db } from './types.js';
@@ -122,8 +123,28 @@ export async function inspectSource(db: Db, profile: Profile, name: string): Pro
       : [];
   const sql = new TaskSql(db.dialect, profile, timeTypes, { expiryStuck, jsonAsText, arrayLastAsText });
   const bound: BoundSource = { name, profile, db, sql, columns, problems };
-  if (profile.system) bound.system = await readJobSystemVersion(db, profile.system, profile.table);
+  if (profile.system) {
+    bound.system = await readJobSystemVersion(db, profile.system, profile.table);
+    const tooOld = olderThanRead(bound.system);
+    if (tooOld) problems.push(tooOld);
+  }
   return bound;
+}
+
+/**
+ * A River or Oban table migrated before the states the profile maps existed (River's `pending`,
+ * Oban's `cancelled`): the enum would reject the profile's own state names.
+ */
+function olderThanRead(system: JobSystemInfo): SchemaProblem | undefined {
+  if (system.name === 'pg-boss' || system.schemaVersion === null) return undefined;
+  const range = SUPPORTED_VERSIONS[system.name];
+  if (system.schemaVersion >= range.min) return undefined;
+  return {
+    severity: 'error',
+    check: 'version',
+    message: `${system.name} migration version ${system.schemaVersion} predates the states taskrecon reads (versions ${range.min} to ${range.max})`,
+    hint: `Run ${system.name}'s own migrations up to version ${range.min} or later.`,
+  };
 }
 
 const UTC_ZONES = new Set(['utc', 'etc/utc', 'uct', 'etc/uct', 'gmt', 'etc/gmt', 'zulu', '+00:00', '00:00']);

@@ -454,6 +454,17 @@ describe.each([river, oban])('$profile profile', (c) => {
         await db.sql.query(c.setVersion(c.profile === 'river' ? 6 : 12));
       }
     }
+    // Migrated before the states the profile reads: even a scan is refused, naming the version.
+    await db.sql.query(c.setVersion(c.profile === 'river' ? 3 : 8));
+    try {
+      const older = await runJson<ErrorJson>(['scan'], { cwd });
+      expect(older.code).toBe(3);
+      expect(older.json.error.message).toMatch(
+        `${c.profile} migration version ${c.profile === 'river' ? 3 : 8} predates the states taskrecon reads`,
+      );
+    } finally {
+      await db.sql.query(c.setVersion(c.profile === 'river' ? 6 : 12));
+    }
     expect(await allRows()).toEqual(rows);
     expect(await auditCount()).toBe(audits);
   }, 60_000);
