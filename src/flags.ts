@@ -29,6 +29,8 @@ export const connectionFlags = {
       'thinkphp-failed-jobs',
       'pg-boss',
       'solid-queue',
+      'river',
+      'oban',
     ],
     helpGroup: 'CONNECTION',
   }),

@@ -52,6 +52,8 @@ export interface TableTraits {
   kind: ProfileKind;
   /** Logical statuses the table can hold. */
   statuses: readonly LogicalStatus[];
+  /** For a job system: the actions its writer has an operation for (retry and forget when unsaid). */
+  systemActions?: readonly string[];
 }
 
 /** Why this table cannot take this action at all (undefined when it can). */
@@ -62,8 +64,9 @@ export function actionUnsupported(action: CompensateAction, table: TableTraits):
     return `${table.profile} rows are failed jobs with no status column: ${action} cannot be stored there; use --action retry (re-push) or --action forget (delete, audited)`;
   }
   if (table.kind === 'job-system') {
-    if (action === 'retry' || action === 'forget') return undefined;
-    return `${table.profile} jobs are written through ${table.profile}'s own client, which moves a failed job only back to retry or deletes it: use --action retry or --action forget (${action} has no ${table.profile} operation for a failed job)`;
+    const actions = table.systemActions ?? ['retry', 'forget'];
+    if (actions.includes(action)) return undefined;
+    return `${table.profile} jobs are written as ${table.profile}'s own tools write them, which have no ${action} for a failed job: use ${actions.map((a) => `--action ${a}`).join(' or ')}`;
   }
   if (!rule.from.some((s) => table.statuses.includes(s))) {
     return `${table.profile} rows are never ${rule.from.join(' or ')}, so ${action} has nothing to move`;

@@ -3,6 +3,7 @@ import { TIME_FIELDS } from '../core/task.js';
 import { TaskreconError } from '../errors.js';
 import type { Profile } from './profiles/types.js';
 import { mappedColumns } from './profiles/types.js';
+import { SUPPORTED_VERSIONS } from './job-system-writer.js';
 import { readJobSystemVersion, type JobSystemInfo } from './sql/job-system.js';
 import { TaskSql, type ExpiryStuck } from './task-sql.js';
 import type { ColumnInfo, Db } from './types.js';
@@ -97,6 +98,17 @@ export async function inspectSource(db: Db, profile: Profile, name: string): Pro
     const problem = typeProblem(profile, field, live, timeTypes);
     if (problem) problems.push(problem);
   }
+  for (const column of profile.writtenColumns ?? []) {
+    if (byName.has(column.toLowerCase())) continue;
+    problems.push({
+      severity: 'error',
+      check: 'column',
+      message: `table '${profile.table}' has no column '${column}' (written by profile ${profile.name}): it is not ${profile.system ?? profile.name}'s job table`,
+      hint: `Point the source at ${profile.system ?? profile.name}'s own job table (\`table: ${profile.table}\`, schema-qualified when it lives elsewhere).`,
+    });
+  }
+  const zoneProblem = utcWallClockProblem(db, profile, timeTypes);
+  if (zoneProblem) problems.push(zoneProblem);
   const expiryStuck = resolveExpiry(profile, byName, problems);
   const lastError = profile.fields.lastError;
   const jsonAsText =
@@ -104,10 +116,19 @@ export async function inspectSource(db: Db, profile: Profile, name: string): Pro
       ? (['lastError'] as const)
       : [];
   await checkExecutions(db, profile, problems);
-  const sql = new TaskSql(db.dialect, profile, timeTypes, { expiryStuck, jsonAsText });
+  const arrayLastAsText =
+    lastError &&
+    'column' in lastError &&
+    byName.get(lastError.column.toLowerCase())?.columnType.endsWith('[]')
+      ? (['lastError'] as const)
+      : [];
+  const sql = new TaskSql(db.dialect, profile, timeTypes, { expiryStuck, jsonAsText, arrayLastAsText });
   const bound: BoundSource = { name, profile, db, sql, columns, problems };
-  if (profile.system === 'pg-boss')
+  if (profile.system && profile.system !== 'solid-queue') {
     bound.system = await readJobSystemVersion(db, profile.system, profile.table);
+    const tooOld = olderThanRead(bound.system);
+    if (tooOld) problems.push(tooOld);
+  }
   return bound;
 }
 
@@ -139,6 +160,43 @@ async function checkExecutions(db: Db, profile: Profile, problems: SchemaProblem
       hint: `Point the source at the database holding ${profile.name}'s tables (its job table '${profile.table}' and its execution tables), created by its own schema.`,
     });
   }
+}
+
+/**
+ * A River or Oban table migrated before the states the profile maps existed (River's `pending`,
+ * Oban's `cancelled`): the enum would reject the profile's own state names.
+ */
+function olderThanRead(system: JobSystemInfo): SchemaProblem | undefined {
+  if (system.name === 'pg-boss' || system.name === 'solid-queue' || system.schemaVersion === null) return undefined;
+  const range = SUPPORTED_VERSIONS[system.name];
+  if (system.schemaVersion >= range.min) return undefined;
+  return {
+    severity: 'error',
+    check: 'version',
+    message: `${system.name} migration version ${system.schemaVersion} predates the states taskrecon reads (versions ${range.min} to ${range.max})`,
+    hint: `Run ${system.name}'s own migrations up to version ${range.min} or later.`,
+  };
+}
+
+const UTC_ZONES = new Set(['utc', 'etc/utc', 'uct', 'etc/uct', 'gmt', 'etc/gmt', 'zulu', '+00:00', '00:00']);
+
+/**
+ * A profile whose zone-less times are UTC (Oban) read through a session in another zone would be
+ * off by the zone's offset: stuck and due would be wrong by hours. Refused, naming the fix.
+ */
+function utcWallClockProblem(
+  db: Db,
+  profile: Profile,
+  timeTypes: Partial<Record<TimeField, TimeType>>,
+): SchemaProblem | undefined {
+  if (!profile.utcWallClock || UTC_ZONES.has(db.sessionTimeZone.toLowerCase())) return undefined;
+  if (!Object.values(timeTypes).includes('datetime')) return undefined;
+  return {
+    severity: 'error',
+    check: 'time-zone',
+    message: `${profile.name} stores UTC times in timestamp without time zone, but this connection reads them in ${db.sessionTimeZone}`,
+    hint: "Set `appTimeZone: UTC` in the config (or the database's TimeZone to UTC) for this source, so its times read as the UTC they are.",
+  };
 }
 
 /**

@@ -42,6 +42,11 @@ export class TaskSql {
       expiryStuck?: ExpiryStuck;
       /** Fields stored in a JSON column and read as its text (pg-boss's `output` as the error). */
       jsonAsText?: readonly LogicalField[];
+      /**
+       * Fields stored in a PostgreSQL array column and read as the text of its last element
+       * (River's and Oban's `errors`, one JSON object per failed attempt: the latest error).
+       */
+      arrayLastAsText?: readonly LogicalField[];
     } = {},
   ) {
     this.table = dialect.quoteId(profile.table);
@@ -52,10 +57,13 @@ export class TaskSql {
       profile.status.kind === 'executions' && id && 'column' in id
         ? new ExecutionsSql(dialect, profile.status, this.table, id.column)
         : undefined;
+    this.arrayLastAsText = new Set(live.arrayLastAsText ?? []);
   }
 
   /** Set for a job table whose state is the execution table holding the job (Solid Queue). */
   readonly executions: ExecutionsSql | undefined;
+
+  private readonly arrayLastAsText: ReadonlySet<LogicalField>;
 
   readonly expiryStuck: ExpiryStuck | undefined;
   private readonly jsonAsText: ReadonlySet<LogicalField>;
@@ -107,6 +115,8 @@ export class TaskSql {
     if ('execution' in ref) return this.executions?.column(ref.execution, ref.read) ?? 'NULL';
     if ('column' in ref) {
       const column = this.dialect.quoteId(ref.column);
+      if (this.arrayLastAsText.has(field))
+        return this.dialect.castText(`${column}[array_upper(${column}, 1)]`);
       return this.jsonAsText.has(field) ? this.dialect.castText(column) : column;
     }
     const json = this.dialect.quoteId(ref.json);

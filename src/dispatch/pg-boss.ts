@@ -2,8 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { JobSystemInfo } from '../db/bind-source.js';
+import type { JobSystemWriter } from '../db/job-system-writer.js';
 import type { Db, Queryable } from '../db/types.js';
 import { TaskreconError } from '../errors.js';
+
+export type { JobSystemWriter } from '../db/job-system-writer.js';
 
 /**
  * pg-boss's own client, driven for the writes of compensate: `retry` (a failed job back to pg-boss's
@@ -13,15 +16,6 @@ import { TaskreconError } from '../errors.js';
  * reads through taskrecon's connection and writes on the caller's transaction, so the change,
  * its audit rows and the row locks commit together.
  */
-
-/** What compensate asks of a job system's client. */
-export interface JobSystemWriter {
-  /** `pg-boss X.Y.Z (schema N)`: which client made the change, for the audit. */
-  readonly client: string;
-  /** Applies the action to jobs of one queue on `tx`. Out: how many jobs its statement changed. */
-  apply(tx: Queryable, action: 'retry' | 'forget', queue: string, ids: readonly string[]): Promise<number>;
-  close(): Promise<void>;
-}
 
 /** The part of pg-boss's client used here (10.x and 12.x alike). */
 interface PgBossDb {
@@ -103,6 +97,7 @@ export async function openPgBoss(db: Db, system: JobSystemInfo): Promise<JobSyst
     client,
     async apply(tx, action, queue, ids) {
       const options = { db: adapter(tx) };
+      if (action === 'mark-compensated') throw new Error('pg-boss has no cancel for a failed job');
       const response =
         action === 'retry'
           ? await boss.retry(queue, [...ids], options)

@@ -36,6 +36,15 @@ describe('compensate rules', () => {
     };
     expect(actionUnsupported('mark-compensated', jobRetries)).toMatch(/no 'compensated' status/);
     expect(actionUnsupported('retry', jobRetries)).toBeUndefined();
+    // A job system takes the actions its writer has: pg-boss retry and forget, River also a cancel.
+    const statuses = ['pending' as const, 'processing' as const, 'failed' as const, 'compensated' as const];
+    const pgBoss = { profile: 'pg-boss', kind: 'job-system' as const, statuses };
+    expect(actionUnsupported('mark-compensated', pgBoss)).toMatch(/use --action retry or --action forget$/);
+    const river = { ...pgBoss, profile: 'river', systemActions: ['retry', 'forget', 'mark-compensated'] };
+    expect(actionUnsupported('mark-compensated', river)).toBeUndefined();
+    expect(actionUnsupported('mark-failed', river)).toMatch(
+      /river .* no mark-failed for a failed job: use --action retry or --action forget or --action mark-compensated$/,
+    );
     const laravelJobs = {
       profile: 'laravel-jobs',
       kind: 'queue-jobs' as const,

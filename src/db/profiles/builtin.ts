@@ -232,6 +232,96 @@ export const solidQueue: Profile = {
   defaultStuckAfterMs: 5 * 60_000,
 };
 
+/**
+ * River's job table (`river_job`, PostgreSQL). The job kind is the biz type, `args` the payload,
+ * `errors` (one JSON object per failed attempt) the error. `discarded` is failed, `cancelled`
+ * compensated; a `running` job whose `attempted_at` is older than the rescue time (River's
+ * `RescueStuckJobsAfter`, 1 hour unless configured; `stuckAfter` on the source) is stuck. Writes are
+ * the statements River's own JobRetry and JobCancel run (dispatch/job-system-sql.ts).
+ */
+export const river: Profile = {
+  name: 'river',
+  summary:
+    "River's river_job: state available/scheduled/retryable/pending/running/completed/discarded/cancelled.",
+  kind: 'job-system',
+  system: 'river',
+  systemActions: ['retry', 'forget', 'mark-compensated'],
+  writtenColumns: ['finalized_at'],
+  table: 'river_job',
+  fields: {
+    id: { column: 'id' },
+    bizType: { column: 'kind' },
+    eventId: { column: 'id' },
+    payload: { column: 'args' },
+    attempts: { column: 'attempt' },
+    maxAttempts: { column: 'max_attempts' },
+    nextRetryAt: { column: 'scheduled_at' },
+    lastError: { column: 'errors' },
+    createdAt: { column: 'created_at' },
+    updatedAt: { column: 'attempted_at' },
+    queue: { column: 'queue' },
+  },
+  timeTypes: {},
+  status: {
+    kind: 'column',
+    column: 'state',
+    values: {
+      pending: ['available', 'scheduled', 'retryable', 'pending'],
+      processing: ['running'],
+      success: ['completed'],
+      failed: ['discarded'],
+      compensated: ['cancelled'],
+    },
+  },
+  // River's rescuer: a job running for an hour is stuck.
+  defaultStuckAfterMs: 60 * 60_000,
+};
+
+/**
+ * Oban's job table (`oban_jobs`, PostgreSQL). The worker module is the biz type, `args` the payload,
+ * `errors` the error. `discarded` is failed, `cancelled` compensated; an `executing` job whose
+ * `attempted_at` is older than the rescue time (the Lifeline plugin's `rescue_after`, 60 minutes) is
+ * stuck. Oban's times are UTC in `timestamp without time zone`. Writes are the statements
+ * `Oban.retry_job` and `Oban.cancel_job` run (dispatch/job-system-sql.ts).
+ */
+export const oban: Profile = {
+  name: 'oban',
+  summary: "Oban's oban_jobs: state available/scheduled/retryable/executing/completed/discarded/cancelled.",
+  kind: 'job-system',
+  system: 'oban',
+  systemActions: ['retry', 'forget', 'mark-compensated'],
+  writtenColumns: ['completed_at', 'discarded_at', 'cancelled_at'],
+  table: 'oban_jobs',
+  fields: {
+    id: { column: 'id' },
+    bizType: { column: 'worker' },
+    eventId: { column: 'id' },
+    payload: { column: 'args' },
+    attempts: { column: 'attempt' },
+    maxAttempts: { column: 'max_attempts' },
+    nextRetryAt: { column: 'scheduled_at' },
+    lastError: { column: 'errors' },
+    createdAt: { column: 'inserted_at' },
+    updatedAt: { column: 'attempted_at' },
+    queue: { column: 'queue' },
+  },
+  timeTypes: {},
+  utcWallClock: true,
+  status: {
+    kind: 'column',
+    column: 'state',
+    values: {
+      pending: ['available', 'scheduled', 'retryable'],
+      processing: ['executing'],
+      success: ['completed'],
+      failed: ['discarded'],
+      compensated: ['cancelled'],
+    },
+  },
+  // Oban's Lifeline plugin: an executing job is rescued after 60 minutes.
+  defaultStuckAfterMs: 60 * 60_000,
+};
+
 export const BUILTIN_PROFILES: readonly Profile[] = [
   asyncTask,
   jobRetries,
@@ -240,4 +330,6 @@ export const BUILTIN_PROFILES: readonly Profile[] = [
   thinkphpFailedJobs,
   pgBoss,
   solidQueue,
+  river,
+  oban,
 ];

@@ -61,8 +61,15 @@ export interface ExpiryStuckModel {
   heartbeat?: { at: string; seconds: string };
 }
 
-/** The job systems whose own client taskrecon drives for writes. */
-export type JobSystem = 'pg-boss' | 'solid-queue';
+/**
+ * The job systems taskrecon writes as their own admin tools do: pg-boss through its own client,
+ * River and Oban with the statements their own retry and cancel run, Solid Queue as its own
+ * FailedExecution#retry and discard write.
+ */
+export type JobSystem = 'pg-boss' | 'river' | 'oban' | 'solid-queue';
+
+/** The compensate actions a job system's writer has an operation for. */
+export type JobSystemAction = 'retry' | 'forget' | 'mark-compensated';
 
 export interface Profile {
   name: string;
@@ -82,6 +89,12 @@ export interface Profile {
   stuck?: ExpiryStuckModel;
   /** The job system whose own client writes this table (kind `job-system`). */
   system?: JobSystem;
+  /** For a job system: the compensate actions its writer has an operation for. */
+  systemActions?: readonly JobSystemAction[];
+  /** Time columns without a zone hold UTC wall-clock times (Oban), whatever the session's zone. */
+  utcWallClock?: boolean;
+  /** Columns the writer sets besides the mapped ones: a table without them is not the system's. */
+  writtenColumns?: readonly string[];
   /** For the `async-task` shape, the `last_error` length the seed defines; doctor compares it with the table. */
   expectedLastErrorLength?: number;
   /** Why a capability is missing, keyed by what is missing, for clear messages. */

@@ -6,7 +6,10 @@ export interface JobSystemInfo {
   name: JobSystem;
   /** The schema the job table lives in. */
   schema: string;
-  /** The schema version the system records (pg-boss: `<schema>.version.version`); null when unreadable. */
+  /**
+   * The schema version the system records (pg-boss: `<schema>.version.version`; River: the highest
+   * `main` version in `<schema>.river_migration`; Oban: the job table's comment); null when unreadable.
+   */
   schemaVersion: number | null;
   /** Whether the job table is partitioned (pg-boss: one partition per queue, or a shared one). */
   partitioned: boolean;
@@ -33,6 +36,19 @@ export async function readJobSystemVersion(db: Db, system: JobSystem, table: str
     schemaVersion: null,
     partitioned: where?.kind === 'p',
   };
+  if (system === 'river') {
+    info.schemaVersion = await riverVersion(db, schema);
+    return info;
+  }
+  if (system === 'oban') {
+    const [row] = await db.query<{ version: unknown }>(
+      `SELECT obj_description(to_regclass(?), 'pg_class') AS version`,
+      [table],
+    );
+    const text = row?.version === null || row?.version === undefined ? '' : String(row.version).trim();
+    info.schemaVersion = /^\d+$/.test(text) ? Number(text) : null;
+    return info;
+  }
   if (where?.versions !== true) return info;
   const [row] = await db.query<{ version: unknown }>(
     `SELECT MAX(version) AS version FROM ${db.dialect.quoteId(schema)}.version`,
@@ -40,4 +56,20 @@ export async function readJobSystemVersion(db: Db, system: JobSystem, table: str
   const version = Number(row?.version);
   if (row?.version !== null && Number.isInteger(version)) info.schemaVersion = version;
   return info;
+}
+
+/** River's migration version: the highest of the `main` line (a table without `line` predates lines). */
+async function riverVersion(db: Db, schema: string): Promise<number | null> {
+  const table = `${db.dialect.quoteId(schema)}.river_migration`;
+  const [exists] = await db.query<{ line: unknown; present: unknown }>(
+    `SELECT to_regclass(?) IS NOT NULL AS present,
+            EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(?) AND attname = 'line' AND NOT attisdropped) AS line`,
+    [table, table],
+  );
+  if (exists?.present !== true) return null;
+  const [row] = await db.query<{ version: unknown }>(
+    `SELECT MAX(version) AS version FROM ${table}${exists.line === true ? " WHERE line = 'main'" : ''}`,
+  );
+  const version = Number(row?.version);
+  return row?.version !== null && Number.isInteger(version) ? version : null;
 }

@@ -2,13 +2,14 @@ import { decide, type CompensateAction, type Decision } from '../../core/compens
 import type { LogicalStatus, TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import type { Queryable, Row } from '../../db/types.js';
-import type { JobSystemWriter } from '../../dispatch/pg-boss.js';
 import type { CompensateStore } from '../../db/port/index.js';
+import { openSqlJobWriter } from '../../db/job-system-writer.js';
+import { openPgBoss, type JobSystemWriter } from '../../dispatch/pg-boss.js';
 import { TaskreconError } from '../../errors.js';
 import { column } from '../rows.js';
 
 /**
- * A batch's change made by the job system's own client (pg-boss) on the batch's transaction, after
+ * A batch's change made by the job system's writer (pg-boss's own client, River's or Oban's statements) on the batch's transaction, after
  * the rows were locked and re-checked: one call per queue (its API takes a queue and ids). Fewer
  * changed than locked means the client's own guard (`state = 'failed'`) found them moved: the
  * batch rolls back.
@@ -20,7 +21,7 @@ export async function writeThrough(
   tx: Queryable,
   movers: ReadonlyArray<{ id: TaskId; row: Row }>,
 ): Promise<void> {
-  if (action !== 'retry' && action !== 'forget')
+  if (action !== 'retry' && action !== 'forget' && action !== 'mark-compensated')
     throw new Error(`${action} has no ${source.profile.name} operation`);
   const queueRef = source.profile.fields.bizType;
   const byQueue = new Map<string, string[]>();
@@ -48,7 +49,10 @@ export async function writeThrough(
 export function solidQueueWriter(store: CompensateStore, source: BoundSource): JobSystemWriter {
   return {
     client: 'solid-queue (SolidQueue::FailedExecution#retry, Job#discard semantics)',
-    apply: (tx, action, _queue, ids) => store.tasks.executionWrite(tx, source, action, ids),
+    apply: (tx, action, _queue, ids) => {
+      if (action === 'mark-compensated') throw new Error('Solid Queue has no compensated state to write');
+      return store.tasks.executionWrite(tx, source, action, ids);
+    },
     close: () => Promise.resolve(),
   };
 }
@@ -69,4 +73,15 @@ export function jobDecision(
     from: status,
     reason: `the job is no longer failed (it is ${status}): ${source.profile.name} ${action === 'forget' ? 'discards' : 'retries'} failed jobs only`,
   };
+}
+
+/**
+ * The writer of a job system's table: pg-boss's own client, or the statements River's and Oban's
+ * own tools run. Rejects (exit 3) a system version the writer was not made for; nothing is written.
+ */
+export async function openJobWriter(source: BoundSource): Promise<JobSystemWriter> {
+  const system = source.system;
+  if (!system) throw new Error(`profile ${source.profile.name} names no job system`);
+  if (system.name === 'pg-boss') return openPgBoss(source.db, system);
+  return openSqlJobWriter(system, source.sql.table);
 }

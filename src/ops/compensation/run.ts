@@ -12,8 +12,8 @@ import {
   type RequeuePlan,
 } from '../../dispatch/failed-job-queue.js';
 import { laravelQueue } from '../../dispatch/laravel-queue.js';
-import { openPgBoss, type JobSystemWriter } from '../../dispatch/pg-boss.js';
-import { jobDecision, solidQueueWriter, writeThrough } from './job-system.js';
+import type { JobSystemWriter } from '../../dispatch/pg-boss.js';
+import { jobDecision, openJobWriter, solidQueueWriter, writeThrough } from './job-system.js';
 import { RepushJournal, type OpenedRepush } from './repush-journal.js';
 import { thinkphpQueue } from '../../dispatch/thinkphp-queue.js';
 import { TaskreconError, usageError } from '../../errors.js';
@@ -59,6 +59,7 @@ export function checkSupported(source: BoundSource, action: CompensateAction): v
     profile: source.profile.name,
     kind: source.profile.kind,
     statuses: source.sql.statuses(),
+    ...(source.profile.systemActions ? { systemActions: source.profile.systemActions } : {}),
   });
   if (why) throw usageError(`cannot ${action} on source ${source.name}: ${why}`);
 }
@@ -339,8 +340,7 @@ export class Run {
     if (!this.jobWriter && source.profile.system === 'solid-queue')
       this.jobWriter = Promise.resolve(solidQueueWriter(this.store, source));
     if (!this.jobWriter) {
-      if (!source.system) throw new Error(`profile ${source.profile.name} names no job system`);
-      this.jobWriter = openPgBoss(source.db, source.system);
+      this.jobWriter = openJobWriter(source);
       this.jobWriter.catch(() => undefined);
     }
     return this.jobWriter;

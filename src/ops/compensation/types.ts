@@ -67,7 +67,7 @@ export interface CompensateResult {
   results: CompensateItem[];
   /** Items beyond MAX_KEPT_RESULTS are counted here, not listed (the audit log has every change: `audit --run RUNID`). */
   resultsOmitted: number;
-  /** A job system's own client that made the writes (`pg-boss 10.4.2 (schema 24)`); absent when none was loaded. */
+  /** What wrote a job system's jobs (`pg-boss 10.4.2 (schema 24)`, `River (migration version 6)`); absent when nothing was loaded. */
   client?: string;
   /** A retry's effect check, when one ran. */
   effect?: EffectSummary;

@@ -55,11 +55,13 @@ export function identityKind(source: BoundSource): IdentityKind {
 
 /**
  * Whether the sweep can act on a source: failed-job tables, task tables that hold failed rows, and
- * the job systems whose writes taskrecon makes itself (Solid Queue).
+ * the job systems whose writes taskrecon makes itself (Solid Queue, and River and Oban, whose retry is
+ * compensate's, written as their own tools write it).
  */
 export function sweepable(source: BoundSource): boolean {
   if (source.profile.kind === 'failed-jobs') return true;
   if (source.profile.system === 'solid-queue') return true;
+  if (source.profile.kind === 'job-system') return source.profile.systemActions?.includes('retry') === true;
   return source.profile.kind === 'task' && source.sql.statuses().includes('failed');
 }
 
