@@ -37,6 +37,35 @@ export interface QueueStats {
   deadLettered: DeadLettered | null;
   /** Only with `--peek N`: the first N jobs of the ready list (Redis), read without taking them. */
   samples?: QueueSample[];
+  /** BullMQ only: its own counts per state, and the stalled jobs (active, lock gone). */
+  bullmq?: BullmqCounts;
+  /** BullMQ only, with `--peek N`: the first N failed jobs with their payload and error. */
+  failedJobs?: FailedJobDetail[];
+}
+
+/** A BullMQ queue's counts, as its `Queue.getJobCounts` gives them, and its stalled jobs. */
+export interface BullmqCounts {
+  wait: number;
+  active: number;
+  delayed: number;
+  prioritized: number;
+  paused: number;
+  failed: number;
+  completed: number;
+  /** Active jobs whose lock key is gone: their worker died mid-job. */
+  stalled: number;
+  stalledIds: string[];
+}
+
+/** One failed BullMQ job: what it carried and why it failed. */
+export interface FailedJobDetail {
+  jobId: string;
+  name: string;
+  data: unknown;
+  failedReason: string | null;
+  stacktrace: string[];
+  attemptsMade: number;
+  finishedOn: number | null;
 }
 
 /** One peeked job: who it is and what it runs, never its whole payload. */
@@ -65,7 +94,8 @@ export type FindingCode =
   | 'ttl-long'
   | 'no-consumers'
   | 'backlog-growing'
-  | 'retry-exhausted';
+  | 'retry-exhausted'
+  | 'stalled-jobs';
 
 /** Codes at which messages are being lost: `crit`; every other code is `warn`. */
 export const CRITICAL_FINDINGS: ReadonlySet<FindingCode> = new Set([
@@ -121,7 +151,7 @@ export interface QueuesResult {
 }
 
 /** What `queues move` moves: Redis lists and sets; RabbitMQ has only ready messages. */
-export type MoveWhat = 'ready' | 'delayed' | 'reserved' | 'all';
+export type MoveWhat = 'ready' | 'delayed' | 'reserved' | 'all' | 'failed';
 
 /** `queues move --json` (and `queues recover`, with `to` the ready queue). */
 export interface MoveResult {

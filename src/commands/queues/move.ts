@@ -36,8 +36,9 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
     from: Flags.string({ summary: 'The queue the jobs leave.', required: true }),
     to: Flags.string({ summary: 'The queue they go to (RabbitMQ: or --to-exchange).' }),
     what: Flags.string({
-      summary: 'Redis: which jobs: the ready list, the delayed set, the reservations, or all three.',
-      options: ['ready', 'delayed', 'reserved', 'all'],
+      summary:
+        'Redis: which jobs: the ready list, the delayed set, the reservations, or all three; BullMQ: failed (retried in place without --to).',
+      options: ['ready', 'delayed', 'reserved', 'all', 'failed'],
       default: 'ready',
     }),
     ...moveFlags,
@@ -51,7 +52,7 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
     await confirmMoveOrStop(
       flags,
       !this.jsonEnabled() && process.stdin.isTTY && process.stdout.isTTY,
-      `Move ${flags.what} jobs of ${flags.from} to ${flags.to ?? flags['to-exchange']} on ${choice.name}?`,
+      `Move ${flags.what} jobs of ${flags.from} to ${flags.to ?? flags['to-exchange'] ?? flags.from} on ${choice.name}?`,
       confirmMove,
     );
     const result = await runMove(

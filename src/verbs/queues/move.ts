@@ -177,7 +177,8 @@ export async function runMove(
   input: MoveInput,
   say: (m: string) => void,
 ): Promise<MoveResult> {
-  if (!input.to && !input.toExchange)
+  // BullMQ retries failed jobs in place when no --to is given.
+  if (!input.to && !input.toExchange && input.what !== 'failed')
     throw usageError('--to is required', 'Name the queue the jobs go to: --to QUEUE.');
   if (input.to !== undefined && input.to === input.from)
     throw usageError(
