@@ -39,7 +39,7 @@ export interface QueueStats {
   samples?: QueueSample[];
   /** BullMQ only: its own counts per state, and the stalled jobs (active, lock gone). */
   bullmq?: BullmqCounts;
-  /** BullMQ only, with `--peek N`: the first N failed jobs with their payload and error. */
+  /** BullMQ only, with `--peek N` (the console: a few): the first N failed jobs with their payload and error. */
   failedJobs?: FailedJobDetail[];
 }
 
@@ -243,7 +243,7 @@ export interface BrokerClient {
   readonly name: string;
   readonly kind: BrokerKind;
   /** Counts (never whole lists), `peek` sampled messages per queue, and the findings they show. */
-  inspect(options: { peek: number; nowEpoch: number }): Promise<{
+  inspect(options: { peek: number; nowEpoch: number; failedDetail?: number }): Promise<{
     report: BrokerReport;
     findings: QueueFinding[];
   }>;

@@ -58,9 +58,10 @@ export class RedisBroker implements BrokerClient {
   async inspect(options: {
     peek: number;
     nowEpoch?: number;
+    failedDetail?: number;
   }): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
     // The broker's own clock decides what is due, as the workers' migrate does against the score.
-    if (this.layout.framework === 'bullmq') return this.inspectBullmq(options.peek);
+    if (this.layout.framework === 'bullmq') return this.inspectBullmq(options.failedDetail ?? options.peek);
     const nowEpoch = await redisNow(this.client);
     const discovery = await discover(this.client, this.layout);
     const configured = this.config.queues ?? [];
@@ -99,8 +100,10 @@ export class RedisBroker implements BrokerClient {
     return { report, findings };
   }
 
-  /** BullMQ: its own counts per queue, stalled jobs, failed-job detail with --peek. */
-  private async inspectBullmq(peek: number): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
+  /** BullMQ: its own counts per queue, stalled jobs, the first `failedDetail` failed jobs in detail. */
+  private async inspectBullmq(
+    failedDetail: number,
+  ): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
     const prefix = this.layout.prefix;
     const found = await bullmqQueueNames(this.client, prefix);
     const configured = this.config.queues ?? [];
@@ -116,7 +119,7 @@ export class RedisBroker implements BrokerClient {
     };
     const findings: QueueFinding[] = [];
     for (const queue of [...new Set([...configured, ...found])].sort()) {
-      const stats = await bullmqQueueStats(this.client, prefix, queue, peek);
+      const stats = await bullmqQueueStats(this.client, prefix, queue, failedDetail);
       report.queues.push(stats);
       findings.push(...bullmqFindings(this.name, stats));
     }
