@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { dropPrefix, openTestRedis } from '../support/redis.js';
+import { assertMatchesSchema } from '../support/schemas.js';
 import { runWorker, testQueue } from '../support/bullmq/worker.js';
 
 // The real BullMQ 5 writes, fails and runs the jobs: its Worker throws to plant failures, a worker
@@ -154,6 +155,7 @@ describe('BullMQ failed jobs: counted exactly, shown with their error, retried t
     // Exit 1 only for broker-wide findings of this Redis (persistence), none for the queue.
     expect(json.findings.filter((f) => f.queue !== null)).toEqual([]);
     expect(code).toBe(json.findings.length ? 1 : 0);
+    assertMatchesSchema('queues', json);
     const broker = json.brokers[0];
     expect(broker?.framework).toBe('bullmq');
     const mail = broker?.queues.find((q) => q.name === 'mail');
@@ -192,6 +194,7 @@ describe('BullMQ failed jobs: counted exactly, shown with their error, retried t
     );
     expect(first.code, first.stderr).toBe(0);
     expect(first.json).toMatchObject({ matched: 2, moved: 2 });
+    assertMatchesSchema('queues-move', first.json);
     expect(await queue('retry').getJobCounts('failed', 'wait')).toEqual({ failed: 3, wait: 2 });
     const rest = await runJson<MoveJson>(
       [
@@ -268,6 +271,7 @@ describe('BullMQ stalled jobs: a worker killed mid-job', () => {
     const crash = json.brokers[0]?.queues.find((x) => x.name === 'crash');
     expect(crash?.bullmq).toMatchObject({ active: 3, stalled: 3, wait: 0 });
     expect(crash?.reservedExpired).toBe(3);
+    assertMatchesSchema('queues', json);
     expect(json.findings.find((f) => f.code === 'stalled-jobs')).toMatchObject({ queue: 'crash', count: 3 });
 
     const before = await digestPrefix();
@@ -285,6 +289,7 @@ describe('BullMQ stalled jobs: a worker killed mid-job', () => {
     );
     expect(rec.json).toMatchObject({ matched: 3, moved: 3 });
     expect(rec.code, rec.stderr).toBe(0);
+    assertMatchesSchema('queues-recover', rec.json);
     expect(await q.getJobCounts('active', 'wait')).toEqual({ active: 0, wait: 3 });
     expect(await auditCount(rec.json.runId, 'queue-recover')).toEqual({ n: 3, jobs: 3 });
 
