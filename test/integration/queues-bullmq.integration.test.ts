@@ -11,6 +11,7 @@ import { runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { dropPrefix, openTestRedis } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
+import { openRedisBroker } from '../../src/brokers/redis/index.js';
 import { runWorker, testQueue } from '../support/bullmq/worker.js';
 
 // The real BullMQ 5 writes, fails and runs the jobs: its Worker throws to plant failures, a worker
@@ -295,6 +296,27 @@ describe('BullMQ stalled jobs: a worker killed mid-job', () => {
 
     const runs = await completeAll('crash', 3);
     for (const id of ids) expect(runs.get(id)).toBe(1);
+  });
+});
+
+describe('BullMQ doctor: the key layout check reads BullMQ queues', () => {
+  it('finds the queues of the prefix, and names the real prefix when pointed at another', async () => {
+    await plantFailures('doc', 1);
+    const url = `redis://127.0.0.1:6379/${REDIS_DB}`;
+    const layoutCheck = async (p: string) => {
+      const broker = await openRedisBroker('app', { kind: 'redis', url, framework: 'bullmq', prefix: p });
+      try {
+        return (await broker.doctor()).find((c) => c.name === 'app: key layout');
+      } finally {
+        await broker.close();
+      }
+    };
+    const good = await layoutCheck(prefix);
+    expect(good?.status).toBe('ok');
+    expect(good?.detail).toMatch(/queue\(s\) found/);
+    const wrong = await layoutCheck(`${prefix}-other`);
+    expect(wrong?.status).toBe('fail');
+    expect(wrong?.detail).toContain(`'${prefix}'`);
   });
 });
 
