@@ -218,6 +218,8 @@ export interface MoveRequest {
   resetDeath?: boolean;
   /** RabbitMQ: only messages with this header value / whose body contains this text. */
   match?: { header?: { name: string; value: string }; body?: string };
+  /** BullMQ: only these failed jobs, by id (each must be in the failed set, else nothing moves). */
+  jobIds?: string[];
   runId: string;
   /** Called after each batch has landed, with the jobs it moved (the audit rows are written here). */
   onBatch(moved: readonly MovedJob[]): Promise<void>;

@@ -340,6 +340,53 @@ describe('BullMQ bad input: exit 3, a clear message, nothing written', () => {
     expect(await redis.keys(`${prefix}-other*`)).toEqual([]);
   });
 
+  it('a move of a job BullMQ no longer holds as failed: exit 3, nothing moved, the others stay failed', async () => {
+    const [a, b] = await plantFailures('named', 2);
+    const one = await runJson<MoveJson>(
+      [
+        'queues',
+        'move',
+        '--broker',
+        'app',
+        '--from',
+        'named',
+        '--what',
+        'failed',
+        '--job',
+        a as string,
+        '--yes',
+      ],
+      { cwd },
+    );
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.json).toMatchObject({ matched: 1, moved: 1 });
+    expect(await auditCount(one.json.runId, 'queue-move')).toEqual({ n: 1, jobs: 1 });
+    const before = await digestPrefix();
+    const again = await runJson<{ error: { message: string; hint: string } }>(
+      [
+        'queues',
+        'move',
+        '--broker',
+        'app',
+        '--from',
+        'named',
+        '--what',
+        'failed',
+        '--job',
+        b as string,
+        '--job',
+        a as string,
+        '--yes',
+      ],
+      { cwd },
+    );
+    expect(again.code).toBe(3);
+    expect(again.json.error.message).toContain(`BullMQ holds no failed job ${a} (waiting)`);
+    expect(again.json.error.hint).toContain('Nothing was moved');
+    expect(await digestPrefix()).toBe(before);
+    expect(await queue('named').getJobState(b as string)).toBe('failed');
+  });
+
   it('a move from a queue BullMQ does not hold, or of a set taskrecon does not move', async () => {
     const before = await digestPrefix();
     const gone = await runJson<{ error: { message: string } }>(

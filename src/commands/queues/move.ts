@@ -41,6 +41,10 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
       options: ['ready', 'delayed', 'reserved', 'all', 'failed'],
       default: 'ready',
     }),
+    job: Flags.string({
+      summary: 'BullMQ --what failed: only this failed job (repeat the flag for more).',
+      multiple: true,
+    }),
     ...moveFlags,
     ...rabbitMoveFlags,
   };
@@ -66,6 +70,7 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
         toExchange: flags['to-exchange'],
         routingKey: flags['routing-key'],
         resetDeath: flags['reset-death'],
+        jobIds: flags.job,
         match:
           flags['match-header'] || flags['match-body']
             ? { header: parseMatchHeader(flags['match-header']), body: flags['match-body'] }

@@ -168,6 +168,7 @@ export interface MoveInput extends MoveOptions {
   routingKey?: string;
   resetDeath?: boolean;
   match?: MoveRequest['match'];
+  jobIds?: string[];
 }
 
 /** `queues move`. */
@@ -184,6 +185,11 @@ export async function runMove(
     throw usageError(
       `--to ${input.to} is the queue the jobs come from`,
       'Name another queue with --to. Nothing was moved.',
+    );
+  if (input.jobIds?.length && !(choice.config.kind === 'redis' && choice.config.framework === 'bullmq'))
+    throw usageError(
+      `--job: broker ${choice.name} is no BullMQ broker`,
+      'Leave --job out; it names failed BullMQ jobs (framework: bullmq). Nothing was moved.',
     );
   const ratePerSecond = parseRateFlag(input.rate);
   const db = await auditDb(context, input.dryRun);
@@ -205,6 +211,7 @@ export async function runMove(
           dryRun: input.dryRun,
           resetDeath: input.resetDeath,
           match: input.match,
+          jobIds: input.jobIds,
           runId: input.runId,
           onBatch: onBatchFor(db, meta),
           shouldStop,

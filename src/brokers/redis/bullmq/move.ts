@@ -1,4 +1,4 @@
-import type { Job } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Pacer, pacing } from '../../../core/pacer.js';
 import { TaskreconError, usageError } from '../../../errors.js';
@@ -22,6 +22,59 @@ export interface BullmqTarget {
 function addOptions(job: Job): Record<string, unknown> {
   const { repeat: _repeat, ...opts } = job.opts as Record<string, unknown>;
   return opts;
+}
+
+/** One failed job to wait (in place) or to the other queue, through BullMQ's API. */
+async function moveOne(job: Job, to: Queue | undefined): Promise<void> {
+  if (to) {
+    await to.add(job.name, job.data, addOptions(job));
+    await job.remove();
+  } else await job.retry('failed');
+}
+
+function movedJob(job: Job, request: MoveRequest): MovedJob {
+  return {
+    jobId: String(job.id),
+    from: request.from,
+    to: request.to ?? request.from,
+    fromSet: 'failed',
+    toSet: 'wait',
+    payload: JSON.stringify({ name: job.name, data: job.data as unknown }),
+  };
+}
+
+/** `--job ID …`: every named job must be in the failed set before any moves (exit 3, nothing written). */
+async function moveNamed(
+  from: Queue,
+  to: Queue | undefined,
+  request: MoveRequest,
+  result: MoveResult,
+): Promise<MoveResult> {
+  const ids = [...new Set(request.jobIds)];
+  const jobs: Job[] = [];
+  const missing: string[] = [];
+  for (const id of ids) {
+    const job = await Job.fromId(from, id);
+    const state = job ? await job.getState() : 'missing';
+    if (job && state === 'failed') jobs.push(job);
+    else missing.push(`${id} (${state})`);
+  }
+  if (missing.length) {
+    throw new TaskreconError(`queue ${request.from}: BullMQ holds no failed job ${missing.join(', ')}`, {
+      code: 'USAGE',
+      hint: 'Another client retried or removed it, or the id is wrong; `taskrecon queues --peek N` lists failed jobs. Nothing was moved.',
+    });
+  }
+  const limited = jobs.slice(0, request.limit ?? jobs.length);
+  result.matched = limited.length;
+  if (request.dryRun) return result;
+  for (const job of limited) {
+    if (request.shouldStop()) break;
+    await moveOne(job, to);
+    result.moved++;
+    await request.onBatch([movedJob(job, request)]);
+  }
+  return result;
 }
 
 export async function moveFailed(target: BullmqTarget, request: MoveRequest): Promise<MoveResult> {
@@ -54,6 +107,7 @@ export async function moveFailed(target: BullmqTarget, request: MoveRequest): Pr
       moved: 0,
       runId: request.runId,
     };
+    if (request.jobIds?.length) return await moveNamed(from, to, request, result);
     if (request.dryRun) return result;
     const { batch } = pacing(request.ratePerSecond, request.batch);
     const pacer = new Pacer(request.ratePerSecond, request.clock);
@@ -62,22 +116,9 @@ export async function moveFailed(target: BullmqTarget, request: MoveRequest): Pr
       const jobs = await from.getFailed(0, Math.min(batch, left) - 1);
       if (jobs.length === 0) break;
       const moved: MovedJob[] = [];
-      for (const job of jobs) {
-        const payload = JSON.stringify({ name: job.name, data: job.data as unknown });
-        if (to) {
-          await to.add(job.name, job.data, addOptions(job as Job));
-          await job.remove();
-        } else {
-          await (job as Job).retry('failed');
-        }
-        moved.push({
-          jobId: String(job.id),
-          from: request.from,
-          to: request.to ?? request.from,
-          fromSet: 'failed',
-          toSet: 'wait',
-          payload,
-        });
+      for (const job of jobs as Job[]) {
+        await moveOne(job, to);
+        moved.push(movedJob(job, request));
       }
       result.moved += moved.length;
       left -= moved.length;
@@ -88,7 +129,7 @@ export async function moveFailed(target: BullmqTarget, request: MoveRequest): Pr
   } catch (error) {
     if (error instanceof TaskreconError) throw error;
     const message = (error as Error).message ?? String(error);
-    if (/not in the failed state|Missing key for job|-1|-3/i.test(message)) {
+    if (/not in the failed state|Missing key for job/i.test(message)) {
       throw new TaskreconError(
         `queue ${request.from}: BullMQ no longer holds a failed job being moved: ${message}`,
         {
