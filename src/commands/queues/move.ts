@@ -24,7 +24,8 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
     'with publisher confirms and acks each source message after its confirm (a crash may duplicate, never lose); ' +
     'matching by header or body peeks messages, which requeues the others with `redelivered` set. Every moved job ' +
     'gets a taskrecon_audit row, so a database is needed (--dry-run needs none). Asks on a terminal; --yes elsewhere. ' +
-    'Ctrl-C finishes the batch in hand and stops.';
+    'BullMQ (framework bullmq): --what failed retries failed jobs through its API (Job.retry, or Queue.add + Job.remove ' +
+    'with --to). Ctrl-C finishes the batch in hand and stops.';
   static override examples = [
     '<%= config.bin %> queues move --broker redis-main --from default --to default2 --what all --reason "queue renamed in the deploy" --yes',
     '<%= config.bin %> queues move --from low --to high --limit 1000 --rate 500/s --dry-run',
