@@ -116,13 +116,17 @@ export async function moveFailed(target: BullmqTarget, request: MoveRequest): Pr
       const jobs = await from.getFailed(0, Math.min(batch, left) - 1);
       if (jobs.length === 0) break;
       const moved: MovedJob[] = [];
-      for (const job of jobs as Job[]) {
-        await moveOne(job, to);
-        moved.push(movedJob(job, request));
+      try {
+        for (const job of jobs as Job[]) {
+          await moveOne(job, to);
+          moved.push(movedJob(job, request));
+        }
+      } finally {
+        // The jobs of the batch that moved before one failed are audited all the same.
+        result.moved += moved.length;
+        left -= moved.length;
+        if (moved.length) await request.onBatch(moved);
       }
-      result.moved += moved.length;
-      left -= moved.length;
-      await request.onBatch(moved);
       await pacer.wait(result.moved);
     }
     return result;
