@@ -37,6 +37,35 @@ export interface QueueStats {
   deadLettered: DeadLettered | null;
   /** Only with `--peek N`: the first N jobs of the ready list (Redis), read without taking them. */
   samples?: QueueSample[];
+  /** BullMQ only: its own counts per state, and the stalled jobs (active, lock gone). */
+  bullmq?: BullmqCounts;
+  /** BullMQ only, with `--peek N` (the console: a few): the first N failed jobs with their payload and error. */
+  failedJobs?: FailedJobDetail[];
+}
+
+/** A BullMQ queue's counts, as its `Queue.getJobCounts` gives them, and its stalled jobs. */
+export interface BullmqCounts {
+  wait: number;
+  active: number;
+  delayed: number;
+  prioritized: number;
+  paused: number;
+  failed: number;
+  completed: number;
+  /** Active jobs whose lock key is gone: their worker died mid-job. */
+  stalled: number;
+  stalledIds: string[];
+}
+
+/** One failed BullMQ job: what it carried and why it failed. */
+export interface FailedJobDetail {
+  jobId: string;
+  name: string;
+  data: unknown;
+  failedReason: string | null;
+  stacktrace: string[];
+  attemptsMade: number;
+  finishedOn: number | null;
 }
 
 /** One peeked job: who it is and what it runs, never its whole payload. */
@@ -67,6 +96,7 @@ export const FINDING_CODES = [
   'parked-messages',
   'backlog-growing',
   'retry-exhausted',
+  'stalled-jobs',
 ] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 
@@ -135,7 +165,7 @@ export interface QueuesResult {
 }
 
 /** What `queues move` moves: Redis lists and sets; RabbitMQ has only ready messages. */
-export type MoveWhat = 'ready' | 'delayed' | 'reserved' | 'all';
+export type MoveWhat = 'ready' | 'delayed' | 'reserved' | 'all' | 'failed';
 
 /** `queues move --json` (and `queues recover`, with `to` the ready queue). */
 export interface MoveResult {
@@ -232,6 +262,8 @@ export interface MoveRequest {
   resetDeath?: boolean;
   /** RabbitMQ: only messages with this header value / whose body contains this text. */
   match?: { header?: { name: string; value: string }; body?: string };
+  /** BullMQ: only these failed jobs, by id (each must be in the failed set, else nothing moves). */
+  jobIds?: string[];
   runId: string;
   /** Called after each batch has landed, with the jobs it moved (the audit rows are written here). */
   onBatch(moved: readonly MovedJob[]): Promise<void>;
@@ -260,7 +292,7 @@ export interface BrokerClient {
   readonly name: string;
   readonly kind: BrokerKind;
   /** Counts (never whole lists), `peek` sampled messages per queue, and the findings they show. */
-  inspect(options: { peek: number; nowEpoch: number }): Promise<{
+  inspect(options: { peek: number; nowEpoch: number; failedDetail?: number }): Promise<{
     report: BrokerReport;
     findings: QueueFinding[];
   }>;

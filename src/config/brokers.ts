@@ -25,7 +25,7 @@ export function oneUrlForm(config: { url?: string; urlEnv?: string; urlFile?: st
 }
 const ONE_URL = { message: 'give exactly one of url, urlEnv (an environment variable) and urlFile' };
 
-export const REDIS_FRAMEWORKS = ['laravel', 'thinkphp', 'thinkphp-legacy', 'list'] as const;
+export const REDIS_FRAMEWORKS = ['laravel', 'thinkphp', 'thinkphp-legacy', 'list', 'bullmq'] as const;
 export type RedisFramework = (typeof REDIS_FRAMEWORKS)[number];
 /** The Redis key layouts of think-queue: braced `{queues:Q}` (3.0.5 on) and plain `queues:Q` (before). */
 export const THINKPHP_LAYOUTS = ['thinkphp', 'thinkphp-legacy'] as const satisfies readonly RedisFramework[];
@@ -34,12 +34,14 @@ export const redisBrokerSchema = z.strictObject({
   kind: z.literal('redis'),
   ...urlForms,
   framework: z.enum(REDIS_FRAMEWORKS),
-  /** laravel: the Redis key prefix ('' for none). */
+  /** laravel: the Redis key prefix ('' for none); bullmq: the queues' prefix (default `bull`). */
   prefix: z.string().optional(),
   /** The queues workers consume; other framework queue keys found are `unknown-queue`. */
   queues: z.array(z.string().min(1)).optional(),
   /** Reservation timeout (laravel/thinkphp). */
   retryAfter: duration.optional(),
+  /** bullmq: how often a job may stall before BullMQ fails it (its workers' `maxStalledCount`, default 1). */
+  maxStalledCount: z.number().int().nonnegative().optional(),
   /** framework: list — the plain List + delay ZSet of the classic design. */
   lists: z.strictObject({ ready: z.string().min(1), delayed: z.string().min(1) }).optional(),
   /** How long a non-empty queue may keep one length before it is `stale-queue` (default 24h). */

@@ -10,6 +10,8 @@ import {
   type RecoverResult,
 } from '../verbs/queues/index.js';
 
+/** BullMQ failed jobs shown per queue on the queues page, with payload and error (read-only). */
+const FAILED_SHOWN = 5;
 /** Who asks for a queue change and why, as the CLI's move flags say it. */
 export interface QueueActor {
   operator: string;
@@ -57,7 +59,8 @@ export function queuePages(context: Context): QueuePages | undefined {
   });
   return {
     names: Object.keys(context.config.brokers ?? {}),
-    inspect: (nowEpoch) => inspectQueues({ brokers: brokersFor(context, {}), peek: 0, nowEpoch }),
+    inspect: (nowEpoch) =>
+      inspectQueues({ brokers: brokersFor(context, {}), peek: 0, failedDetail: FAILED_SHOWN, nowEpoch }),
     recover: (broker, queue, actor) =>
       withContext((ctx) =>
         runRecover(ctx, brokerFor(ctx, { broker }), { ...options(actor), queue }, () => undefined),

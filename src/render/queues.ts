@@ -35,6 +35,9 @@ const COLUMNS: Column[] = [
   { head: 'oldest', value: (q) => age(q.oldestOverdueSeconds), width: 8 },
   { head: 'reserved', value: (q) => q.reserved, width: 10 },
   { head: 'expired', value: (q) => q.reservedExpired, width: 9 },
+  // BullMQ: its failed and completed sets.
+  { head: 'failed', value: (q) => q.bullmq?.failed ?? null, width: 8 },
+  { head: 'completed', value: (q) => q.bullmq?.completed ?? null, width: 11 },
   { head: 'unacked', value: (q) => q.unacked, width: 9 },
   { head: 'consumers', value: (q) => q.consumers, width: 11 },
 ];
@@ -42,7 +45,7 @@ const COLUMNS: Column[] = [
 /** Columns some queue has a value for; the least needed dropped until the table fits `width`. */
 function columnsFor(queues: QueueStats[], width: number, nameWidth: number): Column[] {
   const used = COLUMNS.filter((c) => queues.some((q) => c.value(q) !== null));
-  const dropOrder = ['oldest', 'consumers', 'unacked', 'expired', 'overdue'];
+  const dropOrder = ['oldest', 'completed', 'consumers', 'unacked', 'expired', 'overdue'];
   const total = () => nameWidth + used.reduce((n, c) => n + c.width, 0);
   for (const head of dropOrder) {
     if (total() <= width) break;
@@ -95,6 +98,12 @@ export function renderQueues(result: QueuesResult, terminalColumns?: number): st
         out.push(
           chalk.dim(
             `  ${printable(q.name, 30)}: ${s.jobId || '?'} ${s.name ?? ''} attempts=${s.attempts ?? '?'} ${s.bytes}B`,
+          ),
+        );
+      for (const j of q.failedJobs ?? [])
+        out.push(
+          chalk.dim(
+            `  ${printable(q.name, 30)}: failed ${printable(j.jobId, 40)} ${printable(j.name, 40)} attempts=${j.attemptsMade}: ${printable(j.failedReason ?? '?', 200)}`,
           ),
         );
     }

@@ -2,6 +2,7 @@ import type { BrokerCheck } from '../types.js';
 import { keyFormatFindings, serverFindings } from './findings.js';
 import { discover } from './inspect.js';
 import { describeOther } from './layout.js';
+import { bullmqQueueNames, otherBullmqPrefixes } from './bullmq/queues.js';
 import type { RedisBroker } from './index.js';
 import { readServerSettings } from './server.js';
 
@@ -49,6 +50,10 @@ export async function redisDoctor(broker: RedisBroker): Promise<BrokerCheck[]> {
           detail: `maxmemory-policy ${settings.maxmemoryPolicy ?? '?'}`,
         },
   );
+  if (broker.layout.framework === 'bullmq') {
+    checks.push(await bullmqLayoutCheck(broker));
+    return checks;
+  }
   const format = keyFormatFindings(broker.name, broker.layout.framework, discovery.others);
   const layoutName =
     broker.layout.framework === 'laravel'
@@ -77,4 +82,24 @@ export async function redisDoctor(broker: RedisBroker): Promise<BrokerCheck[]> {
     });
   }
   return checks;
+}
+
+/** BullMQ: the queues of the prefix, or which prefixes the BullMQ queues of the DB have. */
+async function bullmqLayoutCheck(broker: RedisBroker): Promise<BrokerCheck> {
+  const prefix = broker.layout.prefix;
+  const names = await bullmqQueueNames(broker.client, prefix);
+  if (names.length > 0) {
+    return {
+      name: `${broker.name}: key layout`,
+      status: 'ok',
+      detail: `bullmq, prefix '${prefix}': ${names.length} queue(s) found`,
+    };
+  }
+  const others = await otherBullmqPrefixes(broker.client, prefix);
+  return {
+    name: `${broker.name}: key layout`,
+    status: others.length ? 'fail' : 'warn',
+    detail: `no BullMQ queue with prefix '${prefix}'${others.length ? `; BullMQ queues with prefix ${others.map((p) => `'${p}'`).join(', ')} exist` : ''}`,
+    hint: 'Set the prefix the application gives BullMQ (default bull); an idle system that never added a job has no keys either.',
+  };
 }

@@ -19,6 +19,10 @@ import { describeOther, pushEnd, type RedisLayout } from './layout.js';
 import { moveJobs, recoverJobs, type RecoverRequest } from './move.js';
 import { redisDoctor } from './doctor.js';
 import { readServerSettings } from './server.js';
+import { bullmqFindings, bullmqQueueStats } from './bullmq/inspect.js';
+import { moveFailed } from './bullmq/move.js';
+import { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './bullmq/queues.js';
+import { recoverStalled } from './bullmq/recover.js';
 
 /**
  * The Redis data API (`BrokerClient`): counts and findings, atomic moves, the framework's migrate,
@@ -34,7 +38,8 @@ export class RedisBroker implements BrokerClient {
     readonly config: WithUrl<RedisBrokerConfig>,
     readonly client: Redis,
   ) {
-    this.layout = { framework: config.framework, prefix: config.prefix ?? '', lists: config.lists };
+    const prefix = config.prefix ?? (config.framework === 'bullmq' ? 'bull' : '');
+    this.layout = { framework: config.framework, prefix, lists: config.lists };
     this.display = displayRedisUrl(config.url);
   }
 
@@ -42,8 +47,13 @@ export class RedisBroker implements BrokerClient {
     return { client: this.client, layout: this.layout, broker: this.name };
   }
 
+  private get bullmq() {
+    return { client: this.client, prefix: this.layout.prefix, broker: this.name };
+  }
+
   /** The layout's queues that exist, by SCAN; exit 3 when the layout matches no key and none is configured. */
   async queueNames(): Promise<string[]> {
+    if (this.layout.framework === 'bullmq') return bullmqQueueNames(this.client, this.layout.prefix);
     const found = await discover(this.client, this.layout);
     return [...found.found.keys()].sort();
   }
@@ -51,8 +61,10 @@ export class RedisBroker implements BrokerClient {
   async inspect(options: {
     peek: number;
     nowEpoch?: number;
+    failedDetail?: number;
   }): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
     // The broker's own clock decides what is due, as the workers' migrate does against the score.
+    if (this.layout.framework === 'bullmq') return this.inspectBullmq(options.failedDetail ?? options.peek);
     const nowEpoch = await redisNow(this.client);
     const discovery = await discover(this.client, this.layout);
     const configured = this.config.queues ?? [];
@@ -91,6 +103,34 @@ export class RedisBroker implements BrokerClient {
     return { report, findings };
   }
 
+  /** BullMQ: its own counts per queue, stalled jobs, the first `failedDetail` failed jobs in detail. */
+  private async inspectBullmq(
+    failedDetail: number,
+  ): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
+    const prefix = this.layout.prefix;
+    const found = await bullmqQueueNames(this.client, prefix);
+    const configured = this.config.queues ?? [];
+    if (found.length === 0) {
+      throw noBullmqQueues(this.name, prefix, this.display, await otherBullmqPrefixes(this.client, prefix));
+    }
+    const report: BrokerReport = {
+      name: this.name,
+      kind: 'redis',
+      framework: 'bullmq',
+      url: this.display,
+      queues: [],
+    };
+    const findings: QueueFinding[] = [];
+    for (const queue of [...new Set([...configured, ...found])].sort()) {
+      const stats = await bullmqQueueStats(this.client, prefix, queue, failedDetail);
+      report.queues.push(stats);
+      findings.push(...bullmqFindings(this.name, stats));
+    }
+    const settings = await readServerSettings(this.client);
+    findings.push(...serverFindings(this.name, settings, false));
+    return { report, findings };
+  }
+
   private noKeys(others: string[]): TaskreconError {
     const layout =
       this.layout.framework === 'laravel'
@@ -109,10 +149,22 @@ export class RedisBroker implements BrokerClient {
   }
 
   async move(request: MoveRequest): Promise<MoveResult> {
+    if (this.layout.framework === 'bullmq') return moveFailed(this.bullmq, request);
     return moveJobs(this.target, request);
   }
 
   async recover(request: RecoverRequest): Promise<MoveResult[]> {
+    if (this.layout.framework === 'bullmq') {
+      if ((await this.queueNames()).length === 0) {
+        throw noBullmqQueues(
+          this.name,
+          this.layout.prefix,
+          this.display,
+          await otherBullmqPrefixes(this.client, this.layout.prefix),
+        );
+      }
+      return recoverStalled(this.bullmq, request, this.config.maxStalledCount);
+    }
     let queues: string[];
     if (request.from !== undefined) queues = [request.from];
     else {

@@ -8,6 +8,8 @@ import type { RedisFramework } from '../../config/brokers.js';
  * - thinkphp (think-queue ≥ 3.0.5 `connector\Redis::getQueue`): `{queues:Q}`, `{queues:Q}:delayed`,
  *   `{queues:Q}:reserved` — braced, so a queue's keys share one Redis Cluster hash slot;
  * - thinkphp-legacy (think-queue before 3.0.5): `queues:Q`, `queues:Q:delayed`, `queues:Q:reserved`;
+ * - bullmq: `<prefix>:Q:wait`, `:active`, `:delayed` … — read and moved through the bullmq library
+ *   (bullmq/), never here;
  * - list (the classic task-table design): a ready list (LPUSH / BRPOP) and a delay zset, both named
  *   in the config.
  * Pure: no I/O.
@@ -66,6 +68,17 @@ export function queueKeys(layout: RedisLayout, queue: string): QueueKeys {
       }
       return { queue, ready: lists.ready, delayed: lists.delayed, reserved: null, notify: null };
     }
+    case 'bullmq': {
+      // BullMQ's own keys (`<prefix>:Q:wait` …) are read and written through its library only.
+      const base = `${layout.prefix}:${queue}`;
+      return {
+        queue,
+        ready: `${base}:wait`,
+        delayed: `${base}:delayed`,
+        reserved: `${base}:active`,
+        notify: null,
+      };
+    }
   }
 }
 
@@ -112,6 +125,7 @@ export function belongsTo(layout: RedisLayout, parsed: ParsedKey): boolean {
     case 'thinkphp-legacy':
       return parsed.layout === 'prefixed' && parsed.prefix === '' && parsed.part !== 'notify';
     case 'list':
+    case 'bullmq':
       return false;
   }
 }

@@ -51,6 +51,12 @@ function partsOf(layout: RedisLayout, what: MoveWhat): Part[] {
     }
     return ['ready'];
   }
+  if (what === 'failed') {
+    throw usageError(
+      `framework ${layout.framework}: --what failed needs a failed set, which only BullMQ keeps`,
+      'Move --what ready, delayed, reserved or all.',
+    );
+  }
   return what === 'all' ? ['ready', 'delayed', 'reserved'] : [what];
 }
 

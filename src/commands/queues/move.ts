@@ -24,7 +24,8 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
     'with publisher confirms and acks each source message after its confirm (a crash may duplicate, never lose); ' +
     'matching by header or body peeks messages, which requeues the others with `redelivered` set. Every moved job ' +
     'gets a taskrecon_audit row, so a database is needed (--dry-run needs none). Asks on a terminal; --yes elsewhere. ' +
-    'Ctrl-C finishes the batch in hand and stops.';
+    'BullMQ (framework bullmq): --what failed retries failed jobs through its API (Job.retry, or Queue.add + Job.remove ' +
+    'with --to). Ctrl-C finishes the batch in hand and stops.';
   static override examples = [
     '<%= config.bin %> queues move --broker redis-main --from default --to default2 --what all --reason "queue renamed in the deploy" --yes',
     '<%= config.bin %> queues move --from low --to high --limit 1000 --rate 500/s --dry-run',
@@ -36,9 +37,14 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
     from: Flags.string({ summary: 'The queue the jobs leave.', required: true }),
     to: Flags.string({ summary: 'The queue they go to (RabbitMQ: or --to-exchange).' }),
     what: Flags.string({
-      summary: 'Redis: which jobs: the ready list, the delayed set, the reservations, or all three.',
-      options: ['ready', 'delayed', 'reserved', 'all'],
+      summary:
+        'Redis: which jobs: the ready list, the delayed set, the reservations, or all three; BullMQ: failed (retried in place without --to).',
+      options: ['ready', 'delayed', 'reserved', 'all', 'failed'],
       default: 'ready',
+    }),
+    job: Flags.string({
+      summary: 'BullMQ --what failed: only this failed job (repeat the flag for more).',
+      multiple: true,
     }),
     ...moveFlags,
     ...rabbitMoveFlags,
@@ -51,7 +57,7 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
     await confirmMoveOrStop(
       flags,
       !this.jsonEnabled() && process.stdin.isTTY && process.stdout.isTTY,
-      `Move ${flags.what} jobs of ${flags.from} to ${flags.to ?? flags['to-exchange']} on ${choice.name}?`,
+      `Move ${flags.what} jobs of ${flags.from} to ${flags.to ?? flags['to-exchange'] ?? flags.from} on ${choice.name}?`,
       confirmMove,
     );
     const result = await runMove(
@@ -65,6 +71,7 @@ export default class QueuesMove extends BaseCommand<typeof QueuesMove> {
         toExchange: flags['to-exchange'],
         routingKey: flags['routing-key'],
         resetDeath: flags['reset-death'],
+        jobIds: flags.job,
         match:
           flags['match-header'] || flags['match-body']
             ? { header: parseMatchHeader(flags['match-header']), body: flags['match-body'] }

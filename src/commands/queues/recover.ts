@@ -20,7 +20,8 @@ export default class QueuesRecover extends BaseCommand<typeof QueuesRecover> {
     "Runs the framework's own migrate where no worker runs it: Laravel's migrateExpiredJobs (a notify element per " +
     "job), think-queue's, and for framework list the mover of the classic design — done atomically per batch, unlike " +
     'the ZRANGEBYSCORE / ZREM / LPUSH loop that loses a job when it dies between two calls. Reservations go back ' +
-    'verbatim (attempts already counted). Every moved job gets a taskrecon_audit row. Ctrl-C finishes the batch in hand.';
+    'verbatim (attempts already counted). BullMQ (framework bullmq): its own stalled check, through the bullmq library, ' +
+    'returns active jobs whose lock is gone to wait. Every moved job gets a taskrecon_audit row. Ctrl-C finishes the batch in hand.';
   static override examples = [
     '<%= config.bin %> queues recover --broker redis-main --queue default --reason "workers were down" --yes',
     '<%= config.bin %> queues recover --redis redis://127.0.0.1:6379/0 --framework list --lists async_queue,async_delay_queue --dry-run',

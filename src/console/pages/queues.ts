@@ -1,5 +1,5 @@
 import type { SnapshotRow } from '../../verbs/queues/index.js';
-import type { QueuesResult } from '../../brokers/types.js';
+import type { QueuesResult, QueueStats } from '../../brokers/types.js';
 import { html, type Html } from '../html.js';
 import { barChart, formatCount } from './charts.js';
 import { count } from './layout.js';
@@ -35,6 +35,46 @@ export function backlogHistory(rows: readonly SnapshotRow[]): Html {
   </div>`;
 }
 
+/** BullMQ's first failed jobs of a queue: what each carried and why it failed. */
+function failedJobsBody(q: QueueStats): Html | string {
+  const jobs = q.failedJobs ?? [];
+  if (jobs.length === 0) return '';
+  return html`<h3>Failed jobs of ${q.name} <span class="muted">(newest ${jobs.length})</span></h3>
+    <table class="failed-jobs">
+      <thead>
+        <tr>
+          <th>job</th>
+          <th>name</th>
+          <th class="num">attempts</th>
+          <th>error</th>
+          <th>payload</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${jobs.map(
+          (j) =>
+            html`<tr>
+              <td>${j.jobId}</td>
+              <td>${j.name}</td>
+              <td class="num">${j.attemptsMade}</td>
+              <td>
+                ${j.failedReason ?? ''}
+                ${
+                  j.stacktrace.length
+                    ? html`<details>
+                        <summary>stack</summary>
+                        <pre>${j.stacktrace[0] ?? ''}</pre>
+                      </details>`
+                    : ''
+                }
+              </td>
+              <td><code>${JSON.stringify(j.data) ?? ''}</code></td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
+}
+
 /** The queues page; `csrf` undefined (read-only): the findings carry no action. */
 export function queuesBody(
   result: QueuesResult,
@@ -56,6 +96,7 @@ export function queuesBody(
                 <th class="num">expired</th>
                 <th class="num">unacked</th>
                 <th class="num">consumers</th>
+                ${b.framework === 'bullmq' ? html`<th class="num">failed</th>` : ''}
               </tr>
             </thead>
             <tbody>
@@ -70,10 +111,12 @@ export function queuesBody(
                     <td class="num">${count(q.reservedExpired)}</td>
                     <td class="num">${count(q.unacked)}</td>
                     <td class="num">${count(q.consumers)}</td>
+                    ${b.framework === 'bullmq' ? html`<td class="num">${count(q.bullmq?.failed ?? null)}</td>` : ''}
                   </tr>`,
               )}
             </tbody>
           </table>
+          ${b.queues.map((q) => failedJobsBody(q))}
           ${
             b.notes?.length
               ? html`<ul class="notes">

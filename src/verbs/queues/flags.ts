@@ -22,7 +22,8 @@ export const brokerFlags = {
     helpGroup: 'BROKER',
   }),
   prefix: Flags.string({
-    summary: "With --redis --framework laravel: the Redis key prefix (e.g. laravel_database_; default '').",
+    summary:
+      "With --redis --framework laravel: the Redis key prefix (e.g. laravel_database_; default ''); bullmq: the queues' prefix (default bull).",
     helpGroup: 'BROKER',
   }),
   lists: Flags.string({

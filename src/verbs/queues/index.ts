@@ -41,6 +41,8 @@ export interface QueuesRequest {
   /** Where the acknowledgements are read (the configured database); undefined: none apply. */
   ackDb?: Db;
   peek: number;
+  /** BullMQ: how many failed jobs to show with payload and error (default: `peek`); read-only. */
+  failedDetail?: number;
   /** Where snapshots are read and appended; undefined: no history (the snapshot findings are skipped). */
   store?: SnapshotStore;
   nowEpoch: number;
@@ -63,7 +65,11 @@ export async function inspectQueues(request: QueuesRequest): Promise<QueuesResul
   for (const choice of request.brokers) {
     const broker = await open(choice.name, choice.config);
     try {
-      const { report, findings } = await broker.inspect({ peek: request.peek, nowEpoch: request.nowEpoch });
+      const { report, findings } = await broker.inspect({
+        peek: request.peek,
+        nowEpoch: request.nowEpoch,
+        failedDetail: request.failedDetail,
+      });
       result.brokers.push(report);
       result.findings.push(...findings);
       if (request.store) {

@@ -128,6 +128,7 @@ export interface MoveInput extends MoveOptions {
   routingKey?: string;
   resetDeath?: boolean;
   match?: MoveRequest['match'];
+  jobIds?: string[];
 }
 
 /** `queues move`. */
@@ -137,12 +138,18 @@ export async function runMove(
   input: MoveInput,
   say: (m: string) => void,
 ): Promise<MoveResult & SettledBefore> {
-  if (!input.to && !input.toExchange)
+  // BullMQ retries failed jobs in place when no --to is given.
+  if (!input.to && !input.toExchange && input.what !== 'failed')
     throw usageError('--to is required', 'Name the queue the jobs go to: --to QUEUE.');
   if (input.to !== undefined && input.to === input.from)
     throw usageError(
       `--to ${input.to} is the queue the jobs come from`,
       'Name another queue with --to. Nothing was moved.',
+    );
+  if (input.jobIds?.length && !(choice.config.kind === 'redis' && choice.config.framework === 'bullmq'))
+    throw usageError(
+      `--job: broker ${choice.name} is no BullMQ broker`,
+      'Leave --job out; it names failed BullMQ jobs (framework: bullmq). Nothing was moved.',
     );
   const ratePerSecond = parseRateFlag(input.rate);
   const db = await auditDb(context, input.dryRun);
@@ -168,6 +175,7 @@ export async function runMove(
           dryRun: input.dryRun,
           resetDeath: input.resetDeath,
           match: input.match,
+          jobIds: input.jobIds,
           runId: input.runId,
           onBatch: onBatchFor(db, meta),
           // RabbitMQ's publish and ack cannot join a transaction: a write-ahead intent per batch.

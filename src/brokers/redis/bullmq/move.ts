@@ -1,0 +1,151 @@
+import { Job, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { Pacer, pacing } from '../../../core/pacer.js';
+import { TaskreconError, usageError } from '../../../errors.js';
+import type { MovedJob, MoveRequest, MoveResult } from '../../types.js';
+import { openQueue, requireQueue } from './queues.js';
+
+/**
+ * `queues move --what failed` on BullMQ, through its API only: in place, `Job.retry('failed')` (its
+ * reprocessJob script: failed set → wait, attempts reset, marker and event written); with `--to`,
+ * `Queue.add` to the other queue with the job's name, data and options, then `Job.remove` from the
+ * failed set. Each job is audited with the batch it was moved in.
+ */
+
+export interface BullmqTarget {
+  client: Redis;
+  prefix: string;
+  broker: string;
+}
+
+/** The job's options as `Queue.add` takes them again (its own bookkeeping left out). */
+function addOptions(job: Job): Record<string, unknown> {
+  const { repeat: _repeat, ...opts } = job.opts as Record<string, unknown>;
+  return opts;
+}
+
+/** One failed job to wait (in place) or to the other queue, through BullMQ's API. */
+async function moveOne(job: Job, to: Queue | undefined): Promise<void> {
+  if (to) {
+    await to.add(job.name, job.data, addOptions(job));
+    await job.remove();
+  } else await job.retry('failed');
+}
+
+function movedJob(job: Job, request: MoveRequest): MovedJob {
+  return {
+    jobId: String(job.id),
+    from: request.from,
+    to: request.to ?? request.from,
+    fromSet: 'failed',
+    toSet: 'wait',
+    payload: JSON.stringify({ name: job.name, data: job.data as unknown }),
+  };
+}
+
+/** `--job ID …`: every named job must be in the failed set before any moves (exit 3, nothing written). */
+async function moveNamed(
+  from: Queue,
+  to: Queue | undefined,
+  request: MoveRequest,
+  result: MoveResult,
+): Promise<MoveResult> {
+  const ids = [...new Set(request.jobIds)];
+  const jobs: Job[] = [];
+  const missing: string[] = [];
+  for (const id of ids) {
+    const job = await Job.fromId(from, id);
+    const state = job ? await job.getState() : 'missing';
+    if (job && state === 'failed') jobs.push(job);
+    else missing.push(`${id} (${state})`);
+  }
+  if (missing.length) {
+    throw new TaskreconError(`queue ${request.from}: BullMQ holds no failed job ${missing.join(', ')}`, {
+      code: 'USAGE',
+      hint: 'Another client retried or removed it, or the id is wrong; `taskrecon queues --peek N` lists failed jobs. Nothing was moved.',
+    });
+  }
+  const limited = jobs.slice(0, request.limit ?? jobs.length);
+  result.matched = limited.length;
+  if (request.dryRun) return result;
+  for (const job of limited) {
+    if (request.shouldStop()) break;
+    await moveOne(job, to);
+    result.moved++;
+    await request.onBatch([movedJob(job, request)]);
+  }
+  return result;
+}
+
+export async function moveFailed(target: BullmqTarget, request: MoveRequest): Promise<MoveResult> {
+  if (request.what !== 'failed') {
+    throw usageError(
+      `framework bullmq: --what ${request.what} is not moved by taskrecon (BullMQ's own scripts keep those sets)`,
+      'Move --what failed (retried through BullMQ), or use `taskrecon queues recover` for stalled jobs.',
+    );
+  }
+  if (request.to === request.from) {
+    throw usageError(
+      `--to ${request.to} is the queue the jobs come from`,
+      'Leave --to out to retry failed jobs in place.',
+    );
+  }
+  await requireQueue(target.client, target.prefix, target.broker, request.from);
+  if (request.to !== undefined) await requireQueue(target.client, target.prefix, target.broker, request.to);
+  const from = openQueue(target.client, target.prefix, request.from);
+  const to = request.to !== undefined ? openQueue(target.client, target.prefix, request.to) : undefined;
+  try {
+    const limit = request.limit ?? Number.POSITIVE_INFINITY;
+    const failed = (await from.getJobCounts('failed')).failed ?? 0;
+    const result: MoveResult = {
+      broker: target.broker,
+      from: request.from,
+      to: request.to ?? request.from,
+      what: 'failed',
+      dryRun: request.dryRun,
+      matched: Math.min(failed, limit),
+      moved: 0,
+      runId: request.runId,
+    };
+    if (request.jobIds?.length) return await moveNamed(from, to, request, result);
+    if (request.dryRun) return result;
+    const { batch } = pacing(request.ratePerSecond, request.batch);
+    const pacer = new Pacer(request.ratePerSecond, request.clock);
+    let left = limit;
+    while (left > 0 && !request.shouldStop()) {
+      const jobs = await from.getFailed(0, Math.min(batch, left) - 1);
+      if (jobs.length === 0) break;
+      const moved: MovedJob[] = [];
+      try {
+        for (const job of jobs as Job[]) {
+          await moveOne(job, to);
+          moved.push(movedJob(job, request));
+        }
+      } finally {
+        // The jobs of the batch that moved before one failed are audited all the same.
+        result.moved += moved.length;
+        left -= moved.length;
+        if (moved.length) await request.onBatch(moved);
+      }
+      await pacer.wait(result.moved);
+    }
+    return result;
+  } catch (error) {
+    if (error instanceof TaskreconError) throw error;
+    const message = (error as Error).message ?? String(error);
+    if (/not in the failed state|Missing key for job/i.test(message)) {
+      throw new TaskreconError(
+        `queue ${request.from}: BullMQ no longer holds a failed job being moved: ${message}`,
+        {
+          code: 'USAGE',
+          hint: 'Another client retried or removed it meanwhile; run `taskrecon queues` and move again. Jobs moved before are audited.',
+          cause: error,
+        },
+      );
+    }
+    throw error;
+  } finally {
+    await from.close();
+    await to?.close();
+  }
+}
