@@ -167,7 +167,8 @@ async function checkExecutions(db: Db, profile: Profile, problems: SchemaProblem
  * Oban's `cancelled`): the enum would reject the profile's own state names.
  */
 function olderThanRead(system: JobSystemInfo): SchemaProblem | undefined {
-  if (system.name === 'pg-boss' || system.name === 'solid-queue' || system.schemaVersion === null) return undefined;
+  if (system.name === 'pg-boss' || system.name === 'solid-queue' || system.schemaVersion === null)
+    return undefined;
   const range = SUPPORTED_VERSIONS[system.name];
   if (system.schemaVersion >= range.min) return undefined;
   return {
