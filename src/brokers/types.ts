@@ -1,3 +1,4 @@
+// Over 300 lines: the one data API of every broker kind, with the shapes moves, recovers and their intents share.
 /**
  * The data API every broker kind answers (one module per kind: `redis/`, `rabbitmq/`): how many,
  * how old, peek these, move these. Commands (`queues`, `queues move`, `queues recover`), `report`,

@@ -89,12 +89,13 @@ describe('the Redis move', () => {
     const client = {
       llen: async () => ready.length,
       exists: async () => 1,
+      del: async () => 1,
       eval: async (_script: string, keys: number, ...args: string[]) => ready.splice(0, Number(args[keys])),
     };
     const clock = new SteppingClock();
     const result = await moveJobs(
       { client: client as unknown as Redis, layout: { framework: 'laravel', prefix: '' }, broker: 'redis' },
-      moveRequest(clock),
+      moveRequest(clock, { journal: { open: async () => 1, settle: async () => undefined } }),
     );
     // 10 jobs/s: batches of 2, each due 200 ms after the one before.
     expect(result.moved).toBe(6);
@@ -112,16 +113,32 @@ function message(body: string): GetMessage {
 
 describe('the RabbitMQ move', () => {
   it('keeps --rate through the pacer on the request clock', async () => {
-    const queue = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'].map(message);
+    const queue = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'].map((body, i) => {
+      const m = message(body);
+      return { ...m, fields: { ...m.fields, deliveryTag: i + 1 } };
+    });
+    let deliver: ((m: GetMessage | null) => void) | undefined;
     const channel = {
       on: () => undefined,
       close: async () => undefined,
-      checkQueue: async () => ({ messageCount: queue.length }),
+      checkQueue: async () => ({ messageCount: queue.length, consumerCount: 0 }),
+      prefetch: async () => undefined,
+      consume: async (_q: string, onMessage: (m: GetMessage | null) => void) => {
+        deliver = onMessage;
+        setImmediate(() => {
+          for (const m of queue.splice(0)) deliver?.(m);
+        });
+        return { consumerTag: 'c1' };
+      },
+      cancel: async () => undefined,
       get: async () => queue.shift() ?? false,
       ack: () => undefined,
       nack: () => undefined,
-      publish: (_e: string, _k: string, _c: Buffer, _o: unknown, done: (error: unknown) => void) =>
-        done(null),
+      waitForConfirms: async () => undefined,
+      publish: (_e: string, _k: string, _c: Buffer, _o: unknown, done?: (error: unknown) => void) => {
+        done?.(null);
+        return true;
+      },
     };
     const connection = { createChannel: async () => channel, createConfirmChannel: async () => channel };
     const clock = new SteppingClock();
@@ -129,10 +146,14 @@ describe('the RabbitMQ move', () => {
       broker: 'rabbit',
       target: { vhost: '/', display: 'amqp://h', username: 'u' } as AmqpTarget,
       connection: connection as unknown as ChannelModel,
-      request: moveRequest(clock, { batch: 2 }),
+      request: moveRequest(clock, {
+        batch: 2,
+        journal: { open: async () => 1, settle: async () => undefined },
+      }),
     });
     expect(result.moved).toBe(6);
-    expect(clock.slept).toEqual([200, 200, 200]);
+    // 10 messages/s: batches of 2; the first starts at once, each next one 200 ms after it.
+    expect(clock.slept).toEqual([200, 200]);
   });
 });
 
