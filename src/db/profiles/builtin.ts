@@ -1,3 +1,4 @@
+// Over 300 lines: every built-in profile in one place, each a plain description of a table.
 import type { Profile } from './types.js';
 
 /** The classic task-table design: the reference task table. status tinyint 0 pending … 4 compensated. */
