@@ -1,3 +1,4 @@
+// Over 300 lines: the one table of every statement module the port exposes, listed in full.
 import type { Store } from './port/index.js';
 import { ackTableExists, endAck, ensureAckTable, insertAck, selectAck, selectAcks } from './sql/acks.js';
 import { selectRunIdsByPrefix } from './sql/audit-runs.js';
