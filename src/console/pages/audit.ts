@@ -10,6 +10,17 @@ export interface AuditQuery {
   source: string;
 }
 
+/** The cells every audit table shows of a change: who, what, from → to, why, and its run. */
+export function changeCells(e: AuditEntry): Html {
+  return html`<td class="operator">${e.operator}</td>
+    <td>${e.action}</td>
+    <td>${e.from ?? '–'} → ${e.to ?? '–'}</td>
+    <td class="reason">${e.reason ?? ''}</td>
+    <td class="muted">
+      <a href="/audit?run=${encodeURIComponent(e.runId)}">${e.runId.slice(0, 8)}</a>
+    </td>`;
+}
+
 /**
  * The audit log as a table: every audited change (tasks, broker moves and recoveries), each with its
  * source; a task id links to its page only when that task is still in the console's table.
@@ -38,13 +49,7 @@ function auditLogTable(entries: readonly AuditEntry[], linked: (e: AuditEntry) =
             <td>
               ${linked(e) ? html`<a href="/tasks/${encodeURIComponent(e.taskId)}">${e.taskId}</a>` : html`<span title="not in this table now">${e.taskId}</span>`}
             </td>
-            <td class="operator">${e.operator}</td>
-            <td>${e.action}</td>
-            <td>${e.from ?? '–'} → ${e.to ?? '–'}</td>
-            <td class="reason">${e.reason ?? ''}</td>
-            <td class="muted">
-              <a href="/audit?run=${encodeURIComponent(e.runId)}">${e.runId.slice(0, 8)}</a>
-            </td>
+            ${changeCells(e)}
           </tr>`,
       )}
     </tbody>

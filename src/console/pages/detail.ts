@@ -8,6 +8,7 @@ import {
 import type { ShowResult } from '../../verbs/show/index.js';
 import { html, type Html } from '../html.js';
 import { ACTION_LABELS } from './actions.js';
+import { changeCells } from './audit.js';
 import { csrfInput, when } from './layout.js';
 
 export interface DetailData {
@@ -74,13 +75,13 @@ function payloadText(shown: ShowResult): string {
   return task.payloadText ?? '';
 }
 
-export function auditTable(entries: readonly AuditEntry[], withTask: boolean): Html {
+/** The task's own audit history (the audit page adds the source and the task to each row). */
+function auditTable(entries: readonly AuditEntry[]): Html {
   if (entries.length === 0) return html`<p class="muted">No manual change recorded.</p>`;
   return html`<table class="audit">
     <thead>
       <tr>
         <th>at</th>
-        ${withTask ? html`<th>task</th>` : ''}
         <th>operator</th>
         <th>action</th>
         <th>from → to</th>
@@ -93,14 +94,7 @@ export function auditTable(entries: readonly AuditEntry[], withTask: boolean): H
         (e) =>
           html`<tr>
             <td>${when(e.at)}</td>
-            ${withTask ? html`<td><a href="/tasks/${encodeURIComponent(e.taskId)}">${e.taskId}</a></td>` : ''}
-            <td class="operator">${e.operator}</td>
-            <td>${e.action}</td>
-            <td>${e.from ?? '–'} → ${e.to ?? '–'}</td>
-            <td class="reason">${e.reason ?? ''}</td>
-            <td class="muted">
-              <a href="/audit?run=${encodeURIComponent(e.runId)}">${e.runId.slice(0, 8)}</a>
-            </td>
+            ${changeCells(e)}
           </tr>`,
       )}
     </tbody>
@@ -193,6 +187,6 @@ export function detailBody(data: DetailData): Html {
     </section>
     <section>
       <h2>Audit history</h2>
-      ${auditTable(data.shown.audit, false)}
+      ${auditTable(data.shown.audit)}
     </section>`;
 }

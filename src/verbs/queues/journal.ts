@@ -10,7 +10,7 @@ import {
   type IntentLook,
   type SettleSummary,
 } from '../../ops/intents/index.js';
-import { auditRows, type MoveAuditMeta } from './move-audit.js';
+import { auditRows, metaOfIntent, type MoveAuditMeta } from './move-audit.js';
 
 /**
  * The write-ahead journal of Redis `queues move` and `queues recover`: each batch's intent is
@@ -80,17 +80,9 @@ export async function settleOpenMoves(
     const landing = landingOf(intent);
     const moved = await lookBatch.call(broker, landing);
     if (!moved) return { state: 'not-landed', audit: [] };
-    const meta: MoveAuditMeta = {
-      operator: intent.operator,
-      host: intent.host,
-      action: intent.action,
-      broker: intent.source,
-      reason: intent.reason,
-      runId: intent.runId,
-    };
     return {
       state: moved.length ? 'landed' : 'not-landed',
-      audit: auditRows(moved, meta, settledRun),
+      audit: auditRows(moved, metaOfIntent(intent), settledRun),
       after: () => forgetBatch.call(broker, landing),
     };
   };

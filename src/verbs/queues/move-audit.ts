@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AuditInsert } from '../../db/port/index.js';
+import type { AuditInsert, IntentRecord } from '../../db/port/index.js';
 import type { MovedJob } from '../../brokers/types.js';
 
 /** The audit table's columns are this wide; longer queue keys are cut, the whole key stays in the JSON. */
@@ -27,6 +27,18 @@ export interface MoveAuditMeta {
   broker: string;
   reason: string | null;
   runId: string;
+}
+
+/** Who moved what and why, as the intent of a batch recorded it (the killed run, not the settling one). */
+export function metaOfIntent(intent: IntentRecord): MoveAuditMeta {
+  return {
+    operator: intent.operator,
+    host: intent.host,
+    action: intent.action,
+    broker: intent.source,
+    reason: intent.reason,
+    runId: intent.runId,
+  };
 }
 
 /**

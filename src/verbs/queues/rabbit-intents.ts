@@ -11,7 +11,7 @@ import {
   type IntentLook,
   type SettledIntent,
 } from '../../ops/intents/index.js';
-import { auditRows, type MoveAuditMeta } from './move-audit.js';
+import { auditRows, metaOfIntent, type MoveAuditMeta } from './move-audit.js';
 
 /**
  * The write-ahead intents of RabbitMQ moves (kind `rabbitmq-move`): one per batch, committed before
@@ -63,15 +63,7 @@ export function rabbitIntents(db: Db, meta: AuditMeta, broker: string): BatchInt
 /** The audit rows of a killed run's batch: every message of it, marked as possibly at the target. */
 function unconfirmedRows(intent: IntentRecord, settledBy: string) {
   const jobs: MovedJob[] = intent.jobs.map((jobId) => ({ jobId, from: intent.from, to: intent.to }));
-  const meta: AuditMeta = {
-    operator: intent.operator,
-    host: intent.host,
-    action: intent.action,
-    broker: intent.source,
-    reason: intent.reason,
-    runId: intent.runId,
-  };
-  return auditRows(jobs, meta).map((row) => ({
+  return auditRows(jobs, metaOfIntent(intent)).map((row) => ({
     ...row,
     afterJson: JSON.stringify({ queue: intent.to, set: null, possibleDuplicate: true, settledBy }),
   }));
