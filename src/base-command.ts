@@ -7,7 +7,10 @@ import { bindSource, type BoundSource } from './db/bind-source.js';
 import { maskDsnText } from './db/dsn.js';
 import { replicaLag, replicaNote, type ReplicaLag } from './db/replica.js';
 import type { Db } from './db/types.js';
-import { ExitCode, TaskreconError, type ExitCodeValue } from './errors.js';
+import { configError, ExitCode, TaskreconError, usageError, type ExitCodeValue } from './errors.js';
+import { profileFor } from './db/profiles/registry.js';
+import { DEFAULT_SHARD_CONCURRENCY, openShardSet, type ShardSet } from './ops/shards/set.js';
+import { driftLines } from './ops/shards/drift.js';
 import { connectionFlags } from './flags.js';
 import { setPasteConnection, withPasteConnection } from './render/paste.js';
 import { holdOutput, type QuietGate } from './render/quiet.js';
@@ -100,10 +103,51 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** Opens the chosen source and checks it against the live schema (exit 3 on a mismatch). */
   protected async openSource(options: { poolSize?: number } = {}): Promise<BoundSource> {
     const choice = this.context.source();
+    if (this.context.shards(choice))
+      throw usageError(
+        `source '${choice.name}' is sharded, and ${this.id ?? 'this command'} works on one table at a time`,
+        'scan, show, report, doctor and redrive work on every shard; for this command name one shard with --db DSN --table TABLE and no --source.',
+      );
     const db = await this.context.open(choice, options);
     for (const warning of db.warnings) this.warnLine(warning);
     await this.noteReplica(db);
     return bindSource(db, choice.profile, choice.name);
+  }
+
+  /**
+   * The chosen source, or, when it is sharded, every shard of it opened and bound (each on its own
+   * server), `--shard-concurrency` at a time. Columns that differ between shards stop the run
+   * (exit 3) unless `drift: 'report'` (doctor, which reports them).
+   */
+  protected async openSourceOrShards(
+    shardFlags: { 'shard-concurrency'?: number; 'allow-partial'?: boolean },
+    options: { poolSize?: number; drift?: 'stop' | 'report'; only?: (names: string[]) => string } = {},
+  ): Promise<{ source: BoundSource; set?: undefined } | { set: ShardSet; source?: undefined }> {
+    const choice = this.context.source();
+    const all = this.context.shards(choice);
+    if (!all) return { source: await this.openSource(options) };
+    const only = options.only?.(all.map((s) => s.name));
+    const specs = only === undefined ? all : all.filter((s) => s.name === only);
+    const set = await openShardSet(
+      choice.name,
+      specs,
+      async (spec) => {
+        const db = await this.context.open(choice, { ...options, dsn: spec.db });
+        const profile = profileFor({ ...choice.config, table: spec.table }, `sources.${choice.name}`);
+        return bindSource(db, profile, choice.name);
+      },
+      {
+        concurrency: shardFlags['shard-concurrency'] ?? DEFAULT_SHARD_CONCURRENCY,
+        allowPartial: shardFlags['allow-partial'] ?? false,
+      },
+    );
+    for (const m of set.missing) this.warnLine(`shard ${m.name} left out: ${m.error}`);
+    if (set.drift.length > 0 && options.drift !== 'report')
+      throw configError(
+        `the shards of source '${choice.name}' have different schemas: ${driftLines(set.drift, set.shards[0]?.spec.name ?? '').join('; ')}`,
+        'Migrate every shard to one schema (taskrecon doctor lists the differences), then run again.',
+      );
+    return { set };
   }
 
   /** A message for the operator on stderr (never on stdout, which carries data). */

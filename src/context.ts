@@ -6,7 +6,8 @@ import { closest } from './config/suggest.js';
 import { parseDuration } from './core/duration.js';
 import { configError, usageError } from './errors.js';
 import { connect } from './db/connect.js';
-import { resolveFileDsn } from './db/dsn.js';
+import { parseDsn, resolveFileDsn } from './db/dsn.js';
+import { expandShards, type ShardSpec } from './core/shards.js';
 import { profileFor } from './db/profiles/registry.js';
 import type { Profile } from './db/profiles/types.js';
 import type { Db } from './db/types.js';
@@ -122,6 +123,36 @@ export class Context {
     return path ? resolveFileDsn(fromConfig, dirname(path)) : fromConfig;
   }
 
+  /**
+   * The shards of a sharded source (`shards:` in its config), in config order; undefined for a
+   * source of one table. A DSN in a config file is resolved as `db:` is.
+   */
+  shards(source: SourceChoice): ShardSpec[] | undefined {
+    const entries = source.config.shards;
+    if (!entries) return undefined;
+    const where = `sources.${source.name}`;
+    if (source.config.table !== undefined || source.config.db !== undefined)
+      throw configError(
+        `${where} has both shards and ${source.config.table !== undefined ? 'table' : 'db'}`,
+        'A sharded source names its tables and servers in `shards:` only: remove `table:` and `db:`.',
+      );
+    if (this.input.db || this.input.table)
+      throw usageError(
+        `source '${source.name}' is sharded: --db and --table would pick one table of it`,
+        `Drop --db/--table to work on every shard, or name one shard's table and server without --source.`,
+      );
+    const path = this.configPath;
+    const resolved = entries.map((e) => ({ ...e, db: path ? resolveFileDsn(e.db, dirname(path)) : e.db }));
+    return expandShards(
+      resolved,
+      (dsn) => {
+        const parsed = parseDsn(dsn);
+        return 'database' in parsed ? parsed.database : (parsed.file.split('/').pop() ?? parsed.file);
+      },
+      where,
+    );
+  }
+
   /** The read replica's DSN: --read-db, else TASKRECON_READ_DB, else config `readDb`; undefined when none. */
   readDsn(): string | undefined {
     return this.input['read-db'] || this.env.TASKRECON_READ_DB || this.config.readDb || undefined;
@@ -140,15 +171,15 @@ export class Context {
    */
   async open(
     source?: SourceChoice,
-    options: { poolSize?: number; create?: boolean; write?: boolean } = {},
+    options: { poolSize?: number; create?: boolean; write?: boolean; dsn?: string } = {},
   ): Promise<Db> {
     const timeout =
       this.config.connectTimeout === undefined
         ? undefined
         : parseDuration(this.config.connectTimeout, 'connectTimeout');
-    const replica = this.readOnly && !options.write ? this.readDsn() : undefined;
+    const replica = this.readOnly && !options.write && !options.dsn ? this.readDsn() : undefined;
     this.openedReplica = replica !== undefined;
-    const db = await connect(replica ?? this.dsn(source), {
+    const db = await connect(replica ?? options.dsn ?? this.dsn(source), {
       maxStatementTimeMs: this.maxStatementTimeMs(),
       passwordFile: this.input['password-file'] ?? this.config.passwordFile,
       appTimeZone: this.env.TASKRECON_APP_TIME_ZONE ?? this.config.appTimeZone,

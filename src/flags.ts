@@ -127,3 +127,16 @@ export const queueFlag = Flags.string({ summary: 'Only jobs of these queues.', m
 
 export const FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
 export type Format = (typeof FORMATS)[number];
+
+/** The flags of a command that works on every shard of a sharded source. */
+export const shardFlags = {
+  'shard-concurrency': countFlag(1)({
+    summary: 'On a sharded source: how many shards are read or written at once.',
+    default: 4,
+  }),
+  'allow-partial': Flags.boolean({
+    summary: 'On a sharded source: go on without the shards that cannot be reached, naming them.',
+    description:
+      'Without it, a shard that cannot be reached stops the run (exit 3) naming it. With it, the output names the missing shards and sums the rest exactly.',
+  }),
+};

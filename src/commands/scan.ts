@@ -1,23 +1,17 @@
-import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import {
-  countFlag,
-  durationFlag,
-  errorLikeFlag,
-  FORMATS,
-  queueFlag,
-  statusFlag,
-  timeFlag,
-} from '../flags.js';
-import {
-  LIST_ORDERS,
   scan,
   scanRequest,
+  SCAN_FLAGS,
+  scanShards,
   type ScanResult,
   unknownBizTypeWarnings,
 } from '../verbs/scan/index.js';
+
 import { startProgress } from '../render/progress.js';
 import { streamScanRows } from '../render/scan-stream.js';
+import { streamShardRows } from '../render/scan-stream-shards.js';
+import { eachShard, type ShardSet } from '../ops/shards/set.js';
 import type { SecondFailureRow } from '../verbs/sweep/index.js';
 
 export default class Scan extends BaseCommand<typeof Scan> {
@@ -33,47 +27,17 @@ export default class Scan extends BaseCommand<typeof Scan> {
     '<%= config.bin %> scan --profile laravel-failed-jobs --queue emails --error-like TimeoutException',
   ];
 
-  static override flags = {
-    'biz-type': Flags.string({ summary: 'Only these biz types.', multiple: true }),
-    status: statusFlag,
-    since: timeFlag({
-      summary: 'Only tasks created at or after this time (ISO date-time, or a duration ago like 2h).',
-    }),
-    until: timeFlag({ summary: 'Only tasks created before this time.' }),
-    queue: queueFlag,
-    'error-like': errorLikeFlag,
-    'stuck-after': durationFlag({
-      summary: "A processing task untouched this long is stuck (default: the profile's lease, 10m).",
-    }),
-    limit: countFlag(0)({
-      summary: 'Rows per list; 0 lists every row (stream it with --format ndjson).',
-      default: 20,
-    }),
-    format: Flags.string({ summary: 'Output format.', options: [...FORMATS] }),
-    order: Flags.string({
-      summary: 'Order of each list: next-retry (next_retry_time, then id) or id (primary key).',
-      description:
-        'Default: next-retry. With --format ndjson --limit 0 and no --order, each list streams in the order the server reads faster: primary-key order when the list is a quarter or more of a table of 100,000 rows or more (MySQL/MariaDB), list order otherwise.',
-      options: [...LIST_ORDERS],
-    }),
-    'full-scan': Flags.boolean({
-      summary:
-        'On a large table, also compute the figures no index serves, reading the whole table for them.',
-      description:
-        'Without it, a figure that would read the whole table (no index serves it, ≥ 100,000 rows) is skipped and a note names the index that would serve it (taskrecon doctor prints the CREATE INDEX).',
-    }),
-    'second-failures': Flags.boolean({
-      summary:
-        'Also list second failures: jobs the `sweeps:` rules retried maxSweeps times that failed again.',
-    }),
-  };
+  static override flags = SCAN_FLAGS;
 
   async run(): Promise<ScanResult | undefined> {
     const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
-    const source = await this.openSource();
+    const opened = await this.openSourceOrShards(this.flags);
+    const stuckAfterMs = this.context.source().stuckAfterMs;
+    if (opened.set) return this.scanShards(opened.set, format, stuckAfterMs);
+    const { source } = opened;
     const streamedWhole = format === 'ndjson' && this.flags.limit === 0;
     const order = this.flags.order ?? (streamedWhole ? 'cheapest' : undefined);
-    const options = await scanRequest(source, { ...this.flags, order }, this.context.source().stuckAfterMs);
+    const options = await scanRequest(source, { ...this.flags, order }, stuckAfterMs);
     for (const warning of await unknownBizTypeWarnings(source, this.flags['biz-type']))
       this.warnLine(warning);
     if (format === 'ndjson' || format === 'csv') {
@@ -103,6 +67,21 @@ export default class Scan extends BaseCommand<typeof Scan> {
         this.log(renderSecondFailures(result.secondFailures));
       }
     }
+    return result;
+  }
+
+  /** A sharded source: every shard read, merged; NDJSON and CSV stream in list order. */
+  private async scanShards(set: ShardSet, format: string, stuckAfterMs: number) {
+    if (format === 'ndjson' || format === 'csv') {
+      const shards = await eachShard(set, async (shard) => ({
+        shard,
+        options: await scanRequest(shard.source, this.flags, stuckAfterMs),
+      }));
+      this.note(await streamShardRows(shards, format, this.flags.limit));
+      return undefined;
+    }
+    const result = await scanShards(set, this.flags, stuckAfterMs);
+    if (format === 'table') this.log((await import('../render/scan.js')).renderScan(result));
     return result;
   }
 }

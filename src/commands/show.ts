@@ -2,6 +2,9 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { showTask, type ShowResult } from '../verbs/show/index.js';
 import { renderShow } from '../render/show.js';
+import { splitShardId } from '../core/shards.js';
+import { shardFlags } from '../flags.js';
+import type { OpenShard } from '../ops/shards/set.js';
 
 export default class Show extends BaseCommand<typeof Show> {
   static override readOnly = true;
@@ -15,22 +18,31 @@ export default class Show extends BaseCommand<typeof Show> {
     '<%= config.bin %> show 7 --source failed --full',
     '<%= config.bin %> show 5f0c1a2e-8d3b-4a8e-9c1d-2b7e4f6a9d10 --profile laravel-failed-jobs',
     '<%= config.bin %> show 42 --json',
+    '<%= config.bin %> show shop_0.async_task_3:42 --source tasks',
   ];
 
   static override args = {
     id: Args.string({
-      description: 'The task id as scan lists it, or its event id (Laravel uuid, async_task event_id).',
+      description:
+        'The task id as scan lists it, or its event id (Laravel uuid, async_task event_id); on a sharded source SHARD:ID.',
       required: true,
     }),
   };
 
   static override flags = {
+    ...shardFlags,
     full: Flags.boolean({ summary: 'On a terminal too, print the payload and last error whole.' }),
   };
 
   async run(): Promise<ShowResult> {
-    const source = await this.openSource();
-    const result = await showTask(source, this.args.id);
+    let id = this.args.id;
+    let shard: string | undefined;
+    const opened = await this.openSourceOrShards(this.flags, {
+      only: (names) => ({ shard, id } = splitShardId(id, names)).shard,
+    });
+    const source = opened.source ?? (opened.set.shards[0] as OpenShard).source;
+    const result = await showTask(source, id);
+    if (shard !== undefined) result.task = { shard, ...result.task };
     if (!this.jsonEnabled()) this.log(renderShow(result, { full: this.flags.full }));
     return result;
   }

@@ -27,6 +27,16 @@ export const sourceSchema = z.strictObject({
     .optional(),
   timeTypes: z.partialRecord(z.enum([...TIME_FIELDS]), z.enum([...TIME_TYPES])).optional(),
   stuckAfter: duration.optional(),
+  /** The table split over several tables and servers: each entry a DSN and a table or a range (`async_task_{0..3}`). */
+  shards: z
+    .array(
+      z.strictObject({
+        db: z.string().min(1),
+        table: z.string().min(1),
+        name: z.string().min(1).optional(),
+      }),
+    )
+    .optional(),
   queue: z
     .strictObject({
       connections: z.record(

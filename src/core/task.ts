@@ -47,6 +47,8 @@ export interface Task {
   queue?: string | null;
   connection?: string | null;
   maxAttempts?: number | null;
+  /** The shard that holds it, on a sharded source (addressed as SHARD:ID). */
+  shard?: string;
 }
 
 /** A task with everything `show` prints. */

@@ -31,8 +31,11 @@ export function renderTaskList(title: string, tasks: Task[], list: TaskList = 'd
   const jobs = tasks.some((t) => (t.queue ?? null) !== null || (t.connection ?? null) !== null);
   // Failed jobs are never retried on a schedule: their empty next-retry column makes room for the queue.
   const nextRetry = !jobs || tasks.some((t) => t.nextRetryAt !== null);
+  // A task of a sharded source is addressed as SHARD:ID (show takes it so).
+  const idOf = (t: Task & { shard?: string }) =>
+    t.shard === undefined ? String(t.id) : `${t.shard}:${t.id}`;
   const rows = tasks.map((t) => [
-    String(t.id),
+    idOf(t),
     t.bizType ?? '',
     t.bizId ?? t.eventId ?? '',
     colorStatus(t.status),

@@ -29,7 +29,7 @@ export function renderShow(result: ShowResult, options: { full: boolean }): stri
   );
   out.push('');
   const fields: Array<[string, string | number | null]> = [
-    ['id', String(task.id)],
+    ['id', task.shard === undefined ? String(task.id) : `${task.shard}:${task.id}`],
     [
       'status',
       `${colorStatus(task.status)}${task.rawStatus !== undefined && task.rawStatus !== null && String(task.rawStatus) !== task.status ? chalk.dim(` (stored ${printable(String(task.rawStatus), 40)})`) : ''}`,

@@ -100,7 +100,10 @@ function csvCell(json: string): string {
   return `"${text.includes('"') ? text.replace(/"/g, '""') : text}"`;
 }
 
-export function rowSerializer(sql: TaskSql): RowSerializer {
+/** `shard`: every line names it (the rows of one shard of a sharded source). */
+export function rowSerializer(sql: TaskSql, shard?: string): RowSerializer {
+  const shardField = shard === undefined ? '' : `"shard":${JSON.stringify(shard)},`;
+  const shardCell = shard === undefined ? '' : `${csvCell(JSON.stringify(shard))},`;
   const statusCache = new Map<unknown, string>();
   const status = (raw: unknown): string => {
     let s = statusCache.get(raw);
@@ -117,7 +120,7 @@ export function rowSerializer(sql: TaskSql): RowSerializer {
   const prefix = (list: string): string => {
     let p = listKey.get(list);
     if (p === undefined) {
-      p = `{"list":${JSON.stringify(list)},"id":`;
+      p = `{"list":${JSON.stringify(list)},${shardField}"id":`;
       listKey.set(list, p);
     }
     return p;
@@ -125,7 +128,7 @@ export function rowSerializer(sql: TaskSql): RowSerializer {
   const line = (head: string, r: readonly unknown[]): string =>
     `${head}${jsonId(r[0])},"bizType":${jsonText(r[1])},"bizId":${jsonText(r[2])},"eventId":${jsonText(r[3])},"status":${status(r[4])},"attempts":${jsonInt(r[5])},"nextRetryAt":${nextRetryAt(r[6])},"lastError":${jsonText(r[7])},"createdAt":${createdAt(r[8])},"updatedAt":${updatedAt(r[9])},"queue":${jsonText(r[10])},"connection":${jsonText(r[12])}}\n`;
   const csvLine = (list: string, r: readonly unknown[]): string =>
-    `${list},${[jsonId(r[0]), jsonText(r[1]), jsonText(r[2]), jsonText(r[3]), status(r[4]), jsonInt(r[5]), nextRetryAt(r[6]), jsonText(r[7]), createdAt(r[8]), updatedAt(r[9]), jsonText(r[10]), jsonText(r[12])].map(csvCell).join(',')}\n`;
+    `${list},${shardCell}${[jsonId(r[0]), jsonText(r[1]), jsonText(r[2]), jsonText(r[3]), status(r[4]), jsonInt(r[5]), nextRetryAt(r[6]), jsonText(r[7]), createdAt(r[8]), updatedAt(r[9]), jsonText(r[10]), jsonText(r[12])].map(csvCell).join(',')}\n`;
   return {
     ndjson: (list, row) => line(prefix(list), row),
     csv: csvLine,

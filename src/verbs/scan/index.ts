@@ -14,3 +14,5 @@ export {
   type ListPage,
 } from './list-page.js';
 export { listErrors, type ListErrors } from './list-errors.js';
+export { scanShards, type ShardedScanResult, type ShardTask } from './shards.js';
+export { SCAN_FLAGS } from './flags.js';
