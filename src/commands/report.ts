@@ -3,6 +3,7 @@ import { STATUS_EXIT } from '../core/thresholds.js';
 import { writeFileAtomic } from '../files.js';
 import { renderReportAs } from '../render/report-output.js';
 import { writeOut } from '../render/terminal.js';
+import type { OpenShard } from '../ops/shards/set.js';
 import {
   REPORT_FLAGS,
   reportRequest,
@@ -52,8 +53,10 @@ export default class Report extends BaseCommand<typeof Report> {
     const { output } = request;
     // From here on the input is good: a run that fails now marks its Prometheus file down.
     if (output && this.format() === 'prometheus') this.downFile = output;
+    const opened = await this.openSourceOrShards(this.flags);
     const result = await runReport({
-      source: await this.openSource(),
+      source: opened.source ?? (opened.set.shards[0] as OpenShard).source,
+      ...(opened.set ? { shards: opened.set } : {}),
       config: this.context.config,
       request,
       bizTypes: this.flags['biz-type'],

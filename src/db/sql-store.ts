@@ -124,6 +124,7 @@ import { claimAlerts, ensureAlertClaimTable, settleAlertClaims } from './sql/ale
 import {
   countFailedOpen,
   failedInWindow,
+  latencyHistogram,
   latestFailure,
   queueHealth,
   windowAggregate,
@@ -181,6 +182,7 @@ export const sqlStore: Store = {
     countList,
     countListByError,
     windowAggregate,
+    latencyHistogram,
     failedInWindow,
     countFailedOpen,
     latestFailure,

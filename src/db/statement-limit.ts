@@ -53,6 +53,7 @@ const INDEX_FOR: Record<string, string> = {
   'scan.listBatches': '(status, next_retry_time)',
   'scan.listEncoded': '(status, next_retry_time)',
   'report.windowAggregate': '(created_at)',
+  'report.latencyHistogram': '(created_at)',
   'report.countFailedOpen': '(status, next_retry_time)',
   'report.countByBizType': '(status, biz_type)',
   'report.latestFailure': '(status, biz_type)',

@@ -95,11 +95,13 @@ export function renderFamilies(families: readonly Family[]): string {
 }
 
 /** The report's families: up and last success, status, window, the figures, breaches, thresholds, per-queue figures. */
-export function prometheusFamilies(report: Omit<ReportResult, 'notifications'>): Family[] {
+export function prometheusFamilies(report: Omit<ReportResult, 'notifications'> & ShardsPart): Family[] {
   const base = { source: report.source.name };
   const nowEpoch = Math.round(Date.parse(report.now) / 1000);
   const families: Family[] = [
-    ...upFamilies(report.source.name, 1, nowEpoch),
+    ...(report.shards
+      ? shardFamilies(report.source.name, report.shards, nowEpoch)
+      : upFamilies(report.source.name, 1, nowEpoch)),
     {
       name: 'taskrecon_report_status',
       help: 'Report status: 0 OK, 1 WARNING, 2 CRITICAL.',
@@ -178,6 +180,68 @@ export function prometheusFamilies(report: Omit<ReportResult, 'notifications'>):
     );
   }
   return families;
+}
+
+/** The shards of a sharded source's report, as the report's JSON lists them. */
+interface ShardsPart {
+  shards?: {
+    name: string;
+    up: boolean;
+    due?: number | null;
+    stuck?: number | null;
+    failedOpen?: number | null;
+  }[];
+}
+
+/**
+ * A sharded source: `taskrecon_up{source,shard}` per shard (0 for one that could not be reached,
+ * whose figures are then absent) and each shard's own due, stuck and failed-open counts.
+ */
+function shardFamilies(
+  source: string,
+  shards: NonNullable<ShardsPart['shards']>,
+  nowEpoch: number,
+): Family[] {
+  const labels = (shard: string) => ({ source, shard });
+  const figure = (
+    name: string,
+    help: string,
+    pick: (s: (typeof shards)[number]) => number | null | undefined,
+  ): Family => ({
+    name,
+    help,
+    samples: shards.flatMap((s) => {
+      const value = pick(s);
+      return value === null || value === undefined ? [] : [{ labels: labels(s.name), value }];
+    }),
+  });
+  return [
+    {
+      name: 'taskrecon_up',
+      help: 'Whether the last report run reached the database and computed its figures (1) or not (0); per shard for a sharded source.',
+      samples: shards.map((s) => ({ labels: labels(s.name), value: s.up ? 1 : 0 })),
+    },
+    {
+      name: 'taskrecon_last_success_timestamp_seconds',
+      help: 'The database clock of the last report run that computed its figures, as a unix time.',
+      samples: [{ labels: { source }, value: nowEpoch }],
+    },
+    figure(
+      'taskrecon_shard_due',
+      'Pending tasks whose next retry time has passed, now, on one shard.',
+      (s) => s.due,
+    ),
+    figure(
+      'taskrecon_shard_stuck',
+      'Processing tasks whose lease expired, now, on one shard.',
+      (s) => s.stuck,
+    ),
+    figure(
+      'taskrecon_shard_failed_open',
+      'Failed tasks awaiting manual action, now, on one shard.',
+      (s) => s.failedOpen,
+    ),
+  ];
 }
 
 /** `taskrecon_up` and the time of the last run that reached the database (omitted when never). */

@@ -85,6 +85,7 @@ export type { EffectTaskSide, KeyRowCount, KeyTaskCount } from '../sql/effect.js
 export type { LongTransaction, ServerClock, TableBloat } from '../sql/doctor.js';
 export type { DrillTaskInsert, DrillTaskRow, EffectTable } from '../sql/drill.js';
 export type { SnapshotRow } from '../sql/queue-snapshot.js';
+export type { LatencyBucketRow } from '../sql/report.js';
 export type { EffectDelivery } from '../sql/reference-effect.js';
 export type { CountRow, ListEncoder, ListKind, ListReadOptions, StatusCountRow } from '../sql/scan.js';
 export type { FailedPage, IdentityAudit } from '../sql/sweep.js';

@@ -70,6 +70,7 @@ export interface TaskStore {
 
   // Report counts.
   windowAggregate: typeof report.windowAggregate;
+  latencyHistogram: typeof report.latencyHistogram;
   failedInWindow: typeof report.failedInWindow;
   countFailedOpen: typeof report.countFailedOpen;
   latestFailure: typeof report.latestFailure;

@@ -7,6 +7,7 @@ import {
 } from '../../core/report.js';
 import type { BoundSource } from '../bind-source.js';
 import { and, type Fragment } from '../fragment.js';
+import { HISTOGRAM_SCALE } from '../../core/shards.js';
 import { toId, toIso, toText } from '../task-sql.js';
 import { filterWhere, type ScanFilter } from './scan.js';
 
@@ -81,6 +82,40 @@ SELECT bt, COUNT(*) AS created, SUM(ok) AS succeeded, SUM(ko) AS failed, SUM(lat
     latencyCount: num(r.latN),
     latencyP95: numOrNull(r.p95),
     latencyP95All: numOrNull(r.p95All),
+  }));
+}
+
+/** One bucket of the latency histogram of one biz type (see core/shards.ts, HISTOGRAM_SCALE). */
+export interface LatencyBucketRow {
+  bizType: string | null;
+  bucket: number;
+  count: number;
+  max: number;
+}
+
+/**
+ * The latency histogram of the tasks created in the window that succeeded, per biz type: a
+ * latency of v seconds in bucket ⌊HISTOGRAM_SCALE · ln(v + 1)⌋, with each bucket's count and its
+ * largest latency. Histograms of several shards add, so their percentiles merge (windowAggregate's
+ * exact p95 does not). In: the window filter. Out: one row per biz type and bucket.
+ */
+export async function latencyHistogram(source: BoundSource, filter: ScanFilter): Promise<LatencyBucketRow[]> {
+  const { sql } = source;
+  const where = filterWhere(sql, filter);
+  const success = sql.statusIn(['success']);
+  const lat = `${sql.epoch('updatedAt')} - ${sql.epoch('createdAt')}`;
+  const w = and([where, success]);
+  const bucket = `FLOOR(${HISTOGRAM_SCALE} * LN(CASE WHEN lat > 0 THEN lat ELSE 0 END + 1))`;
+  const select = `
+SELECT bt, ${bucket} AS b, COUNT(*) AS n, MAX(lat) AS mx
+  FROM (SELECT ${sql.bizTypeExpr()} AS bt, ${lat} AS lat FROM ${sql.table} WHERE ${w.sql}) w
+ GROUP BY bt, ${bucket}`;
+  const rows = await source.db.query<Record<string, unknown>>(select, w.params);
+  return rows.map((r) => ({
+    bizType: text(r.bt),
+    bucket: num(r.b),
+    count: num(r.n),
+    max: Math.max(0, num(r.mx)),
   }));
 }
 

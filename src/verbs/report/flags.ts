@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { durationFlag } from '../../flags.js';
+import { durationFlag, shardFlags } from '../../flags.js';
 import { TREND_SPAN_NAMES } from './trend.js';
 
 export const REPORT_FORMATS = ['table', 'json', 'prometheus', 'nagios'] as const;
@@ -7,6 +7,7 @@ export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 /** The flags of `report`; their values are checked by reportRequest(). */
 export const REPORT_FLAGS = {
+  ...shardFlags,
   window: durationFlag({
     summary: 'Metrics over tasks created in this window (default 1h, or report.window).',
   }),

@@ -8,12 +8,17 @@ import { reportQueues, type QueueReportSection } from '../../ops/queue-report.js
 import { sweepCounts, sweepFigures } from '../../ops/sweep/figures.js';
 import { notifyReport } from './notify.js';
 import { buildReport } from './report.js';
+import { buildShardReport, type ShardReportEntry } from './shards.js';
+import type { ShardSet } from '../../ops/shards/set.js';
 import { checkReportSource, type ReportRequest } from './request.js';
 import { reportTrend } from './trend.js';
 
 /** A whole `report` run as the command and the console ask for it. */
 export interface ReportRun {
+  /** The source; for a sharded one, its first shard (taskrecon's own tables: notifications, acks). */
   source: BoundSource;
+  /** A sharded source: every shard is read and merged (sweep figures and the trend are left out). */
+  shards?: ShardSet;
   config: TaskreconConfig;
   /** The checked inputs (see reportRequest). */
   request: ReportRequest;
@@ -26,25 +31,33 @@ export interface ReportRun {
   warn: (line: string) => void;
 }
 
-export type FullReport = ReportResult & { queues?: QueueReportSection };
+export type FullReport = ReportResult & {
+  queues?: QueueReportSection;
+  shards?: ShardReportEntry[];
+  missingShards?: string[];
+};
 
 /**
  * `report`: the metrics against their thresholds, the notifications they call for, the sweep's
  * figures, the brokers' queues and the trend, as one result whose status is the worst of them.
  */
+const sweepRulesOf = (config: TaskreconConfig): boolean => (config.sweeps?.length ?? 0) > 0;
+
 export async function runReport(run: ReportRun): Promise<FullReport> {
   const { source, request } = run;
   checkReportSource(source, run.bizTypes);
-  const nowEpoch = await source.db.nowEpoch();
   for (const warning of await unknownBizTypeWarnings(source, run.bizTypes)) run.warn(warning);
-  const report = await buildReport(source, {
-    nowEpoch,
+  const options = {
     windowSeconds: Math.round(request.windowMs / 1000),
     stuckAfterMs: run.stuckAfterMs,
     bizTypes: run.bizTypes,
     thresholds: request.thresholds,
     fullScan: run.fullScan,
-  });
+  };
+  const report = run.shards
+    ? await buildShardReport(run.shards, options)
+    : await buildReport(source, { ...options, nowEpoch: await source.db.nowEpoch() });
+  const nowEpoch = Math.round(Date.parse(report.now) / 1000);
   const notifications = await notifyReport(source.db, report, {
     targets: request.targets,
     cooldownSeconds: request.cooldownSeconds,
@@ -52,11 +65,15 @@ export async function runReport(run: ReportRun): Promise<FullReport> {
   });
   for (const n of notifications)
     if (n.outcome === 'failed') run.warn(`webhook ${n.kind} ${n.target} failed: ${n.error}`);
-  const sweep = await sweepFigures(source, run.config, Math.round(request.windowMs / 1000));
+  const sweep = run.shards
+    ? undefined
+    : await sweepFigures(source, run.config, Math.round(request.windowMs / 1000));
   const queues = run.config.brokers
     ? await reportQueues(run.config, undefined, await activeAcks(source.db))
     : undefined;
-  const trend = run.trend ? await reportTrend(source, run.trend, nowEpoch) : undefined;
+  if (run.shards && (run.trend || sweepRulesOf(run.config)))
+    run.warn('sharded source: the trend and the sweep figures are not computed across shards yet');
+  const trend = run.trend && !run.shards ? await reportTrend(source, run.trend, nowEpoch) : undefined;
   const result: FullReport = {
     ...report,
     ...(sweep ? { sweep: sweepCounts(sweep) } : {}),

@@ -11,7 +11,7 @@ import {
 } from '../../core/report.js';
 import { evaluate, type Thresholds } from '../../core/thresholds.js';
 import type { BoundSource } from '../../db/bind-source.js';
-import { store, type CountRow } from '../../db/port/index.js';
+import { store, type CountRow, type LatencyBucketRow } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
 import { capabilityNotes, sourceInfo } from '../../ops/task-lists.js';
 import { planFigures, REPORT_FIGURES } from '../../ops/full-scan.js';
@@ -85,14 +85,29 @@ export function reportCapabilities(source: BoundSource): { capabilities: Capabil
 const toNow = (rows: CountRow[]): NowRow[] =>
   rows.map((r) => ({ bizType: r.bizType, count: r.count, oldestEpoch: r.oldestEpoch }));
 
+/** What one source's statements return for a report, before they are combined into metrics. */
+export interface ReportInputRows {
+  capabilities: Capabilities;
+  notes: string[];
+  skipped: string[];
+  window: WindowRow[];
+  due: NowRow[];
+  stuck: NowRow[];
+  failedOpen: NowRow[];
+  byQueue?: QueueReport[];
+  /** Only when asked (sharded sources): the latency histogram, whose percentiles merge. */
+  histogram?: LatencyBucketRow[];
+}
+
 /**
- * The report: metrics over the window and as of now, overall and per biz type, thresholds applied.
- * All statements run in parallel against one fixed "now"; none loads the window's rows.
+ * The report's statements on one source, in parallel, against one fixed "now"; none loads the
+ * window's rows. `histogram` adds the latency histogram (sharded sources merge percentiles by it).
  */
-export async function buildReport(
+export async function reportInputs(
   source: BoundSource,
   options: ReportOptions,
-): Promise<Omit<ReportResult, 'notifications'>> {
+  histogram = false,
+): Promise<ReportInputRows> {
   const { capabilities: c, notes } = reportCapabilities(source);
   const { sinceEpoch, untilEpoch } = windowBounds(options.nowEpoch, options.windowSeconds);
   // The window includes "now": created_at ≤ now, i.e. < now + 1 for whole seconds.
@@ -109,7 +124,7 @@ export async function buildReport(
     notes.push(...plan.notes);
   }
   const none: Promise<never[]> = Promise.resolve([]);
-  const [window, due, stuck, failedOpen, byQueue] = await Promise.all([
+  const [window, due, stuck, failedOpen, byQueue, buckets] = await Promise.all([
     !c.window
       ? none
       : c.failedInWindowOnly
@@ -121,22 +136,51 @@ export async function buildReport(
     source.profile.kind === 'queue-jobs'
       ? store.tasks.queueHealth(source, options.nowEpoch, stuckCutoff)
       : undefined,
+    histogram && c.window && c.latency && !c.failedInWindowOnly
+      ? store.tasks.latencyHistogram(source, windowFilter)
+      : undefined,
   ]);
-  const { metrics, byBizType } = combineMetrics({
-    nowEpoch: options.nowEpoch,
+  return {
     capabilities: c,
+    notes,
+    skipped: plan?.skipped ?? [],
     window: window as WindowRow[],
     due,
     stuck,
     failedOpen,
-  });
+    ...(byQueue ? { byQueue: byQueue as QueueReport[] } : {}),
+    ...(buckets ? { histogram: buckets } : {}),
+  };
+}
+
+/**
+ * The report: metrics over the window and as of now, overall and per biz type, thresholds applied.
+ */
+export async function buildReport(
+  source: BoundSource,
+  options: ReportOptions,
+): Promise<Omit<ReportResult, 'notifications'>> {
+  const rows = await reportInputs(source, options);
+  const { metrics, byBizType } = combineMetrics({ nowEpoch: options.nowEpoch, ...rows });
   const failing = failingBizTypes(byBizType, options.samples ?? DEFAULT_SAMPLES);
   const samples = await Promise.all(failing.map((b) => store.tasks.latestFailure(source, b.bizType)));
   failing.forEach((b, i) => (b.sample = samples[i] ?? null));
+  return finishReport(sourceInfo(source), options, metrics, byBizType, rows);
+}
+
+/** Thresholds applied and the result put together (one source, or every shard of one). */
+export function finishReport(
+  source: ReportResult['source'],
+  options: ReportOptions,
+  metrics: ReportResult['metrics'],
+  byBizType: ReportResult['byBizType'],
+  rows: Pick<ReportInputRows, 'notes' | 'skipped' | 'byQueue'>,
+): Omit<ReportResult, 'notifications'> {
+  const { sinceEpoch, untilEpoch } = windowBounds(options.nowEpoch, options.windowSeconds);
   const { status, breaches } = evaluate(thresholdValues(metrics), options.thresholds);
   const result: Omit<ReportResult, 'notifications'> = {
     status,
-    source: sourceInfo(source),
+    source,
     now: toIso(options.nowEpoch) as string,
     window: {
       seconds: options.windowSeconds,
@@ -147,11 +191,11 @@ export async function buildReport(
     breaches,
     thresholds: options.thresholds,
     byBizType,
-    notes,
+    notes: rows.notes,
   };
-  if (byQueue) result.byQueue = byQueue as QueueReport[];
-  if (!plan?.skipped.length) return result;
+  if (rows.byQueue) result.byQueue = rows.byQueue;
+  if (!rows.skipped.length) return result;
   // Fields may be added to the report's JSON: which figures were held back.
-  const withSkipped: typeof result & { skipped: string[] } = { ...result, skipped: plan.skipped };
+  const withSkipped: typeof result & { skipped: string[] } = { ...result, skipped: rows.skipped };
   return withSkipped;
 }

@@ -1,0 +1,91 @@
+import { LATENCY_PERCENTILE, type NowRow, type WindowRow } from './report.js';
+import { histogramPercentile, mergeHistograms, type HistogramBucket } from './shards.js';
+
+/** One shard's report rows, with the clock they were read against. */
+export interface ShardReportRows {
+  nowEpoch: number;
+  window: WindowRow[];
+  due: NowRow[];
+  stuck: NowRow[];
+  failedOpen: NowRow[];
+  histogram?: (HistogramBucket & { bizType: string | null })[];
+}
+
+export interface MergedReportRows {
+  window: WindowRow[];
+  due: NowRow[];
+  stuck: NowRow[];
+  failedOpen: NowRow[];
+}
+
+/**
+ * The rows of every shard as the rows of one table: counts add per biz type; latency sums and
+ * counts add; the p95s come from the merged latency histograms (their error bound is in
+ * core/shards.ts); the oldest due is the oldest of all, each age taken on its own shard's clock and
+ * stated against `nowEpoch`.
+ */
+export function mergeShardReportRows(parts: readonly ShardReportRows[], nowEpoch: number): MergedReportRows {
+  const window = new Map<string | null, WindowRow>();
+  const histograms = new Map<string | null, HistogramBucket[][]>();
+  const all: HistogramBucket[][] = [];
+  for (const part of parts) {
+    for (const row of part.window) {
+      const seen = window.get(row.bizType);
+      if (!seen) window.set(row.bizType, { ...row, latencyP95: null, latencyP95All: null });
+      else {
+        seen.created += row.created;
+        seen.succeeded += row.succeeded;
+        seen.failed += row.failed;
+        seen.latencySum =
+          seen.latencySum === null && row.latencySum === null
+            ? null
+            : (seen.latencySum ?? 0) + (row.latencySum ?? 0);
+        seen.latencyCount += row.latencyCount;
+      }
+    }
+    if (part.histogram) {
+      all.push(part.histogram);
+      for (const b of part.histogram) {
+        const list = histograms.get(b.bizType) ?? [];
+        list.push([b]);
+        histograms.set(b.bizType, list);
+      }
+    }
+  }
+  const rows = [...window.values()];
+  for (const row of rows) {
+    const buckets = histograms.get(row.bizType);
+    row.latencyP95 = buckets ? histogramPercentile(mergeHistograms(buckets), LATENCY_PERCENTILE) : null;
+  }
+  const first = rows[0];
+  if (first && all.length)
+    first.latencyP95All = histogramPercentile(mergeHistograms(all), LATENCY_PERCENTILE);
+  const nowRows = (pick: (p: ShardReportRows) => NowRow[]): NowRow[] => {
+    const byBiz = new Map<string | null, NowRow>();
+    for (const part of parts)
+      for (const row of pick(part)) {
+        // An age on the shard's own clock, as an instant on the merged one.
+        const oldest =
+          row.oldestEpoch === null || row.oldestEpoch === undefined
+            ? null
+            : nowEpoch - (part.nowEpoch - row.oldestEpoch);
+        const seen = byBiz.get(row.bizType);
+        if (!seen) byBiz.set(row.bizType, { bizType: row.bizType, count: row.count, oldestEpoch: oldest });
+        else {
+          seen.count += row.count;
+          if (oldest !== null)
+            seen.oldestEpoch =
+              seen.oldestEpoch === null || seen.oldestEpoch === undefined
+                ? oldest
+                : Math.min(seen.oldestEpoch, oldest);
+        }
+      }
+    return [...byBiz.values()];
+  };
+  return {
+    window: rows,
+    due: nowRows((p) => p.due),
+    stuck: nowRows((p) => p.stuck),
+    failedOpen: nowRows((p) => p.failedOpen),
+  };
+}

@@ -1,0 +1,100 @@
+import { combineMetrics, failingBizTypes, type ReportResult } from '../../core/report.js';
+import { mergeShardReportRows } from '../../core/report-shards.js';
+import { store } from '../../db/port/index.js';
+import { sourceInfo } from '../../ops/task-lists.js';
+import { eachShard, type ShardSet } from '../../ops/shards/set.js';
+import { DEFAULT_SAMPLES, finishReport, reportInputs, type ReportOptions } from './report.js';
+
+/** One shard in a sharded report: reached or not, and its own as-of-now figures. */
+export interface ShardReportEntry {
+  name: string;
+  up: boolean;
+  now?: string;
+  due?: number | null;
+  stuck?: number | null;
+  failedOpen?: number | null;
+  error?: string;
+}
+
+export type ShardedReport = Omit<ReportResult, 'notifications'> & {
+  shards: ShardReportEntry[];
+  missingShards?: string[];
+};
+
+const total = (rows: { count: number }[], can: boolean): number | null =>
+  can ? rows.reduce((sum, r) => sum + r.count, 0) : null;
+
+/**
+ * The report of a sharded source: every shard's statements (each against its own clock, the
+ * latency as a histogram), merged into the rows of one table, then combined and judged as one
+ * table's are. Each shard's own due, stuck and failed-open counts are kept beside the total.
+ */
+export async function buildShardReport(
+  set: ShardSet,
+  options: Omit<ReportOptions, 'nowEpoch'>,
+): Promise<ShardedReport> {
+  const parts = await eachShard(set, async ({ spec, source }) => {
+    const nowEpoch = await source.db.nowEpoch();
+    const rows = await reportInputs(source, { ...options, nowEpoch }, true);
+    return { spec, source, nowEpoch, rows };
+  });
+  const first = parts[0];
+  if (!first) throw new Error('no shard answered');
+  const nowEpoch = Math.max(...parts.map((p) => p.nowEpoch));
+  const merged = mergeShardReportRows(
+    parts.map((p) => ({ nowEpoch: p.nowEpoch, ...p.rows })),
+    nowEpoch,
+  );
+  const capabilities = first.rows.capabilities;
+  const { metrics, byBizType } = combineMetrics({ nowEpoch, capabilities, ...merged });
+  const failing = failingBizTypes(byBizType, options.samples ?? DEFAULT_SAMPLES);
+  await Promise.all(
+    failing.map(async (b) => {
+      const samples = await eachShard(set, async ({ spec, source }) => {
+        const s = await store.tasks.latestFailure(source, b.bizType);
+        return s ? { ...s, id: `${spec.name}:${s.id}` } : null;
+      });
+      // The most recent failure of all shards.
+      b.sample = samples.reduce<(typeof samples)[number]>(
+        (latest, s) => (s && (!latest || (s.failedAt ?? '') > (latest.failedAt ?? '')) ? s : latest),
+        null,
+      );
+    }),
+  );
+  const info = sourceInfo(first.source);
+  const report = finishReport(
+    {
+      ...info,
+      table: `${parts.length} shards`,
+      db: `${new Set(parts.map((p) => p.source.db.display)).size} databases`,
+    },
+    { ...options, nowEpoch },
+    metrics,
+    byBizType,
+    {
+      notes: [...new Set(parts.flatMap((p) => p.rows.notes))],
+      skipped: [...new Set(parts.flatMap((p) => p.rows.skipped))],
+      ...(parts.some((p) => p.rows.byQueue) ? { byQueue: parts.flatMap((p) => p.rows.byQueue ?? []) } : {}),
+    },
+  );
+  const shards: ShardReportEntry[] = [
+    ...parts.map((p) => ({
+      name: p.spec.name,
+      up: true,
+      now: new Date(p.nowEpoch * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      due: total(p.rows.due, capabilities.due),
+      stuck: total(p.rows.stuck, capabilities.stuck),
+      failedOpen: total(p.rows.failedOpen, capabilities.failedOpen),
+    })),
+    ...set.missing.map((m) => ({ name: m.name, up: false, error: m.error })),
+  ];
+  if (set.missing.length)
+    report.notes.push(
+      `${set.missing.length} shards could not be reached and are not counted: ${set.missing.map((m) => m.name).join(', ')}`,
+    );
+  return {
+    ...report,
+    shards,
+    ...(set.missing.length ? { missingShards: set.missing.map((m) => m.name) } : {}),
+  };
+}
