@@ -1,7 +1,10 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { ExitCode } from '../errors.js';
-import { runDoctor, type DoctorResult } from '../verbs/doctor/index.js';
+import { runDoctor, runDoctorShards, type DoctorResult } from '../verbs/doctor/index.js';
+import type { SourceChoice } from '../context.js';
+import type { ShardSpec } from '../core/shards.js';
+import { profileFor } from '../db/profiles/registry.js';
 import { renderDoctor } from '../render/doctor.js';
 import {
   brokerDoctorChecks,
@@ -9,7 +12,7 @@ import {
   openMoveIntentChecks,
   withBrokerChecks,
 } from '../verbs/doctor/index.js';
-import { durationFlag } from '../flags.js';
+import { durationFlag, shardFlags } from '../flags.js';
 
 export default class Doctor extends BaseCommand<typeof Doctor> {
   static override readOnly = true;
@@ -25,6 +28,7 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
   ];
 
   static override flags = {
+    ...shardFlags,
     plans: Flags.boolean({
       summary: 'Show the plan of every scan query, not only the due and stuck counts.',
     }),
@@ -35,6 +39,8 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
 
   async run(): Promise<DoctorResult> {
     const choice = this.context.source();
+    const shards = this.context.shards(choice);
+    if (shards) return this.finish(await this.doctorShards(choice, shards));
     const started = Date.now();
     const db = await this.context.open(choice);
     const connectMs = Date.now() - started;
@@ -53,10 +59,27 @@ export default class Doctor extends BaseCommand<typeof Doctor> {
         ? {}
         : { longTransactionSeconds: Math.round(this.flags['long-transaction'] / 1000) }),
     });
-    withBrokerChecks(result, await brokerDoctorChecks(this.context.config));
     withBrokerChecks(result, await openMoveIntentChecks(db));
+    return this.finish(result);
+  }
+
+  private async finish(result: DoctorResult): Promise<DoctorResult> {
+    withBrokerChecks(result, await brokerDoctorChecks(this.context.config));
     if (!this.jsonEnabled()) this.log(renderDoctor(result, { plans: this.flags.plans }));
     if (result.status === 'fail') this.setExit(ExitCode.findings);
     return result;
+  }
+
+  /** Every shard's checks, and whether the shards' schemas agree. */
+  private doctorShards(choice: SourceChoice, shards: ShardSpec[]) {
+    return runDoctorShards(shards, {
+      sourceName: choice.name,
+      profileOf: (spec) => profileFor({ ...choice.config, table: spec.table }, `sources.${choice.name}`),
+      open: (spec) => this.context.open(choice, { dsn: spec.db }),
+      appTimeZone: process.env.TASKRECON_APP_TIME_ZONE ?? this.context.config.appTimeZone,
+      stuckAfterMs: choice.stuckAfterMs,
+      concurrency: this.flags['shard-concurrency'],
+      allowPartial: this.flags['allow-partial'],
+    });
   }
 }

@@ -3,3 +3,4 @@ export * from './doctor.js';
 export { brokerDoctorChecks, withBrokerChecks } from './queues.js';
 export { openMoveIntentChecks } from './move-intents.js';
 export { LONG_TRANSACTION_SECONDS } from './vacuum.js';
+export { runDoctorShards, type ShardedDoctorResult } from './shards.js';
