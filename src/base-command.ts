@@ -9,7 +9,7 @@ import { replicaLag, replicaNote, type ReplicaLag } from './db/replica.js';
 import type { Db } from './db/types.js';
 import { configError, ExitCode, TaskreconError, usageError, type ExitCodeValue } from './errors.js';
 import { profileFor } from './db/profiles/registry.js';
-import { DEFAULT_SHARD_CONCURRENCY, openShardSet, type ShardSet } from './ops/shards/set.js';
+import { DEFAULT_SHARD_CONCURRENCY, openShardSet, type OpenShard, type ShardSet } from './ops/shards/set.js';
 import { driftLines } from './ops/shards/drift.js';
 import { connectionFlags } from './flags.js';
 import { setPasteConnection, withPasteConnection } from './render/paste.js';
@@ -117,12 +117,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /**
    * The chosen source, or, when it is sharded, every shard of it opened and bound (each on its own
    * server), `--shard-concurrency` at a time. Columns that differ between shards stop the run
-   * (exit 3) unless `drift: 'report'` (doctor, which reports them).
+   * (exit 3) unless `drift: 'report'` (doctor, which reports them). For a sharded source `source`
+   * is its first shard.
    */
   protected async openSourceOrShards(
     shardFlags: { 'shard-concurrency'?: number; 'allow-partial'?: boolean },
     options: { poolSize?: number; drift?: 'stop' | 'report'; only?: (names: string[]) => string } = {},
-  ): Promise<{ source: BoundSource; set?: undefined } | { set: ShardSet; source?: undefined }> {
+  ): Promise<{ source: BoundSource; set?: ShardSet }> {
     const choice = this.context.source();
     const all = this.context.shards(choice);
     if (!all) return { source: await this.openSource(options) };
@@ -147,7 +148,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         `the shards of source '${choice.name}' have different schemas: ${driftLines(set.drift, set.shards[0]?.spec.name ?? '').join('; ')}`,
         'Migrate every shard to one schema (taskrecon doctor lists the differences), then run again.',
       );
-    return { set };
+    // The first shard stands for the source where one table is needed (taskrecon's own tables).
+    return { source: (set.shards[0] as OpenShard).source, set };
   }
 
   /** A message for the operator on stderr (never on stdout, which carries data). */

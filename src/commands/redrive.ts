@@ -7,8 +7,10 @@ import {
   ReasonTally,
   REDRIVE_FLAGS,
   redriveLeaseMs,
+  type RedriveOptions,
   type RedriveResult,
   runRedrive,
+  runRedriveShards,
   summaryEvent,
 } from '../verbs/redrive/index.js';
 import { startProgress } from '../render/progress.js';
@@ -38,11 +40,11 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
 
   async run(): Promise<RedriveResult> {
     const leaseMs = redriveLeaseMs(this.flags.lease);
-    const config = this.context.config;
-    const dispatchers = registryFromConfig(config.handlers, undefined, config.brokers);
-    const policies = RetryPolicies.fromConfig(config.retry);
-    const source = await this.openSource();
-    for (const warning of await checkRedrive(source, dispatchers, leaseMs)) this.warnLine(warning);
+    const { handlers, brokers, retry } = this.context.config;
+    const dispatchers = registryFromConfig(handlers, undefined, brokers);
+    const opened = await this.openSourceOrShards(this.flags);
+    for (const { source } of opened.set?.shards ?? [opened])
+      for (const warning of await checkRedrive(source, dispatchers, leaseMs)) this.warnLine(warning);
     const signals = stopThenAbort((signal) =>
       writeErr(`${signal}: no more claims; settling tasks in flight (again to give up on them)`),
     );
@@ -55,7 +57,7 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
       !this.jsonEnabled() && !json,
     );
     try {
-      const result = await runRedrive(source, {
+      const options: RedriveOptions = {
         batch: this.flags.batch,
         pauseMs: this.flags.pause,
         concurrency: this.flags.concurrency,
@@ -65,7 +67,7 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
         bizTypes: this.flags['biz-type'],
         dryRun: this.flags['dry-run'] ?? false,
         dispatchers,
-        policies,
+        policies: RetryPolicies.fromConfig(retry),
         heartbeat: this.flags.heartbeat,
         stop: signals.stop,
         abort: signals.abort,
@@ -77,7 +79,10 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
           progress.update(
             `${c.claimed.toLocaleString('en-US')} claimed, ${c.succeeded.toLocaleString('en-US')} succeeded`,
           ),
-      });
+      };
+      const result = opened.set
+        ? await runRedriveShards(opened.set, options)
+        : await runRedrive(opened.source, options);
       progress.stop();
       if (json)
         writeLog(JSON.stringify({ ts: new Date().toISOString(), ...summaryEvent(result, reasons.top()) }));

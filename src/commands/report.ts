@@ -3,7 +3,6 @@ import { STATUS_EXIT } from '../core/thresholds.js';
 import { writeFileAtomic } from '../files.js';
 import { renderReportAs } from '../render/report-output.js';
 import { writeOut } from '../render/terminal.js';
-import type { OpenShard } from '../ops/shards/set.js';
 import {
   REPORT_FLAGS,
   reportRequest,
@@ -55,7 +54,7 @@ export default class Report extends BaseCommand<typeof Report> {
     if (output && this.format() === 'prometheus') this.downFile = output;
     const opened = await this.openSourceOrShards(this.flags);
     const result = await runReport({
-      source: opened.source ?? (opened.set.shards[0] as OpenShard).source,
+      source: opened.source,
       ...(opened.set ? { shards: opened.set } : {}),
       config: this.context.config,
       request,

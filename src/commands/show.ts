@@ -4,7 +4,6 @@ import { showTask, type ShowResult } from '../verbs/show/index.js';
 import { renderShow } from '../render/show.js';
 import { splitShardId } from '../core/shards.js';
 import { shardFlags } from '../flags.js';
-import type { OpenShard } from '../ops/shards/set.js';
 
 export default class Show extends BaseCommand<typeof Show> {
   static override readOnly = true;
@@ -40,8 +39,7 @@ export default class Show extends BaseCommand<typeof Show> {
     const opened = await this.openSourceOrShards(this.flags, {
       only: (names) => ({ shard, id } = splitShardId(id, names)).shard,
     });
-    const source = opened.source ?? (opened.set.shards[0] as OpenShard).source;
-    const result = await showTask(source, id);
+    const result = await showTask(opened.source, id);
     if (shard !== undefined) result.task = { shard, ...result.task };
     if (!this.jsonEnabled()) this.log(renderShow(result, { full: this.flags.full }));
     return result;

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { countFlag, durationFlag } from '../../flags.js';
+import { countFlag, durationFlag, shardFlags } from '../../flags.js';
 import {
   DEFAULT_BATCH,
   DEFAULT_CONCURRENCY,
@@ -9,6 +9,7 @@ import {
 
 /** The flags of `redrive`; --lease is checked by redriveLeaseMs(). */
 export const REDRIVE_FLAGS = {
+  ...shardFlags,
   batch: countFlag(1)({ summary: 'Rows claimed per transaction.', default: DEFAULT_BATCH }),
   pause: durationFlag({
     summary: 'Rest between batches.',
