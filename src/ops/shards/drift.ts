@@ -18,19 +18,29 @@ const form = (c: ColumnInfo | undefined): string =>
  * reads differently from the rest, so a merged answer would mix two meanings.
  */
 export function schemaDrift(
-  shards: readonly { name: string; columns: readonly ColumnInfo[] }[],
+  shards: readonly { name: string; columns: readonly ColumnInfo[]; engine?: unknown }[],
 ): ShardDrift[] {
   const [first, ...rest] = shards;
   if (!first || rest.length === 0) return [];
   const index = (cols: readonly ColumnInfo[]) => new Map(cols.map((c) => [c.name.toLowerCase(), c]));
   const base = index(first.columns);
-  const others = rest.map((s) => ({ name: s.name, cols: index(s.columns) }));
+  // Types of two engines are not comparable (int(11) and integer): a shard on another engine than
+  // the first is compared by which columns it has.
+  const others = rest.map((s) => ({
+    name: s.name,
+    cols: index(s.columns),
+    sameEngine: s.engine === first.engine,
+  }));
   const names = new Set([...base.keys(), ...others.flatMap((o) => [...o.cols.keys()])]);
   const drift: ShardDrift[] = [];
   for (const column of [...names].sort()) {
-    const expected = form(base.get(column));
+    const theirs = base.get(column);
+    const expected = form(theirs);
     const differing = others
-      .map((o) => ({ shard: o.name, form: form(o.cols.get(column)) }))
+      .map((o) => {
+        const own = o.cols.get(column);
+        return { shard: o.name, form: o.sameEngine || !own || !theirs ? form(own) : expected };
+      })
       .filter((d) => d.form !== expected);
     if (differing.length > 0) drift.push({ column, expected, differing });
   }

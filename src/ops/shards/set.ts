@@ -79,7 +79,9 @@ export async function openShardSet(
     name,
     shards,
     missing,
-    drift: schemaDrift(shards.map((s) => ({ name: s.spec.name, columns: s.source.columns }))),
+    drift: schemaDrift(
+      shards.map((s) => ({ name: s.spec.name, columns: s.source.columns, engine: s.source.db.engine })),
+    ),
     concurrency: options.concurrency,
   };
 }

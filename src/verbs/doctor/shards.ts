@@ -40,7 +40,7 @@ export async function runDoctorShards(
     }
     const profile = options.profileOf(spec);
     const result = await runDoctor(db, { ...options, profile, connectMs: Date.now() - started });
-    return { spec, result, columns: (await db.columns(profile.table)) ?? [] };
+    return { spec, result, columns: (await db.columns(profile.table)) ?? [], engine: db.engine };
   });
   const down = outcomes.filter((o) => 'error' in o);
   if (down.length > 0 && !options.allowPartial)
@@ -66,7 +66,9 @@ export async function runDoctorShards(
         'Start its server, or fix its DSN in `shards:`.',
       ),
     );
-  const drift = schemaDrift(reached.map((o) => ({ name: o.spec.name, columns: o.columns })));
+  const drift = schemaDrift(
+    reached.map((o) => ({ name: o.spec.name, columns: o.columns, engine: o.engine })),
+  );
   const driftCheck = drift.length
     ? check(
         'shard schemas',
