@@ -1,7 +1,10 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import {
+  dropShards,
   groundTruth,
+  machinePostgres,
   nearestRank,
   refusesConnections,
   seedShards,
@@ -10,6 +13,9 @@ import {
   startMariadbServers,
   stopMariadbServers,
   type MariadbServer,
+  type ShardLayout,
+  type ShardSpec,
+  type ShardTruth,
 } from '../support/mariadb-servers.js';
 
 // The harness the sharded-source tests stand on: two throw-away mariadbd processes, eight shards
@@ -129,6 +135,30 @@ describe('throw-away MariaDB servers', () => {
     expect(after.shards[4]?.due).toBe(before.shards[4]?.due);
     expect(after.byBizType.planted).toBe(1);
     expect(after.oldestDueEpoch).toBeLessThan((before.oldestDueEpoch ?? 0) - 80_000);
+  });
+
+  it('a PostgreSQL shard holds the same rows as the MariaDB shard of the same index', async () => {
+    const twin = layout.shards[5] as ShardSpec;
+    const database = `tr_shard_pg_${randomBytes(3).toString('hex')}`;
+    const pgLayout: ShardLayout = {
+      shards: [{ ...twin, server: 0, database, name: `${database}.${twin.table}` }],
+    };
+    const pgServer = machinePostgres();
+    await seedShards([pgServer], pgLayout);
+    try {
+      const [onPg, onMariadb] = [await groundTruth([pgServer], pgLayout), await groundTruth(servers, layout)];
+      const pgShard = onPg.shards[0] as ShardTruth;
+      const myShard = onMariadb.shards[5] as ShardTruth;
+      for (const key of ['total', 'byStatus', 'due', 'stuck', 'byBizType', 'successLatency'] as const)
+        expect(pgShard[key], key).toEqual(myShard[key]);
+      const age = (s: ShardTruth) => s.nowEpoch - (s.oldestDueEpoch ?? 0);
+      expect(Math.abs(age(pgShard) - age(myShard))).toBeLessThanOrEqual(3);
+      expect(shardsConfigYaml([pgServer], pgLayout)).toContain(
+        `db: "${pgServer.dsn(database)}", table: "${twin.table}"`,
+      );
+    } finally {
+      await dropShards([pgServer], pgLayout);
+    }
   });
 
   it('a different stuck threshold moves the stuck count', async () => {

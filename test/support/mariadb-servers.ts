@@ -7,10 +7,12 @@ import { TEST_SERVER } from './mariadb.js';
 import { serverPort } from './ports.js';
 
 export * from './shard-seed.js';
+export * from './shard-sql.js';
 export * from './shard-truth.js';
 
 /** A MariaDB server a test reaches on loopback as root: the machine's, or one it started. */
 export interface MariadbEndpoint {
+  engine: 'mysql';
   host: string;
   port: number;
   /** DSN of `database` on this server, for `db:` in a config or --db. */
@@ -54,6 +56,7 @@ const ADMIN = { user: 'root', multipleStatements: true, dateStrings: true, suppo
 
 function endpoint(host: string, port: number, dsn: (database: string) => string): MariadbEndpoint {
   return {
+    engine: 'mysql',
     host,
     port,
     dsn,

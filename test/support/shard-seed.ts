@@ -1,6 +1,13 @@
-import type { Connection } from 'mysql2/promise';
-import { mysqlDdl, quoteMysqlId } from '../../src/db/engines/mysql/ddl.js';
-import type { MariadbEndpoint } from './mariadb-servers.js';
+import {
+  asyncTaskDdl,
+  createDatabase,
+  dropDatabase,
+  openShardDb,
+  quoteId,
+  timeSql,
+  type ShardDb,
+  type ShardServer,
+} from './shard-sql.js';
 
 /** One shard: one async_task table in one database on one server. */
 export interface ShardSpec {
@@ -63,7 +70,8 @@ function databasesOf(layout: ShardLayout): Array<{ server: number; database: str
 }
 
 /**
- * The rows of one shard, made by the server from its SEQUENCE engine in one INSERT … SELECT.
+ * The rows of one shard, made by the server in one INSERT … SELECT (MariaDB's SEQUENCE engine,
+ * PostgreSQL's generate_series), the same rows on either engine.
  * Row n falls in bucket b = (n + 3k) % 20 (k the shard's index), so the mix differs per shard:
  *   b 0–3, 19  pending, due (next_retry_time 1 s … 1 h + 100k s ago; b 19 with retries)
  *   b 4–5      pending, not due (1–2 h ahead)
@@ -74,77 +82,115 @@ function databasesOf(layout: ShardLayout): Array<{ server: number; database: str
  *   b 18       compensated
  * Biz types cycle over five names; every row was created 5000 s … 23.6 h ago.
  */
-function seedSql(shard: ShardSpec): string {
+function seedSql(engine: ShardDb['engine'], shard: ShardSpec): string {
   const k = shard.index;
-  const t = `${quoteMysqlId(shard.database)}.${quoteMysqlId(shard.table)}`;
-  return `INSERT INTO ${t} (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at)
-SELECT biz, CONCAT('biz-', ${k}, '-', n), CONCAT('evt-', ${k}, '-', n), JSON_OBJECT('n', n, 'shard', ${k}),
+  const { now, plus, minus } = timeSql(engine);
+  const my = engine === 'mysql';
+  const text = (...parts: string[]) => (my ? `CONCAT(${parts.join(', ')})` : parts.join(' || '));
+  const biz = (n: string) => `(${n} + ${k}) % 5`;
+  const generated = my
+    ? `SELECT seq AS n, (seq + 3 * ${k}) % 20 AS b, ELT(1 + ${biz('seq')}, 'payment', 'sms', 'refund', 'coupon', 'notify') AS biz,
+        ${now} AS now0, ${minus(now, '5000 + seq % 80000')} AS created FROM seq_1_to_${shard.rows}`
+    : `SELECT n, (n + 3 * ${k}) % 20 AS b, (ARRAY['payment', 'sms', 'refund', 'coupon', 'notify'])[1 + ${biz('n')}] AS biz,
+        ${now} AS now0, ${minus(now, '5000 + n % 80000')} AS created FROM generate_series(1, ${shard.rows}) AS n`;
+  return `INSERT INTO ${quoteId(engine, shard.table)} (biz_type, biz_id, event_id, payload, status, retry_count, next_retry_time, last_error, created_at, updated_at)
+SELECT biz, ${text(`'biz-${k}-'`, my ? 'n' : 'n::text')}, ${text(`'evt-${k}-'`, my ? 'n' : 'n::text')},
+  ${my ? 'JSON_OBJECT' : 'jsonb_build_object'}('n', n, 'shard', ${k}),
   CASE WHEN b <= 5 OR b = 19 THEN 0 WHEN b <= 7 THEN 1 WHEN b <= 15 THEN 2 WHEN b <= 17 THEN 3 ELSE 4 END,
   CASE WHEN b = 19 THEN 3 + n % 5 WHEN b IN (16, 17) THEN 5 ELSE 0 END,
-  CASE WHEN b <= 3 OR b = 19 THEN now0 - INTERVAL (1 + n % 3600 + 100 * ${k}) SECOND
-       WHEN b <= 5 THEN now0 + INTERVAL (3600 + n % 3600) SECOND ELSE created END,
-  CASE WHEN b IN (16, 17) THEN CONCAT('timeout calling ', biz) END,
+  CASE WHEN b <= 3 OR b = 19 THEN ${minus('now0', `1 + n % 3600 + 100 * ${k}`)}
+       WHEN b <= 5 THEN ${plus('now0', '3600 + n % 3600')} ELSE created END,
+  CASE WHEN b IN (16, 17) THEN ${text("'timeout calling '", 'biz')} END,
   created,
-  CASE WHEN b = 6 THEN now0 - INTERVAL (1200 + n % 3600) SECOND WHEN b = 7 THEN now0 - INTERVAL (n % 60) SECOND
-       WHEN b BETWEEN 8 AND 15 THEN created + INTERVAL (n % 97) SECOND ELSE created END
-FROM (SELECT seq AS n, (seq + 3 * ${k}) % 20 AS b, ELT(1 + (seq + ${k}) % 5, 'payment', 'sms', 'refund', 'coupon', 'notify') AS biz,
-        NOW() AS now0, NOW() - INTERVAL (5000 + seq % 80000) SECOND AS created
-      FROM seq_1_to_${shard.rows}) g`;
+  CASE WHEN b = 6 THEN ${minus('now0', '1200 + n % 3600')} WHEN b = 7 THEN ${minus('now0', 'n % 60')}
+       WHEN b BETWEEN 8 AND 15 THEN ${plus('created', 'n % 97')} ELSE created END
+FROM (${generated}) g`;
 }
 
-/** Runs `work` once per server holding shards of the layout, on its own connection, servers in parallel. */
-export async function perServer<T>(
-  servers: MariadbEndpoint[],
+/**
+ * Runs `work` once per database of the layout on a connection to it; the databases of one server
+ * one after the other, the servers in parallel.
+ */
+export async function perDatabase<T>(
+  servers: ShardServer[],
   layout: ShardLayout,
-  work: (conn: Connection, shards: ShardSpec[], server: number) => Promise<T[]>,
+  work: (db: ShardDb, shards: ShardSpec[]) => Promise<T[]>,
 ): Promise<T[]> {
+  checkServers(servers, layout);
   const results = await Promise.all(
-    servers.map(async (endpoint, server) => {
-      const shards = layout.shards.filter((s) => s.server === server);
-      if (shards.length === 0) return [];
-      const conn = await endpoint.connect();
-      try {
-        return await work(conn, shards, server);
-      } finally {
-        await conn.end();
+    servers.map(async (server, index) => {
+      const out: T[] = [];
+      for (const { database } of databasesOf(layout).filter((d) => d.server === index)) {
+        const db = await openShardDb(server, database);
+        try {
+          out.push(
+            ...(await work(
+              db,
+              layout.shards.filter((s) => s.server === index && s.database === database),
+            )),
+          );
+        } finally {
+          await db.end();
+        }
       }
+      return out;
     }),
   );
   return results.flat();
 }
 
-export function checkServers(servers: MariadbEndpoint[], layout: ShardLayout): void {
+/** Runs `work` on an admin connection to each server holding shards, with that server's databases. */
+async function perServerAdmin(
+  servers: ShardServer[],
+  layout: ShardLayout,
+  work: (admin: ShardDb, databases: string[]) => Promise<void>,
+): Promise<void> {
+  checkServers(servers, layout);
+  await Promise.all(
+    servers.map(async (server, index) => {
+      const databases = databasesOf(layout)
+        .filter((d) => d.server === index)
+        .map((d) => d.database);
+      if (databases.length === 0) return;
+      const admin = await openShardDb(server);
+      try {
+        await work(admin, databases);
+      } finally {
+        await admin.end();
+      }
+    }),
+  );
+}
+
+export function checkServers(servers: ShardServer[], layout: ShardLayout): void {
   const missing = layout.shards.find((s) => !servers[s.server]);
   if (missing)
     throw new Error(`shard ${missing.name} is on server ${missing.server}, but ${servers.length} were given`);
 }
 
 /**
- * Creates the layout's databases and tables (the reference DDL; existing tables are dropped first)
- * and fills each shard with its deterministic mix. The servers are seeded in parallel.
+ * Creates the layout's databases and tables (the engine's reference DDL; existing tables are
+ * dropped first) and fills each shard with its deterministic mix: a shard holds the same rows on
+ * MariaDB and PostgreSQL. The servers are seeded in parallel.
  */
-export async function seedShards(servers: MariadbEndpoint[], layout: ShardLayout): Promise<void> {
-  checkServers(servers, layout);
-  await perServer(servers, layout, async (conn, shards) => {
-    for (const { database } of databasesOf({ shards }))
-      await conn.query(`CREATE DATABASE IF NOT EXISTS ${quoteMysqlId(database)} CHARACTER SET utf8mb4`);
+export async function seedShards(servers: ShardServer[], layout: ShardLayout): Promise<void> {
+  await perServerAdmin(servers, layout, async (admin, databases) => {
+    for (const database of databases) await createDatabase(admin, database);
+  });
+  await perDatabase(servers, layout, async (db, shards) => {
     for (const shard of shards) {
-      const t = `${quoteMysqlId(shard.database)}.${quoteMysqlId(shard.table)}`;
-      await conn.query(`DROP TABLE IF EXISTS ${t}`);
-      for (const ddl of mysqlDdl.asyncTask(t, shard.table)) await conn.query(ddl);
-      await conn.query(`USE ${quoteMysqlId(shard.database)}`);
-      await conn.query(seedSql(shard));
+      await db.query(`DROP TABLE IF EXISTS ${quoteId(db.engine, shard.table)}`);
+      for (const ddl of asyncTaskDdl(db.engine, shard.table)) await db.query(ddl);
+      await db.query(seedSql(db.engine, shard));
     }
     return [];
   });
 }
 
-/** Drops the layout's databases (for the machine's server, which outlives the test). */
-export async function dropShards(servers: MariadbEndpoint[], layout: ShardLayout): Promise<void> {
-  await perServer(servers, layout, async (conn, shards) => {
-    for (const { database } of databasesOf({ shards }))
-      await conn.query(`DROP DATABASE IF EXISTS ${quoteMysqlId(database)}`);
-    return [];
+/** Drops the layout's databases (for the machine's servers, which outlive the test). */
+export async function dropShards(servers: ShardServer[], layout: ShardLayout): Promise<void> {
+  await perServerAdmin(servers, layout, async (admin, databases) => {
+    for (const database of databases) await dropDatabase(admin, database);
   });
 }
 
@@ -153,7 +199,7 @@ export async function dropShards(servers: MariadbEndpoint[], layout: ShardLayout
  * database, its tables as a range `async_task_{a..b}` when they are consecutive.
  */
 export function shardsConfigYaml(
-  servers: MariadbEndpoint[],
+  servers: ShardServer[],
   layout: ShardLayout,
   options: { source?: string; profile?: string } = {},
 ): string {
@@ -173,7 +219,7 @@ export function shardsConfigYaml(
     const tables = consecutive
       ? [`${base}{${numbers[0]}..${numbers[numbers.length - 1]}}`]
       : shards.map((s) => s.table);
-    const dsn = (servers[server] as MariadbEndpoint).dsn(database);
+    const dsn = (servers[server] as ShardServer).dsn(database);
     for (const table of tables) lines.push(`      - { db: "${dsn}", table: "${table}" }`);
   }
   return `${lines.join('\n')}\n`;

@@ -1,6 +1,5 @@
-import { quoteMysqlId } from '../../src/db/engines/mysql/ddl.js';
-import type { MariadbEndpoint } from './mariadb-servers.js';
-import { checkServers, perServer, type ShardLayout } from './shard-seed.js';
+import { checkServers, perDatabase, type ShardLayout } from './shard-seed.js';
+import { quoteId, timeSql, type ShardServer } from './shard-sql.js';
 
 export const STATUSES = ['pending', 'processing', 'success', 'failed', 'compensated'] as const;
 export type StatusName = (typeof STATUSES)[number];
@@ -53,33 +52,39 @@ export function nearestRank(histogram: Record<number, number>, p: number): numbe
  * clock), and the exact sums over all shards.
  */
 export async function groundTruth(
-  servers: MariadbEndpoint[],
+  servers: ShardServer[],
   layout: ShardLayout,
   options: { stuckAfterSeconds?: number } = {},
 ): Promise<Truth> {
   checkServers(servers, layout);
   const stuckAfter = Math.trunc(options.stuckAfterSeconds ?? 600);
-  const shards = await perServer(servers, layout, async (conn, list) => {
+  const shards = await perDatabase(servers, layout, async (db, list) => {
     const out: ShardTruth[] = [];
+    const { now, minus, epoch, seconds } = timeSql(db.engine);
+    const count = (condition: string) => `COALESCE(SUM(CASE WHEN ${condition} THEN 1 ELSE 0 END), 0)`;
+    const due = `status = 0 AND next_retry_time <= ${now}`;
     for (const shard of list) {
-      const t = `${quoteMysqlId(shard.database)}.${quoteMysqlId(shard.table)}`;
-      const [[head]] = (await conn.query(
-        `SELECT UNIX_TIMESTAMP(NOW()) AS now, COUNT(*) AS total,
-           COALESCE(SUM(status = 0 AND next_retry_time <= NOW()), 0) AS due,
-           COALESCE(SUM(status = 1 AND updated_at <= NOW() - INTERVAL ${stuckAfter} SECOND), 0) AS stuck,
-           MIN(CASE WHEN status = 0 AND next_retry_time <= NOW() THEN UNIX_TIMESTAMP(next_retry_time) END) AS oldest
+      const t = quoteId(db.engine, shard.table);
+      const [head] = (await db.query(
+        `SELECT ${epoch(now)} AS now, COUNT(*) AS total, ${count(due)} AS due,
+           ${count(`status = 1 AND updated_at <= ${minus(now, String(stuckAfter))}`)} AS stuck,
+           MIN(CASE WHEN ${due} THEN ${epoch('next_retry_time')} END) AS oldest
          FROM ${t}`,
-      )) as unknown as [[Record<string, unknown>]];
+      )) as [Record<string, unknown>];
       const byStatus = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<StatusName, number>;
-      const [statusRows] = await conn.query(`SELECT status, COUNT(*) AS n FROM ${t} GROUP BY status`);
-      for (const r of statusRows as Array<{ status: number; n: unknown }>) {
+      const statusRows = await db.query<{ status: number; n: unknown }>(
+        `SELECT status, COUNT(*) AS n FROM ${t} GROUP BY status`,
+      );
+      for (const r of statusRows) {
         const name = STATUSES[Number(r.status)];
         if (!name) throw new Error(`${shard.name}: status ${r.status} is none of 0…4`);
         byStatus[name] = Number(r.n);
       }
-      const [bizRows] = await conn.query(`SELECT biz_type, COUNT(*) AS n FROM ${t} GROUP BY biz_type`);
-      const [latRows] = await conn.query(
-        `SELECT TIMESTAMPDIFF(SECOND, created_at, updated_at) AS lat, COUNT(*) AS n FROM ${t} WHERE status = 2 GROUP BY lat`,
+      const bizRows = await db.query<{ biz_type: string; n: unknown }>(
+        `SELECT biz_type, COUNT(*) AS n FROM ${t} GROUP BY biz_type`,
+      );
+      const latRows = await db.query<{ lat: unknown; n: unknown }>(
+        `SELECT ${seconds('created_at', 'updated_at')} AS lat, COUNT(*) AS n FROM ${t} WHERE status = 2 GROUP BY 1`,
       );
       out.push({
         name: shard.name,
@@ -89,12 +94,8 @@ export async function groundTruth(
         stuck: Number(head.stuck),
         oldestDueEpoch: head.oldest === null ? null : Math.trunc(Number(head.oldest)),
         nowEpoch: Math.trunc(Number(head.now)),
-        byBizType: Object.fromEntries(
-          (bizRows as Array<{ biz_type: string; n: unknown }>).map((r) => [r.biz_type, Number(r.n)]),
-        ),
-        successLatency: Object.fromEntries(
-          (latRows as Array<{ lat: unknown; n: unknown }>).map((r) => [Number(r.lat), Number(r.n)]),
-        ),
+        byBizType: Object.fromEntries(bizRows.map((r) => [r.biz_type, Number(r.n)])),
+        successLatency: Object.fromEntries(latRows.map((r) => [Number(r.lat), Number(r.n)])),
       });
     }
     return out;
