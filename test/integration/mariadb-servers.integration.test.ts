@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import {
   dropShards,
+  dueEventIds,
   groundTruth,
   machinePostgres,
   nearestRank,
@@ -190,6 +191,28 @@ describe('throw-away MariaDB servers', () => {
         '',
       ].join('\n'),
     );
+    const renamed: ShardLayout = {
+      shards: layout.shards.map((s) => (s.index === 2 ? { ...s, name: 'hot' } : s)),
+    };
+    const lines = shardsConfigYaml(servers, renamed).split('\n');
+    expect(lines).toContain(
+      `      - { db: "mysql://root@127.0.0.1:${a.port}/shop_0", table: "async_task_2", name: "hot" }`,
+    );
+    expect(lines).toContain(
+      `      - { db: "mysql://root@127.0.0.1:${a.port}/shop_0", table: "async_task_0" }`,
+    );
+    expect(lines).toContain(
+      `      - { db: "mysql://root@127.0.0.1:${a.port}/shop_0", table: "async_task_3" }`,
+    );
+  });
+
+  it("lists each shard's due event ids, as many as the ground truth counts", async () => {
+    const ids = await dueEventIds(servers, layout);
+    const truth = await groundTruth(servers, layout);
+    for (const s of truth.shards) expect(ids.get(s.name)?.length, s.name).toBe(s.due);
+    const all = [...ids.values()].flat();
+    expect(new Set(all).size).toBe(all.length);
+    expect(ids.get('shop_1.async_task_5')?.every((id) => id.startsWith('evt-5-'))).toBe(true);
   });
 
   it('a paused server hangs, resumes, and a killed one restarts with its data', async () => {
@@ -218,6 +241,12 @@ describe('throw-away MariaDB servers', () => {
     expect(await refusesConnections(a.port)).toBe(true);
     expect(() => process.kill(pid, 0)).toThrow();
     await expect(groundTruth(servers, layout)).rejects.toThrow(/ECONNREFUSED/);
+    // The truth of what is left: the layout without the stopped server's shards.
+    const rest = await groundTruth(servers, { shards: layout.shards.filter((s) => s.server !== 0) });
+    expect(rest.shards.map((s) => s.name)).toEqual(
+      layout.shards.filter((s) => s.server === 1).map((s) => s.name),
+    );
+    expect(rest.total).toBe(layout.shards.filter((s) => s.server === 1).reduce((n, s) => n + s.rows, 0));
   });
 
   it('stopping them all closes every port and removes their directories', async () => {

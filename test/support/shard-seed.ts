@@ -196,7 +196,8 @@ export async function dropShards(servers: ShardServer[], layout: ShardLayout): P
 
 /**
  * A taskrecon.config.yaml holding one sharded source over the layout: one `shards:` entry per
- * database, its tables as a range `async_task_{a..b}` when they are consecutive.
+ * database, its tables as a range `async_task_{a..b}` when they are consecutive (a shard whose
+ * name is not `<database>.<table>` gets its own entry with `name:`).
  */
 export function shardsConfigYaml(
   servers: ShardServer[],
@@ -211,7 +212,13 @@ export function shardsConfigYaml(
     '    shards:',
   ];
   for (const { server, database } of databasesOf(layout)) {
-    const shards = layout.shards.filter((s) => s.server === server && s.database === database);
+    const dsn = (servers[server] as ShardServer).dsn(database);
+    const here = layout.shards.filter((s) => s.server === server && s.database === database);
+    // A shard named otherwise than `<database>.<table>` is its own entry, with `name:`.
+    for (const s of here.filter((s) => s.name !== `${database}.${s.table}`))
+      lines.push(`      - { db: "${dsn}", table: "${s.table}", name: "${s.name}" }`);
+    const shards = here.filter((s) => s.name === `${database}.${s.table}`);
+    if (shards.length === 0) continue;
     const suffixes = shards.map((s) => /^(.*?)(\d+)$/.exec(s.table));
     const base = suffixes[0]?.[1];
     const numbers = suffixes.map((m) => (m && m[1] === base ? Number(m[2]) : NaN));
@@ -219,8 +226,25 @@ export function shardsConfigYaml(
     const tables = consecutive
       ? [`${base}{${numbers[0]}..${numbers[numbers.length - 1]}}`]
       : shards.map((s) => s.table);
-    const dsn = (servers[server] as ShardServer).dsn(database);
     for (const table of tables) lines.push(`      - { db: "${dsn}", table: "${table}" }`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The event ids of each shard's due tasks (pending, next_retry_time ≤ the shard's now), by shard name. */
+export async function dueEventIds(
+  servers: ShardServer[],
+  layout: ShardLayout,
+): Promise<Map<string, string[]>> {
+  const lists = await perDatabase(servers, layout, async (db, shards) => {
+    const out: Array<[string, string[]]> = [];
+    for (const shard of shards) {
+      const rows = await db.query<{ event_id: string }>(
+        `SELECT event_id FROM ${quoteId(db.engine, shard.table)} WHERE status = 0 AND next_retry_time <= ${timeSql(db.engine).now} ORDER BY event_id`,
+      );
+      out.push([shard.name, rows.map((r) => r.event_id)]);
+    }
+    return out;
+  });
+  return new Map(lists);
 }
