@@ -117,6 +117,11 @@ export class Context {
     const fromInput = this.input.db || this.env.TASKRECON_DB;
     if (fromInput) return fromInput;
     const fromConfig = source?.config.db || this.config.db;
+    if (!fromConfig && source?.config.shards)
+      throw usageError(
+        `source '${source.name}' is sharded, and this command reads one database`,
+        "Each shard's audit and taskrecon tables are in that shard's database: pass --db with one shard's DSN, or set `db:` at the top of the config for taskrecon's own tables.",
+      );
     if (!fromConfig) throw usageError('no database given', NO_DSN_HINT);
     // A relative file path in a config file is relative to that file, wherever the command runs.
     const path = this.configPath;
