@@ -186,7 +186,7 @@ export function prometheusFamilies(report: Omit<ReportResult, 'notifications'> &
 interface ShardsPart {
   shards?: {
     name: string;
-    up: boolean;
+    ok: boolean;
     due?: number | null;
     stuck?: number | null;
     failedOpen?: number | null;
@@ -219,7 +219,7 @@ function shardFamilies(
     {
       name: 'taskrecon_up',
       help: 'Whether the last report run reached the database and computed its figures (1) or not (0); per shard for a sharded source.',
-      samples: shards.map((s) => ({ labels: labels(s.name), value: s.up ? 1 : 0 })),
+      samples: shards.map((s) => ({ labels: labels(s.name), value: s.ok ? 1 : 0 })),
     },
     {
       name: 'taskrecon_last_success_timestamp_seconds',

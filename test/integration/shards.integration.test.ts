@@ -120,7 +120,7 @@ describe('a source of 12 shards on 3 MariaDB servers', () => {
     const truth = await groundTruth(servers, layout);
     const report = await runJson<{
       metrics: Record<string, number>;
-      shards: { name: string; up: boolean; due: number }[];
+      shards: { name: string; ok: boolean; due: number }[];
     }>(['report', '--config', config, '--window', '25h'], { cwd: dir });
     expect(report.json.metrics).toMatchObject({
       created: truth.total,
@@ -134,7 +134,7 @@ describe('a source of 12 shards on 3 MariaDB servers', () => {
     expect(report.json.metrics.latencyP95Seconds).toBeGreaterThanOrEqual(p95);
     expect(report.json.metrics.latencyP95Seconds).toBeLessThanOrEqual(Math.exp(0.01) * (p95 + 1));
     for (const s of truth.shards)
-      expect(report.json.shards.find((x) => x.name === s.name)).toMatchObject({ up: true, due: s.due });
+      expect(report.json.shards.find((x) => x.name === s.name)).toMatchObject({ ok: true, due: s.due });
     const prom = await runCli(['report', '--config', config, '--format', 'prometheus'], { cwd: dir });
     expect(prom.stdout.match(/^taskrecon_up\{source="tasks",shard="[^"]+"\} 1$/gm)).toHaveLength(12);
 

@@ -8,7 +8,7 @@ import { DEFAULT_SAMPLES, finishReport, reportInputs, type ReportOptions } from 
 /** One shard in a sharded report: reached or not, and its own as-of-now figures. */
 export interface ShardReportEntry {
   name: string;
-  up: boolean;
+  ok: boolean;
   now?: string;
   due?: number | null;
   stuck?: number | null;
@@ -80,13 +80,13 @@ export async function buildShardReport(
   const shards: ShardReportEntry[] = [
     ...parts.map((p) => ({
       name: p.spec.name,
-      up: true,
+      ok: true,
       now: new Date(p.nowEpoch * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
       due: total(p.rows.due, capabilities.due),
       stuck: total(p.rows.stuck, capabilities.stuck),
       failedOpen: total(p.rows.failedOpen, capabilities.failedOpen),
     })),
-    ...set.missing.map((m) => ({ name: m.name, up: false, error: m.error })),
+    ...set.missing.map((m) => ({ name: m.name, ok: false, error: m.error })),
   ];
   if (set.missing.length)
     report.notes.push(
