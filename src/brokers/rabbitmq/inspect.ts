@@ -125,7 +125,7 @@ export async function inspectRabbit(
       );
     names = [...input.queues];
     notes.push(
-      'no management API: unacked, durability, arguments and bindings are unknown, so ttl-without-dlx, dlx-unroutable, not-durable, ttl-long and parked-messages are not checked (give `api:` or --api)',
+      'no management API: unacked, durability, arguments and bindings are unknown, so ttl-without-dlx, dlx-unroutable, not-durable, ttl-long, parked-messages, no-delivery-limit and dlx-at-most-once are not checked (give `api:` or --api)',
     );
   }
   for (const name of names) {
