@@ -2,7 +2,9 @@ import type { Channel } from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { openRabbitBroker } from '../../src/brokers/rabbitmq/index.js';
 import type { QueueFinding } from '../../src/brokers/types.js';
+import { runJson } from '../support/cli.js';
 import { api, depth, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
+import { assertMatchesSchema } from '../support/schemas.js';
 
 // Quorum queues on the machine's RabbitMQ: the two findings only they have fire on a planted case
 // and stay quiet on a correct one, the classic findings neither misfire nor go missing, and the
@@ -209,6 +211,19 @@ describe('x-delivery-count from peeked messages', () => {
       expect(findings.find((f) => f.code === 'no-delivery-limit')?.message).toContain(
         'had come back 2 time(s)',
       );
+      // Through the CLI: the new code and field answer the queues --json schema; a warn is exit 1.
+      const run = await runJson<{ findings: QueueFinding[] }>([
+        'queues',
+        '--rabbitmq',
+        v.amqpUrl,
+        '--api',
+        v.apiUrl,
+        '--peek',
+        '5',
+      ]);
+      expect(run.code, run.stderr).toBe(1);
+      assertMatchesSchema('queues', run.json);
+      expect(codes(run.json.findings)).toContain('no-delivery-limit:poison');
       // Without a peek there is nothing to read.
       expect((await inspect(v)).report.queues.find((q) => q.name === 'poison')?.deliveries).toBeNull();
     });
