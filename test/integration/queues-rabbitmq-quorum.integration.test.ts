@@ -33,6 +33,15 @@ async function inspect(v: ScratchVhost, options: { queues?: string[]; peek?: num
   }
 }
 
+async function doctor(v: ScratchVhost): Promise<string[]> {
+  const broker = openRabbitBroker('rabbit', { kind: 'rabbitmq', url: v.amqpUrl, api: v.apiUrl });
+  try {
+    return (await broker.doctor()).map((c) => `${c.name}:${c.status}`);
+  } finally {
+    await broker.close();
+  }
+}
+
 const codes = (findings: QueueFinding[]) => findings.map((f) => `${f.code}:${f.queue}`).sort();
 const quorum = (args: Record<string, unknown> = {}) => ({
   durable: true,
@@ -76,6 +85,16 @@ describe('quorum queue findings', () => {
       expect(findings).toEqual([]);
       expect(report.queues.map((q) => q.name)).toEqual(['business_queue', 'retry_queue', 'parking_queue']);
       expect(report.queues.every((q) => q.durable === true)).toBe(true);
+      expect(await doctor(v)).toEqual([
+        'amqp:ok',
+        'management-api:ok',
+        'durability:ok',
+        'dead-letter: ttl-without-dlx:ok',
+        'dead-letter: dlx-unroutable:ok',
+        'dead-letter: ttl-long:ok',
+        'dead-letter: dlx-at-most-once:ok',
+        'quorum: no-delivery-limit:ok',
+      ]);
     });
   });
 
@@ -88,6 +107,7 @@ describe('quorum queue findings', () => {
       expect(codes(findings)).toEqual(['no-delivery-limit:poison']);
       expect(findings[0]?.level).toBe('warn');
       expect(findings[0]?.message).toContain('redelivered forever');
+      expect(await doctor(v)).toContain('quorum: no-delivery-limit:warn');
     });
   });
 
@@ -110,6 +130,7 @@ describe('quorum queue findings', () => {
       const { findings } = await inspect(v);
       expect(codes(findings)).toEqual(['dlx-at-most-once:falls_back']);
       expect(findings[0]?.message).toContain("overflow 'drop-head'");
+      expect(await doctor(v)).toContain('dead-letter: dlx-at-most-once:warn');
     });
   });
 
