@@ -190,3 +190,62 @@ describe('the dead-letter drill on quorum queues', () => {
     }
   });
 });
+
+describe('a message past its delivery limit', () => {
+  it('is dead-lettered with reason delivery_limit, reported as such and moved back with --reset-death', async () => {
+    for (const q of ['work_q', 'work_q.parking']) await ch.deleteQueue(q).catch(() => undefined);
+    // No delivery limit on the parking queue: a limited one would not be peeked.
+    await ch.assertQueue('work_q.parking', { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+    await ch.assertQueue('work_q', {
+      durable: true,
+      arguments: {
+        'x-queue-type': 'quorum',
+        'x-delivery-limit': 1,
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': 'work_q.parking',
+      },
+    });
+    ch.sendToQueue('work_q', Buffer.from('{"eventId":"poison"}'), { persistent: true, messageId: 'poison' });
+    await until(async () => (await depth(ch, 'work_q')) === 1);
+    // Returned twice by a consumer that cannot handle it: the second return passes the limit.
+    for (let i = 0; i < 2; i++) {
+      await until(async () => (await depth(ch, 'work_q')) === 1);
+      const m = await ch.get('work_q', { noAck: false });
+      if (m) ch.nack(m, false, true);
+    }
+    await until(async () => (await depth(ch, 'work_q.parking')) === 1, 10_000, 'the dead letter');
+    const broker = openRabbitBroker('rabbit', {
+      kind: 'rabbitmq',
+      url: v.amqpUrl,
+      api: v.apiUrl,
+      queues: ['work_q'],
+    });
+    try {
+      const { report, findings } = await broker.inspect({ peek: 5, nowEpoch: Math.floor(Date.now() / 1000) });
+      const parking = report.queues.find((q) => q.name === 'work_q.parking');
+      expect(parking?.deadLettered).toMatchObject({
+        count: 1,
+        byReason: { delivery_limit: 1 },
+        sourceQueues: ['work_q'],
+      });
+      expect(findings.map((f) => `${f.code}:${f.queue}`).sort()).toEqual([
+        'no-delivery-limit:work_q.parking',
+        'parked-messages:work_q.parking',
+      ]);
+    } finally {
+      await broker.close();
+    }
+    const { result } = await move({
+      from: 'work_q.parking',
+      to: 'work_q',
+      resetDeath: true,
+      runId: 'run-back',
+    });
+    expect(result).toMatchObject({ matched: 1, moved: 1 });
+    const back = await ch.get('work_q', { noAck: false });
+    expect(back && back.properties.messageId).toBe('poison');
+    expect(back && back.properties.headers?.['x-death']).toBeUndefined();
+    expect(back && back.properties.headers?.['x-delivery-count']).toBe(0);
+    if (back) ch.ack(back);
+  });
+});
