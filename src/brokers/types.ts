@@ -22,6 +22,14 @@ export interface DeadLettered {
   sourceQueues?: string[];
 }
 
+/** Delivery counts from a peeked sample (RabbitMQ quorum queues' `x-delivery-count`); null where it does not apply. */
+export interface Deliveries {
+  /** Messages of the sample that came back at least once (`x-delivery-count` above 0). */
+  redelivered: number;
+  /** The highest `x-delivery-count` seen in the sample: how often that message was returned. */
+  maxDeliveryCount: number;
+}
+
 /** One queue as `queues --json` shows it. */
 export interface QueueStats {
   name: string;
@@ -36,6 +44,8 @@ export interface QueueStats {
   durable: boolean | null;
   arguments: Record<string, unknown> | null;
   deadLettered: DeadLettered | null;
+  /** RabbitMQ (quorum queues); null for other brokers and when nothing was peeked. */
+  deliveries?: Deliveries | null;
   /** Only with `--peek N`: the first N jobs of the ready list (Redis), read without taking them. */
   samples?: QueueSample[];
   /** BullMQ only: its own counts per state, and the stalled jobs (active, lock gone). */
@@ -98,6 +108,8 @@ export const FINDING_CODES = [
   'backlog-growing',
   'retry-exhausted',
   'stalled-jobs',
+  'no-delivery-limit',
+  'dlx-at-most-once',
 ] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 

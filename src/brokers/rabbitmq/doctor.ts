@@ -5,9 +5,19 @@ import type { AmqpTarget } from './connection.js';
 import type { InspectInput } from './inspect.js';
 import { inspectRabbit } from './inspect.js';
 
-const TOPOLOGY_CODES = new Set(['ttl-without-dlx', 'dlx-unroutable', 'not-durable', 'ttl-long']);
+const TOPOLOGY_CODES = ['not-durable', 'ttl-without-dlx', 'dlx-unroutable', 'ttl-long'];
+/** Checked where the vhost has a quorum queue (a classic vhost's doctor output stays as it was). */
+const QUORUM_CODES = ['dlx-at-most-once', 'no-delivery-limit'];
 
-/** `doctor` for one RabbitMQ broker: AMQP and API reachable, then durability and dead-letter wiring. */
+function checkName(code: string): string {
+  if (code === 'not-durable') return 'durability';
+  return code === 'no-delivery-limit' ? `quorum: ${code}` : `dead-letter: ${code}`;
+}
+
+/**
+ * `doctor` for one RabbitMQ broker: AMQP and API reachable, then durability and dead-letter wiring,
+ * and with quorum queues their delivery limits and dead-letter strategy.
+ */
 export async function doctorRabbit(
   connect: () => Promise<ChannelModel>,
   target: AmqpTarget,
@@ -49,11 +59,11 @@ export async function doctorRabbit(
     });
   }
   try {
-    const { findings } = await inspectRabbit({ ...base, connection, peek: 0 });
-    const topology = findings.filter((f) => TOPOLOGY_CODES.has(f.code));
-    for (const code of ['not-durable', 'ttl-without-dlx', 'dlx-unroutable', 'ttl-long']) {
-      const hits = topology.filter((f) => f.code === code);
-      const name = code === 'not-durable' ? 'durability' : `dead-letter: ${code}`;
+    const { findings, report } = await inspectRabbit({ ...base, connection, peek: 0 });
+    const quorum = report.queues.some((q) => q.arguments?.['x-queue-type'] === 'quorum');
+    for (const code of quorum ? [...TOPOLOGY_CODES, ...QUORUM_CODES] : TOPOLOGY_CODES) {
+      const hits = findings.filter((f) => f.code === code);
+      const name = checkName(code);
       if (!base.api) continue;
       checks.push(
         hits.length === 0

@@ -1,4 +1,5 @@
-import { finding, type DeadLettered, type QueueFinding } from '../types.js';
+import { finding, type DeadLettered, type Deliveries, type QueueFinding } from '../types.js';
+import { quorumFindings } from './quorum.js';
 import {
   deadLetterSettings,
   parkingSources,
@@ -21,14 +22,16 @@ function ms(value: number): string {
 
 /**
  * The topology findings of one queue: `ttl-without-dlx`, `dlx-unroutable`, `not-durable`,
- * `ttl-long`, `no-consumers`, `parked-messages`. `sampleKeys` are the routing keys of peeked messages (used when the
- * queue sets no dead-letter routing key).
+ * `ttl-long`, `no-consumers`, `parked-messages`, and a quorum queue's `no-delivery-limit` and
+ * `dlx-at-most-once`. `sampleKeys` are the routing keys of peeked messages (used when the queue
+ * sets no dead-letter routing key), `deliveries` their delivery counts.
  */
 export function queueFindings(
   broker: string,
   topology: Topology,
   queue: TopologyQueue,
   sampleKeys: readonly string[] = [],
+  deliveries: Deliveries | null = null,
 ): QueueFinding[] {
   const out: QueueFinding[] = [];
   const dl = deadLetterSettings(queue);
@@ -147,6 +150,7 @@ export function queueFindings(
       ),
     );
   }
+  out.push(...quorumFindings(broker, queue, deliveries));
   return out;
 }
 

@@ -4,6 +4,7 @@ import type { BrokerReport, QueueFinding, QueueStats } from '../types.js';
 import { closeQuietly, isNotFound, openChannel, type AmqpTarget } from './connection.js';
 import { exhaustedFinding, queueFindings, summarizeDeaths } from './findings.js';
 import type { ManagementApi } from './management.js';
+import { deliveryCount, isQuorum, quorumSettings, summarizeDeliveries } from './quorum.js';
 import {
   deadLetterClosure,
   parkingQueueOf,
@@ -27,14 +28,23 @@ export interface InspectInput {
 export interface Peeked {
   headers: Array<Record<string, unknown> | undefined>;
   routingKeys: string[];
+  /** Set when the peek stopped at the first message of a quorum queue (`stopAtQuorum`). */
+  stoppedAtQuorum?: boolean;
 }
 
 /**
  * Gets up to `count` ready messages without acking them, then nacks them all back (requeue), so
  * the queue keeps every message; RabbitMQ marks them `redelivered`. The channel is closed before
- * anything else uses the connection, which flushes the nacks.
+ * anything else uses the connection, which flushes the nacks. On a quorum queue each return
+ * counts as a delivery: with `stopAtQuorum` (the queue's type and delivery limit are unknown) the
+ * peek stops at the first message that carries `x-delivery-count`.
  */
-export async function peekQueue(connection: ChannelModel, queue: string, count: number): Promise<Peeked> {
+export async function peekQueue(
+  connection: ChannelModel,
+  queue: string,
+  count: number,
+  stopAtQuorum = false,
+): Promise<Peeked> {
   const out: Peeked = { headers: [], routingKeys: [] };
   if (count <= 0) return out;
   const channel = await openChannel(connection);
@@ -44,8 +54,13 @@ export async function peekQueue(connection: ChannelModel, queue: string, count: 
       const message = await channel.get(queue, { noAck: false });
       if (!message) break;
       held.push(message);
-      out.headers.push(message.properties.headers as Record<string, unknown> | undefined);
+      const headers = message.properties.headers as Record<string, unknown> | undefined;
+      out.headers.push(headers);
       out.routingKeys.push(message.fields.routingKey);
+      if (stopAtQuorum && deliveryCount(headers) !== undefined) {
+        out.stoppedAtQuorum = true;
+        break;
+      }
     }
   } catch {
     // A queue another connection holds exclusively (or one deleted meanwhile) is not peeked; the
@@ -110,7 +125,7 @@ export async function inspectRabbit(
       );
     names = [...input.queues];
     notes.push(
-      'no management API: unacked, durability, arguments and bindings are unknown, so ttl-without-dlx, dlx-unroutable, not-durable, ttl-long and parked-messages are not checked (give `api:` or --api)',
+      'no management API: unacked, durability, arguments and bindings are unknown, so ttl-without-dlx, dlx-unroutable, not-durable, ttl-long, parked-messages, no-delivery-limit and dlx-at-most-once are not checked (give `api:` or --api)',
     );
   }
   for (const name of names) {
@@ -119,9 +134,8 @@ export async function inspectRabbit(
     const known: TopologyQueue | undefined = topology?.queues.get(name);
     const ready = declared?.ready ?? known?.ready ?? null;
     const consumers = declared?.consumers ?? known?.consumers ?? null;
-    const peeked = ready
-      ? await peekQueue(input.connection, name, input.peek)
-      : { headers: [], routingKeys: [] };
+    const peeked = await peekSample(input, name, ready, known, notes);
+    const deliveries = summarizeDeliveries(peeked.headers);
     stats.push({
       name,
       ready,
@@ -135,10 +149,17 @@ export async function inspectRabbit(
       durable: known?.durable ?? null,
       arguments: known ? reportedArguments(known) : null,
       deadLettered: summarizeDeaths(peeked.headers),
+      deliveries,
     });
     if (topology && known)
       findings.push(
-        ...queueFindings(input.broker, topology, { ...known, ready, consumers }, peeked.routingKeys),
+        ...queueFindings(
+          input.broker,
+          topology,
+          { ...known, ready, consumers },
+          peeked.routingKeys,
+          deliveries,
+        ),
       );
     else if ((ready ?? 0) > 0 && consumers === 0)
       findings.push(
@@ -166,6 +187,35 @@ export async function inspectRabbit(
   };
   if (notes.length) report.notes = notes;
   return { report, findings };
+}
+
+/**
+ * The peeked sample of one queue. A quorum queue with a delivery limit is not peeked: a message
+ * returned by the peek spends one of its deliveries, and one on its last delivery would be
+ * dead-lettered (or dropped) by the peek itself. Without the API the queue's type is unknown, so
+ * the peek stops at the first message that shows it comes from a quorum queue.
+ */
+async function peekSample(
+  input: InspectInput,
+  name: string,
+  ready: number | null,
+  known: TopologyQueue | undefined,
+  notes: string[],
+): Promise<Peeked> {
+  const none: Peeked = { headers: [], routingKeys: [] };
+  if (!ready || input.peek <= 0) return none;
+  if (known && isQuorum(known) && quorumSettings(known).deliveryLimit !== undefined) {
+    notes.push(
+      `quorum queue '${name}' was not peeked: it has a delivery limit, and each peeked message would spend one of its deliveries`,
+    );
+    return none;
+  }
+  const peeked = await peekQueue(input.connection, name, input.peek, known === undefined);
+  if (peeked.stoppedAtQuorum)
+    notes.push(
+      `'${name}' is a quorum queue: the peek stopped at its first message, since without the management API its delivery limit is unknown`,
+    );
+  return peeked;
 }
 
 /** The queue's own arguments, plus what a policy sets, as `policy:<key>`. */

@@ -21,12 +21,20 @@ const DEATH_HEADERS = [
   'x-last-death-reason',
 ];
 
+/**
+ * What a quorum queue writes on each delivery: how often the message came back to that queue. It
+ * belongs to the source queue, not to the message: a copy never carries it (a classic target would
+ * keep a stale count, and a consumer reading it would give up too early), and a message's id does
+ * not change with it.
+ */
+const DELIVERY_COUNT_HEADER = 'x-delivery-count';
+
 /** The AMQP message-id, else a fingerprint of the body and the headers RabbitMQ did not add. */
 export function messageJobId(message: Message): string {
   const id = message.properties.messageId;
   if (typeof id === 'string' && id !== '') return id;
   const headers = { ...(message.properties.headers ?? {}) } as Record<string, unknown>;
-  for (const key of [...DEATH_HEADERS, MOVED_RUN_HEADER]) delete headers[key];
+  for (const key of [...DEATH_HEADERS, MOVED_RUN_HEADER, DELIVERY_COUNT_HEADER]) delete headers[key];
   const hash = createHash('sha256').update(message.content);
   hash.update(JSON.stringify(Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : 1))));
   return `sha256:${hash.digest('hex').slice(0, 24)}`;
@@ -46,10 +54,14 @@ export function matches(message: Message, match: MoveRequest['match']): boolean 
   return true;
 }
 
-/** The properties to republish with: all of them, `x-death` dropped on request, the run id added. */
+/**
+ * The properties to republish with: all of them but the source queue's delivery count, `x-death`
+ * dropped on request, the run id added.
+ */
 export function republishOptions(message: Message, request: MoveRequest, username: string): Options.Publish {
   const p = message.properties;
   const headers = { ...(p.headers ?? {}) } as Record<string, unknown>;
+  delete headers[DELIVERY_COUNT_HEADER];
   if (request.resetDeath) for (const key of DEATH_HEADERS) delete headers[key];
   headers[MOVED_RUN_HEADER] = request.runId;
   const options: Options.Publish = { headers, mandatory: true };

@@ -146,6 +146,7 @@ export async function countQueue(
     durable: null,
     arguments: null,
     deadLettered: null,
+    deliveries: null,
   };
   if (peek > 0) {
     const members = replies[replies.length - 1] as string[];

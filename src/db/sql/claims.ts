@@ -22,10 +22,31 @@ import type { ClaimFence } from './transitions.js';
  *      status processing, next_retry_time = now + lease, updated_at = now, and for a takeover
  *      attempts + 1 (the abandoned attempt counts, so a crash loop still ends `failed`).
  *
- * The rows changed must be exactly the rows kept (all are locked by this transaction); anything else
- * rolls the claim back. SKIP LOCKED is an optimisation only: correctness comes from the guard and the
- * fence, so TiDB (which ignores it) and servers without it stay correct, just slower under contention.
+ * The rows changed must be exactly the rows kept; anything else rolls the claim back, and the page
+ * is claimed again from the same cursor (rows another worker took no longer match). SKIP LOCKED is
+ * an optimisation only: correctness comes from the guard and the counted rows, never from a lock
+ * taken by the SELECT. TiDB accepts FOR UPDATE SKIP LOCKED without locking what it reads
+ * (pingcap/tidb#69720), so two workers there can read the same candidates; the second one's UPDATE
+ * waits for the first's row locks, then re-reads the rows as committed, matches none that moved on,
+ * changes fewer rows than it kept, and claims again. No row is claimed twice on any engine.
+ *
+ * No statement here is an `UPDATE … LIMIT`: a page is chosen by a SELECT … ORDER BY … LIMIT and
+ * written by its id list, because Vitess (≥ 22) applies one global LIMIT to a scatter
+ * `UPDATE … LIMIT` across shards (vitessio/vitess#19790).
  */
+
+/**
+ * How often a page is claimed again after other workers won some of its rows, before giving up.
+ * Every lost race is another worker's won claim, so the backlog moves on; the pause between
+ * attempts is jittered so that the same workers do not keep meeting on the same rows.
+ */
+const CLAIM_ATTEMPTS = 10;
+const RACE_PAUSE_MS = 20;
+
+/** The claim's UPDATE changed fewer rows than it kept: another worker claimed some meanwhile. */
+export class LostClaimRace extends Error {
+  readonly code = 'CLAIM_RACE';
+}
 
 export type ClaimKind = 'due' | 'stuck';
 
@@ -147,6 +168,18 @@ interface CandidateRow {
  * Side effects: one transaction — SELECT … FOR UPDATE [SKIP LOCKED] and one UPDATE of the claimed ids.
  */
 export async function claimBatch(source: BoundSource, request: ClaimRequest): Promise<ClaimBatch> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await claimPage(source, request);
+    } catch (error) {
+      if (!(error instanceof LostClaimRace) || attempt >= CLAIM_ATTEMPTS) throw error;
+      await new Promise((r) => setTimeout(r, Math.random() * RACE_PAUSE_MS * attempt));
+    }
+  }
+}
+
+/** One attempt at a page: one transaction, rolled back (LostClaimRace) when the guard changed fewer rows than kept. */
+async function claimPage(source: BoundSource, request: ClaimRequest): Promise<ClaimBatch> {
   const { sql, db } = source;
   const id = sql.expr('id') as string;
   const nrt = sql.expr('nextRetryAt') as string;
@@ -192,7 +225,9 @@ export async function claimBatch(source: BoundSource, request: ClaimRequest): Pr
     const ids = kept.map((r) => toId(r.id));
     const changed = await markClaimed(tx, source, request, ids, leaseUntilEpoch, recover);
     if (changed !== ids.length) {
-      throw new Error(`claim changed ${changed} rows of the ${ids.length} it had locked; rolled back`);
+      throw new LostClaimRace(
+        `claim changed ${changed} of the ${ids.length} rows it had read: another worker claimed some first; rolled back`,
+      );
     }
     const tasks = kept.map((r): ClaimedTask => {
       const before = toInt(r.attempts) ?? 0;

@@ -92,6 +92,7 @@ export async function bullmqQueueStats(
     durable: null,
     arguments: null,
     deadLettered: null,
+    deliveries: null,
     bullmq,
   };
   if (peek > 0) stats.failedJobs = await failedDetail(client, prefix, queue, peek);

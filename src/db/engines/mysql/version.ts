@@ -1,9 +1,13 @@
 import type { ServerVerdict } from '../types.js';
 
-/** Which MySQL/MariaDB versions taskrecon supports, and since which SKIP LOCKED works. */
+/**
+ * Which MySQL/MariaDB versions taskrecon supports, and since which SKIP LOCKED works. TiDB
+ * (`8.0.11-TiDB-v7.5.0`) and Vitess (`8.0.30-Vitess`) answer VERSION() with the MySQL version they
+ * speak; they are told apart by the suffix.
+ */
 
 interface Version {
-  product: 'MariaDB' | 'MySQL';
+  product: 'MariaDB' | 'MySQL' | 'TiDB' | 'Vitess';
   major: number;
   minor: number;
   patch: number;
@@ -13,7 +17,13 @@ export function parseServerVersion(version: string): Version | undefined {
   const match = /^(\d+)\.(\d+)\.(\d+)/.exec(version);
   if (!match) return undefined;
   return {
-    product: /mariadb/i.test(version) ? 'MariaDB' : 'MySQL',
+    product: /-TiDB-/i.test(version)
+      ? 'TiDB'
+      : /-Vitess\b/i.test(version)
+        ? 'Vitess'
+        : /mariadb/i.test(version)
+          ? 'MariaDB'
+          : 'MySQL',
     major: Number(match[1]),
     minor: Number(match[2]),
     patch: Number(match[3]),
@@ -49,6 +59,14 @@ export function mysqlVersionVerdict(version: string): ServerVerdict {
 }
 
 export function mysqlSkipLockedVerdict(version: string): ServerVerdict | null {
+  if (parseServerVersion(version)?.product === 'TiDB')
+    return {
+      status: 'ok',
+      message:
+        `${version} accepts FOR UPDATE SKIP LOCKED without skipping locked rows (pingcap/tidb#69720); ` +
+        "redrive's claims do not rely on it: each is a guarded UPDATE whose changed rows are counted, so concurrent workers stay correct and only contend more",
+      hint: null,
+    };
   if (supportsSkipLocked(version)) return null;
   return {
     status: 'fail',
