@@ -71,6 +71,7 @@ export const peekFlag = countFlag(0)({
   summary: 'Read this many jobs of each ready queue as samples (id, job, attempts).',
   description:
     'Redis reads them with LRANGE and leaves them in place. RabbitMQ peeking takes the messages and requeues them: ' +
-    'they go back to the queue with `redelivered` set, and their order among other messages may change.',
+    'they go back to the queue with `redelivered` set, and their order among other messages may change. ' +
+    'A quorum queue counts each return as a delivery: one with a delivery limit is not peeked (a peek could drop or dead-letter a message on its last delivery).',
   default: 0,
 });
