@@ -69,6 +69,15 @@ export interface FailedJobDetail {
   finishedOn: number | null;
 }
 
+/** A failed BullMQ job to retry, as a sweep read it: the failure it means is the one that ended at `finishedOn`. */
+export interface FailedJobRef {
+  jobId: string;
+  finishedOn: number | null;
+}
+
+/** What a retry of one failed BullMQ job did: retried, or why BullMQ no longer holds that failure. */
+export type FailedRetryOutcome = { retried: true } | { retried: false; reason: string };
+
 /** One peeked job: who it is and what it runs, never its whole payload. */
 export interface QueueSample {
   jobId: string;
@@ -310,6 +319,15 @@ export interface BrokerClient {
    */
   lookBatch?(batch: BatchLanding): Promise<MovedJob[] | null>;
   forgetBatch?(batch: BatchLanding): Promise<void>;
+  /** BullMQ: the queues of its prefix (exit 3 when it holds none, naming the prefixes that do). */
+  bullmqQueues?(): Promise<string[]>;
+  /** BullMQ: a page of a queue's failed jobs, newest first, with their name, data and error. */
+  failedJobs?(queue: string, start: number, count: number): Promise<FailedJobDetail[]>;
+  /**
+   * BullMQ: `Job.retry('failed')` of one job, only while BullMQ still holds it failed with the
+   * failure that was read (the same `finishedOn`); BullMQ's own script refuses a job no longer failed.
+   */
+  retryFailedJob?(queue: string, job: FailedJobRef): Promise<FailedRetryOutcome>;
   doctor(): Promise<BrokerCheck[]>;
   close(): Promise<void>;
 }

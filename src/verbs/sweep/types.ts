@@ -13,7 +13,10 @@ export type SweepItemOutcome =
   Exclude<SweepOutcome, 'retry'> | 'retried' | 'would-retry' | 'lost-race' | 'refused';
 
 export interface SweepItem {
+  /** The source of a table row; the broker of a BullMQ job. */
   source: string;
+  /** BullMQ jobs: the queue that holds the job (`id` is its job id there). */
+  queue?: string;
   id: string | number;
   bizType: string | null;
   rule: string;
@@ -51,6 +54,8 @@ export interface SweepResult {
   /** Second failures alerted by this run. */
   alerted: number;
   sources: string[];
+  /** BullMQ brokers whose failed jobs the rules swept. */
+  brokers?: string[];
   results: SweepItem[];
   /** Items beyond MAX_SWEEP_RESULTS are counted, not listed. */
   resultsOmitted: number;

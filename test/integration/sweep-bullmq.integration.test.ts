@@ -1,0 +1,331 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, runJson } from '../support/cli.js';
+import { createTestSchema, type TestSchema } from '../support/mariadb.js';
+import { dropPrefix, openTestRedis } from '../support/redis.js';
+import { assertMatchesSchema } from '../support/schemas.js';
+import { runWorker, testQueue } from '../support/bullmq/worker.js';
+import { openRedisBroker } from '../../src/brokers/redis/index.js';
+
+// Sweep rules on a BullMQ broker: failures planted by a real BullMQ Worker (each job throws the
+// error its data names), rules by job name, error and queue; retries through BullMQ's own
+// Job.retry, audited one row per job; two sweeps at once retry each job once; a dry run writes
+// nothing; jobs no rule matches stay failed; a real Worker then runs each retried job exactly once.
+
+const REDIS_DB = 12;
+const prefix = `trtest-bullsweep-${randomBytes(4).toString('hex')}`;
+const URL = `redis://127.0.0.1:6379/${REDIS_DB}`;
+
+let schema: TestSchema;
+let redis: Redis;
+let cwd: string;
+const queues = new Map<string, Queue>();
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function queue(name: string): Queue {
+  let q = queues.get(name);
+  if (!q) {
+    q = testQueue(REDIS_DB, prefix, name);
+    queues.set(name, q);
+  }
+  return q;
+}
+
+const BROKERS = [
+  'brokers:',
+  '  jobs:',
+  '    kind: redis',
+  `    url: ${URL}`,
+  '    framework: bullmq',
+  `    prefix: ${prefix}`,
+  '  elsewhere:',
+  '    kind: redis',
+  `    url: ${URL}`,
+  '    framework: bullmq',
+  `    prefix: ${prefix}-other`,
+  '  laravel:',
+  '    kind: redis',
+  `    url: ${URL}`,
+  '    framework: laravel',
+  `    prefix: ${prefix}-laravel_`,
+];
+
+function config(sweeps: string[], db = true): void {
+  writeFileSync(
+    join(cwd, 'taskrecon.config.yaml'),
+    [...(db ? [`db: ${schema.dsn}`] : []), ...BROKERS, 'sweeps:', ...sweeps, ''].join('\n'),
+  );
+}
+
+const SMTP_RULE =
+  "  - { name: smtp, match: { broker: jobs, queue: mail, bizType: send-mail, errorLike: 'smtp timeout' }, action: retry, maxSweeps: 1 }";
+
+/** A digest of every key of this file's prefix: equal before and after means nothing was written. */
+async function digestPrefix(): Promise<string> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...found);
+  } while (cursor !== '0');
+  keys.sort();
+  const hash = createHash('sha256');
+  for (const key of keys) hash.update(key).update((await redis.dump(key)) ?? '');
+  return hash.digest('hex');
+}
+
+interface AuditRow {
+  task_id: string;
+  event_id: string;
+  source: string;
+  task_table: string;
+  from_status: string;
+  to_status: string;
+  run_id: string;
+}
+
+async function sweepAudit(): Promise<AuditRow[]> {
+  const [rows] = await schema.sql.query(
+    "SELECT task_id, event_id, source, task_table, from_status, to_status, run_id FROM taskrecon_audit WHERE action = 'sweep-retry' ORDER BY id",
+  );
+  return rows as AuditRow[];
+}
+
+/** Fails each planted job with the error its data names; returns the ids by job. */
+async function plantFailures(name: string, jobs: Array<{ name: string; error: string }>): Promise<string[]> {
+  const q = queue(name);
+  const before = (await q.getJobCounts('failed')).failed ?? 0;
+  const added = await q.addBulk(jobs.map((j, i) => ({ name: j.name, data: { n: i, error: j.error } })));
+  await runWorker(REDIS_DB, prefix, name, {
+    fail: true,
+    error: (job: Job) => String((job.data as { error: string }).error),
+    until: async () => (await q.getJobCounts('failed')).failed === before + jobs.length,
+  });
+  return added.map((j) => String(j.id));
+}
+
+interface SweepJson {
+  dryRun: boolean;
+  matched: number;
+  unmatched: number;
+  retried: number;
+  lostRace: number;
+  secondFailures: number;
+  brokers?: string[];
+  runId: string;
+  results: Array<{
+    source: string;
+    queue?: string;
+    id: string;
+    bizType: string;
+    rule: string;
+    outcome: string;
+    reason?: string;
+  }>;
+}
+
+let smtpIds: string[] = [];
+let otherErrorIds: string[] = [];
+let otherNameIds: string[] = [];
+let otherQueueIds: string[] = [];
+
+beforeAll(async () => {
+  redis = await openTestRedis(REDIS_DB);
+  schema = await createTestSchema('sweep_bullmq');
+  cwd = mkdtempSync(join(tmpdir(), 'taskrecon-bullsweep-'));
+  config([SMTP_RULE]);
+  const init = await runJson(['init', '--audit-only'], { cwd });
+  expect(init.code, init.stderr).toBe(0);
+  const planted = await plantFailures('mail', [
+    ...Array.from({ length: 4 }, () => ({ name: 'send-mail', error: 'SMTP timeout after 30s' })),
+    ...Array.from({ length: 2 }, () => ({ name: 'send-mail', error: 'mailbox full' })),
+    ...Array.from({ length: 2 }, () => ({ name: 'send-sms', error: 'SMTP timeout after 30s' })),
+  ]);
+  smtpIds = planted.slice(0, 4);
+  otherErrorIds = planted.slice(4, 6);
+  otherNameIds = planted.slice(6, 8);
+  otherQueueIds = await plantFailures('digest', [{ name: 'send-mail', error: 'SMTP timeout after 30s' }]);
+}, 60_000);
+
+afterAll(async () => {
+  for (const q of queues.values()) await q.close().catch(() => undefined);
+  if (redis) await dropPrefix(redis, prefix);
+  redis?.disconnect();
+  await schema?.drop();
+  if (cwd) rmSync(cwd, { recursive: true, force: true });
+});
+
+describe('sweep rules on a BullMQ broker', () => {
+  it('--dry-run decides by job name, error and queue, and writes nothing', async () => {
+    const before = await digestPrefix();
+    const dry = await runJson<SweepJson>(['sweep', '--dry-run'], { cwd });
+    expect(dry.code, dry.stderr).toBe(0);
+    assertMatchesSchema('sweep', dry.json);
+    expect(dry.json).toMatchObject({ dryRun: true, retried: 4, brokers: ['jobs'] });
+    // The other jobs of `mail` match no rule; `digest` is a queue no rule names, so it is not read.
+    expect(dry.json.unmatched).toBe(4);
+    expect(dry.json.results.map((r) => r.id).sort()).toEqual([...smtpIds].sort());
+    for (const r of dry.json.results)
+      expect(r).toMatchObject({
+        source: 'jobs',
+        queue: 'mail',
+        bizType: 'send-mail',
+        outcome: 'would-retry',
+      });
+    expect(await digestPrefix()).toBe(before);
+    expect(await sweepAudit()).toEqual([]);
+  });
+
+  it('two sweeps at once retry each matching job once, audited; the others stay failed; a worker runs each once', async () => {
+    const [a, b] = await Promise.all([
+      runJson<SweepJson>(['sweep'], { cwd }),
+      runJson<SweepJson>(['sweep'], { cwd }),
+    ]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    assertMatchesSchema('sweep', a.json);
+    const retried = [...a.json.results, ...b.json.results].filter((r) => r.outcome === 'retried');
+    expect(retried.map((r) => r.id).sort()).toEqual([...smtpIds].sort());
+    // A job the twin took first is a lost race, with BullMQ's word for why, never a second retry.
+    const lost = [...a.json.results, ...b.json.results].filter((r) => r.outcome === 'lost-race');
+    for (const r of lost) expect(r.reason).toMatch(/retried meanwhile|refused the retry|failed again/);
+    expect(a.json.retried + b.json.retried).toBe(4);
+
+    const audit = await sweepAudit();
+    expect(audit.map((r) => r.task_id).sort()).toEqual([...smtpIds].sort());
+    for (const row of audit)
+      expect(row).toMatchObject({
+        event_id: row.task_id,
+        source: 'jobs',
+        task_table: 'mail',
+        from_status: 'failed',
+        to_status: 'wait',
+      });
+    const runs = new Set(audit.map((r) => r.run_id));
+    expect([...runs].every((r) => r === a.json.runId || r === b.json.runId)).toBe(true);
+
+    const mail = queue('mail');
+    for (const id of smtpIds) expect(await mail.getJobState(id)).toBe('waiting');
+    for (const id of [...otherErrorIds, ...otherNameIds]) expect(await mail.getJobState(id)).toBe('failed');
+    expect(await queue('digest').getJobState(otherQueueIds[0] as string)).toBe('failed');
+
+    const executions = await runWorker(REDIS_DB, prefix, 'mail', {
+      until: async () => {
+        if (((await mail.getJobCounts('completed')).completed ?? 0) < 4) return false;
+        await sleep(300);
+        return true;
+      },
+    });
+    expect([...executions.keys()].sort()).toEqual([...smtpIds].sort());
+    for (const id of smtpIds) expect(executions.get(id)).toBe(1);
+    expect(await mail.getJobCounts('failed', 'completed')).toEqual({ failed: 4, completed: 4 });
+  });
+
+  it('a sweep of the same window again does nothing new', async () => {
+    const before = await digestPrefix();
+    const again = await runJson<SweepJson>(['sweep'], { cwd });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json).toMatchObject({ retried: 0, matched: 0, unmatched: 4 });
+    expect(await digestPrefix()).toBe(before);
+    expect(await sweepAudit()).toHaveLength(4);
+  });
+
+  it('a job that fails again after its sweep is a second failure: not retried, exit 1', async () => {
+    config([
+      SMTP_RULE,
+      "  - { name: sms, match: { broker: jobs, queue: sms, errorLike: 'gateway%503' }, action: retry, maxSweeps: 1 }",
+    ]);
+    const ids = await plantFailures('sms', [
+      { name: 'send-sms', error: 'gateway said 503' },
+      { name: 'send-sms', error: 'gateway said 503' },
+    ]);
+    const first = await runJson<SweepJson>(['sweep'], { cwd });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json.results.filter((r) => r.rule === 'sms').map((r) => r.outcome)).toEqual([
+      'retried',
+      'retried',
+    ]);
+    const sms = queue('sms');
+    await runWorker(REDIS_DB, prefix, 'sms', {
+      fail: true,
+      error: () => 'gateway said 503',
+      until: async () => (await sms.getJobCounts('failed')).failed === 2,
+    });
+    const second = await runJson<SweepJson>(['sweep'], { cwd });
+    expect(second.code).toBe(1);
+    expect(second.json.secondFailures).toBe(2);
+    expect(
+      second.json.results
+        .filter((r) => r.outcome === 'second-failure')
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([...ids].sort());
+    for (const id of ids) expect(await sms.getJobState(id)).toBe('failed');
+    const text = await runCli(['sweep'], { cwd });
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain('jobs/sms');
+    expect((await sweepAudit()).filter((r) => r.task_table === 'sms')).toHaveLength(2);
+  });
+});
+
+describe('the retry refuses a failure BullMQ no longer holds', () => {
+  it('a job retried meanwhile, or failed again since it was read, is left alone', async () => {
+    const [id] = await plantFailures('race', [{ name: 'charge', error: 'card declined' }]);
+    const job = await queue('race').getJob(id as string);
+    const finishedOn = job?.finishedOn ?? null;
+    const broker = await openRedisBroker('jobs', { kind: 'redis', url: URL, framework: 'bullmq', prefix });
+    try {
+      const stale = await broker.retryFailedJob('race', {
+        jobId: id as string,
+        finishedOn: (finishedOn ?? 0) - 1,
+      });
+      expect(stale).toEqual({ retried: false, reason: expect.stringContaining('failed again') });
+      expect(await queue('race').getJobState(id as string)).toBe('failed');
+      expect(await broker.retryFailedJob('race', { jobId: id as string, finishedOn })).toEqual({
+        retried: true,
+      });
+      const twice = await broker.retryFailedJob('race', { jobId: id as string, finishedOn });
+      expect(twice).toEqual({ retried: false, reason: expect.stringContaining('as waiting') });
+      expect(await queue('race').getJobCounts('wait', 'failed')).toEqual({ wait: 1, failed: 0 });
+    } finally {
+      await broker.close();
+    }
+  });
+});
+
+describe('bad sweep rules for brokers: exit 3, a clear message, nothing written', () => {
+  it('an unknown broker, a broker of another framework, broker and source together, a prefix with no BullMQ queue, no database', async () => {
+    const before = await digestPrefix();
+    const cases: Array<[string[], boolean, string]> = [
+      [
+        ['  - { name: x, match: { broker: nosuch }, action: retry }'],
+        true,
+        "'nosuch' is not a configured broker",
+      ],
+      [['  - { name: x, match: { broker: laravel }, action: retry }'], true, 'is not a BullMQ broker'],
+      [['  - { name: x, match: { broker: jobs, source: tasks }, action: retry }'], true, 'not both'],
+      [
+        ['  - { name: x, match: { broker: elsewhere }, action: retry }'],
+        true,
+        `no BullMQ queue with prefix '${prefix}-other'`,
+      ],
+      [[SMTP_RULE], false, 'needs a database for the audit log'],
+    ];
+    for (const [sweeps, db, message] of cases) {
+      config(sweeps, db);
+      const run = await runJson<{ error: { message: string } }>(['sweep'], { cwd });
+      expect(run.code, JSON.stringify(run.json)).toBe(3);
+      expect(run.json.error.message).toContain(message);
+    }
+    expect(await digestPrefix()).toBe(before);
+    expect(await sweepAudit()).toHaveLength(6);
+    config([SMTP_RULE]);
+  });
+});
