@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +27,8 @@ let schema: TestSchema;
 let redis: Redis;
 let cwd: string;
 const queues = new Map<string, Queue>();
+let hook: Server;
+const hooks: string[] = [];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -118,6 +122,7 @@ interface SweepJson {
   retried: number;
   lostRace: number;
   secondFailures: number;
+  alerted: number;
   brokers?: string[];
   runId: string;
   results: Array<{
@@ -137,6 +142,15 @@ let otherNameIds: string[] = [];
 let otherQueueIds: string[] = [];
 
 beforeAll(async () => {
+  hook = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString('utf8')));
+    req.on('end', () => {
+      hooks.push(body);
+      res.end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
   redis = await openTestRedis(REDIS_DB);
   schema = await createTestSchema('sweep_bullmq');
   cwd = mkdtempSync(join(tmpdir(), 'taskrecon-bullsweep-'));
@@ -155,6 +169,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  await new Promise((resolve) => hook?.close(resolve));
   for (const q of queues.values()) await q.close().catch(() => undefined);
   if (redis) await dropPrefix(redis, prefix);
   redis?.disconnect();
@@ -272,6 +287,21 @@ describe('sweep rules on a BullMQ broker', () => {
     expect(text.code).toBe(1);
     expect(text.stdout).toContain('jobs/sms');
     expect((await sweepAudit()).filter((r) => r.task_table === 'sms')).toHaveLength(2);
+
+    // Alerted once, naming the broker, the job class and the error; the next sweep does not alert again.
+    const webhook = `generic=http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    const alerted = await runJson<SweepJson>(['sweep', '--notify', '--webhook', webhook], { cwd });
+    expect(alerted.code).toBe(1);
+    expect(alerted.json.alerted).toBe(2);
+    expect(hooks).toHaveLength(1);
+    expect(hooks[0]).toContain('send-sms');
+    expect(hooks[0]).toContain('"source":"jobs"');
+    expect(hooks[0]).toContain('gateway said 503');
+    const quiet = await runJson<SweepJson>(['sweep', '--notify', '--webhook', webhook], { cwd });
+    expect(quiet.code).toBe(1);
+    expect(quiet.json.alerted).toBe(0);
+    expect(hooks).toHaveLength(1);
+    for (const id of ids) expect(await sms.getJobState(id)).toBe('failed');
   });
 });
 
