@@ -225,6 +225,21 @@ describe('sweep rules on a BullMQ broker', () => {
       });
     const runs = new Set(audit.map((r) => r.run_id));
     expect([...runs].every((r) => r === a.json.runId || r === b.json.runId)).toBe(true);
+    // `taskrecon audit` lists them by run, as every other change.
+    const busy = a.json.retried > 0 ? a.json.runId : b.json.runId;
+    const listed = await runJson<{ count: number; entries: Array<{ action: string; taskId: string }> }>(
+      ['audit', '--action', 'sweep-retry', '--run', busy],
+      { cwd },
+    );
+    expect(listed.code, listed.stderr).toBe(0);
+    assertMatchesSchema('audit', listed.json);
+    expect(listed.json.entries.length).toBeGreaterThan(0);
+    expect(listed.json.entries.map((e) => e.taskId).sort()).toEqual(
+      audit
+        .filter((r) => r.run_id === busy)
+        .map((r) => r.task_id)
+        .sort(),
+    );
 
     const mail = queue('mail');
     for (const id of smtpIds) expect(await mail.getJobState(id)).toBe('waiting');
