@@ -328,6 +328,8 @@ export interface BrokerClient {
    * failure that was read (the same `finishedOn`); BullMQ's own script refuses a job no longer failed.
    */
   retryFailedJob?(queue: string, job: FailedJobRef): Promise<FailedRetryOutcome>;
+  /** BullMQ: where a job is now (its state and the end of its last run); null when BullMQ no longer holds it. */
+  jobState?(queue: string, jobId: string): Promise<{ state: string; finishedOn: number | null } | null>;
   doctor(): Promise<BrokerCheck[]>;
   close(): Promise<void>;
 }

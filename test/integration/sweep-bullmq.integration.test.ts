@@ -13,6 +13,8 @@ import { dropPrefix, openTestRedis } from '../support/redis.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 import { runWorker, testQueue } from '../support/bullmq/worker.js';
 import { openRedisBroker } from '../../src/brokers/redis/index.js';
+import { connect } from '../../src/db/connect.js';
+import { BullmqRetryJournal } from '../../src/verbs/sweep/bullmq-journal.js';
 
 // Sweep rules on a BullMQ broker: failures planted by a real BullMQ Worker (each job throws the
 // error its data names), rules by job name, error and queue; retries through BullMQ's own
@@ -123,6 +125,7 @@ interface SweepJson {
   lostRace: number;
   secondFailures: number;
   alerted: number;
+  settledIntents?: Array<{ runId: string; state: string; audited: number }>;
   brokers?: string[];
   runId: string;
   results: Array<{
@@ -320,6 +323,96 @@ describe('sweep rules on a BullMQ broker', () => {
   });
 });
 
+describe('a sweep killed mid-retry: the next one settles its write-ahead intents by looking', () => {
+  it('a job it retried is audited under it, a job it never retried is retried now, a young intent is left alone', async () => {
+    config([
+      SMTP_RULE,
+      '  - { name: crash, match: { broker: jobs, queue: crashq }, action: retry, maxSweeps: 1 }',
+    ]);
+    const [landed, never, young] = (await plantFailures('crashq', [
+      { name: 'charge', error: 'card declined' },
+      { name: 'charge', error: 'card declined' },
+      { name: 'charge', error: 'card declined' },
+    ])) as [string, string, string];
+    const crashq = queue('crashq');
+    const killedRun = `killed-${randomBytes(4).toString('hex')}`;
+    const db = await connect(schema.dsn);
+    try {
+      const journal = await BullmqRetryJournal.open(db, 'jobs');
+      const begin = async (id: string) => {
+        const job = await crashq.getJob(id);
+        await journal.begin(
+          {
+            operator: 'sweep:killed',
+            host: 'h',
+            action: 'sweep-retry',
+            source: 'jobs',
+            taskTable: 'crashq',
+            taskId: id,
+            eventId: id,
+            fromStatus: 'failed',
+            toStatus: 'wait',
+            beforeJson: '{}',
+            afterJson: JSON.stringify({ queue: 'crashq', set: 'wait', rule: 'crash' }),
+            reason: 'sweep rule crash',
+            runId: killedRun,
+          },
+          'crashq',
+          job?.finishedOn ?? null,
+        );
+        return job;
+      };
+      // Killed after BullMQ took the retry of `landed`, and before it asked BullMQ about `never`.
+      await (await begin(landed))?.retry('failed');
+      await begin(never);
+      await schema.sql.query(
+        "UPDATE taskrecon_intent SET opened_epoch = opened_epoch - 700 WHERE run_id = ? AND kind = 'bullmq-retry'",
+        [killedRun],
+      );
+      // A sweep still running: its intent is minutes young.
+      await begin(young);
+    } finally {
+      await db.close();
+    }
+
+    const next = await runJson<SweepJson>(['sweep'], { cwd });
+    expect(next.code, next.stderr).toBe(0);
+    assertMatchesSchema('sweep', next.json);
+    expect(next.json.settledIntents).toEqual([
+      expect.objectContaining({ runId: killedRun, state: 'landed', audited: 1 }),
+      expect.objectContaining({ runId: killedRun, state: 'not-landed', audited: 0 }),
+    ]);
+    const crash = next.json.results.filter((r) => r.queue === 'crashq');
+    expect(crash.map((r) => [r.id, r.outcome]).sort()).toEqual(
+      [
+        [never, 'retried'],
+        [young, 'retried'],
+      ].sort(),
+    );
+    const audit = (await sweepAudit()).filter((r) => r.task_table === 'crashq');
+    expect(audit.map((r) => [r.task_id, r.run_id]).sort()).toEqual(
+      [
+        [landed, killedRun],
+        [never, next.json.runId],
+        [young, next.json.runId],
+      ].sort(),
+    );
+    const [open] = await schema.sql.query(
+      "SELECT COUNT(*) AS n FROM taskrecon_intent WHERE kind = 'bullmq-retry' AND state = 'open'",
+    );
+    expect(Number((open as Array<{ n: number }>)[0]?.n)).toBe(1);
+
+    const executions = await runWorker(REDIS_DB, prefix, 'crashq', {
+      until: async () => {
+        if (((await crashq.getJobCounts('completed')).completed ?? 0) < 3) return false;
+        await sleep(300);
+        return true;
+      },
+    });
+    for (const id of [landed, never, young]) expect(executions.get(id)).toBe(1);
+  });
+});
+
 describe('the retry refuses a failure BullMQ no longer holds', () => {
   it('a job retried meanwhile, or failed again since it was read, is left alone', async () => {
     const [id] = await plantFailures('race', [{ name: 'charge', error: 'card declined' }]);
@@ -348,6 +441,7 @@ describe('the retry refuses a failure BullMQ no longer holds', () => {
 describe('bad sweep rules for brokers: exit 3, a clear message, nothing written', () => {
   it('an unknown broker, a broker of another framework, broker and source together, a prefix with no BullMQ queue, no database', async () => {
     const before = await digestPrefix();
+    const audited = (await sweepAudit()).length;
     const cases: Array<[string[], boolean, string]> = [
       [
         ['  - { name: x, match: { broker: nosuch }, action: retry }'],
@@ -370,7 +464,7 @@ describe('bad sweep rules for brokers: exit 3, a clear message, nothing written'
       expect(run.json.error.message).toContain(message);
     }
     expect(await digestPrefix()).toBe(before);
-    expect(await sweepAudit()).toHaveLength(6);
+    expect(await sweepAudit()).toHaveLength(audited);
     config([SMTP_RULE]);
   });
 });

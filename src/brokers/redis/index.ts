@@ -23,7 +23,7 @@ import { moveJobs, recoverJobs, type RecoverRequest } from './move.js';
 import { redisDoctor } from './doctor.js';
 import { readServerSettings } from './server.js';
 import { bullmqFindings, bullmqQueueStats, failedPage } from './bullmq/inspect.js';
-import { moveFailed, retryIfStillFailed } from './bullmq/move.js';
+import { jobState, moveFailed, retryIfStillFailed } from './bullmq/move.js';
 import { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './bullmq/queues.js';
 import { recoverStalled } from './bullmq/recover.js';
 
@@ -212,6 +212,10 @@ export class RedisBroker implements BrokerClient {
 
   async retryFailedJob(queue: string, job: FailedJobRef): Promise<FailedRetryOutcome> {
     return retryIfStillFailed(this.bullmq, queue, job);
+  }
+
+  async jobState(queue: string, jobId: string): Promise<{ state: string; finishedOn: number | null } | null> {
+    return jobState(this.bullmq, queue, jobId);
   }
 
   async lookBatch(batch: BatchLanding): Promise<MovedJob[] | null> {

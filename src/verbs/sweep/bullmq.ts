@@ -12,6 +12,8 @@ import {
 import { store, SWEEP_RETRY_ACTION, type AuditInsert } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { isoOrNull, type PlannedRow } from '../../ops/sweep/plan.js';
+import type { SettledIntent } from '../../ops/intents/index.js';
+import { BullmqRetryJournal, settleKilledRetries } from './bullmq-journal.js';
 import type { SweepItem } from './types.js';
 
 /**
@@ -20,8 +22,8 @@ import type { SweepItem } from './types.js';
  * failedReason (`errorLike`) and its queue, count the job's earlier sweeps from the audit log
  * (`sweep-retry` rows of its id in that broker's queue made before it last failed) and retry it
  * through `Job.retry('failed')` — only while BullMQ still holds that very failure, so of two sweeps
- * at once one retries and the other records a lost race. Each retry is one audit row, written
- * right after BullMQ took it. Nothing is written in a dry run.
+ * at once one retries and the other records a lost race. Each retry is one audit row, settled with
+ * the retry's write-ahead intent (bullmq-journal.ts). Nothing is written in a dry run.
  */
 export interface BrokerSweepRequest {
   brokers: BrokerChoice[];
@@ -48,6 +50,8 @@ export interface BrokerSweepOutput {
   items: SweepItem[];
   unmatched: number;
   second: BrokerSecondFailure[];
+  /** Retries killed sweeps left open, settled by this one before it retried anything. */
+  settledIntents: SettledIntent[];
 }
 
 /** Failed jobs per read. */
@@ -70,7 +74,7 @@ export function brokerNamesOf(rules: readonly SweepRule[]): string[] {
 }
 
 export async function sweepBrokers(request: BrokerSweepRequest): Promise<BrokerSweepOutput> {
-  const out: BrokerSweepOutput = { items: [], unmatched: 0, second: [] };
+  const out: BrokerSweepOutput = { items: [], unmatched: 0, second: [], settledIntents: [] };
   for (const choice of request.brokers) {
     const broker = await openBroker(choice.name, choice.config);
     try {
@@ -98,6 +102,9 @@ async function sweepBroker(
   if (!broker.bullmqQueues || !broker.failedJobs || !broker.retryFailedJob)
     throw new Error(`broker ${broker.name}: sweeping failed jobs needs a BullMQ broker`);
   const found = await broker.bullmqQueues();
+  // What a killed sweep left open is settled first, so its retries count before this one decides.
+  if (request.db && !request.dryRun)
+    out.settledIntents.push(...(await settleKilledRetries(request.db, broker, request.runId)));
   for (const queue of queuesToRead(broker.name, request.rules, found)) {
     const planned = await planQueue(broker, queue, request, out);
     const byRule = new Map<SweepRule, Planned[]>();
@@ -222,19 +229,20 @@ async function retryJobs(
   request: BrokerSweepRequest,
 ): Promise<SweepItem[]> {
   if (request.dryRun) return jobs.map((p) => itemOf(broker.name, p, 'would-retry'));
-  const db = request.db as Db;
+  const journal = await BullmqRetryJournal.open(request.db as Db, broker.name);
   const pacer = new Pacer(rule.rate);
   const items: SweepItem[] = [];
   let done = 0;
   for (const p of jobs) {
+    const audit = auditRow(broker.name, p, request);
+    const intent = await journal.begin(audit, queue, p.finishedOn);
     const outcome = await (broker.retryFailedJob as NonNullable<BrokerClient['retryFailedJob']>)(queue, {
       jobId: String(p.id),
       finishedOn: p.finishedOn,
     });
-    if (outcome.retried) {
-      await store.audit.insert(db, db.dialect, auditRow(broker.name, p, request));
-      items.push(itemOf(broker.name, p, 'retried'));
-    } else items.push(itemOf(broker.name, p, 'lost-race', outcome.reason));
+    await journal.end(intent, outcome.retried ? audit : null);
+    if (outcome.retried) items.push(itemOf(broker.name, p, 'retried'));
+    else items.push(itemOf(broker.name, p, 'lost-race', outcome.reason));
     await pacer.wait(++done);
   }
   return items;

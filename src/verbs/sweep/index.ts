@@ -172,6 +172,7 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
       host: request.host,
     });
     result.unmatched += swept.unmatched;
+    if (swept.settledIntents.length) result.settledIntents = swept.settledIntents;
     items.push(...swept.items);
     const db = request.auditDb;
     if (db)

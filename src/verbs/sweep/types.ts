@@ -1,5 +1,6 @@
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import type { SweepOutcome } from '../../core/sweep-rules.js';
+import type { SettledIntent } from '../../ops/intents/index.js';
 
 /** The request and result of a failure sweep (the JSON contract of `sweep`). */
 
@@ -56,6 +57,8 @@ export interface SweepResult {
   sources: string[];
   /** BullMQ brokers whose failed jobs the rules swept. */
   brokers?: string[];
+  /** BullMQ retries a killed sweep left open, settled by this run by looking at each job. */
+  settledIntents?: SettledIntent[];
   results: SweepItem[];
   /** Items beyond MAX_SWEEP_RESULTS are counted, not listed. */
   resultsOmitted: number;

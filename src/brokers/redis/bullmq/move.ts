@@ -186,3 +186,19 @@ export async function retryIfStillFailed(
     await q.close();
   }
 }
+
+/** Where a job is now: its state and `finishedOn`; null when BullMQ no longer holds it. Reads only. */
+export async function jobState(
+  target: BullmqTarget,
+  queue: string,
+  jobId: string,
+): Promise<{ state: string; finishedOn: number | null } | null> {
+  const q = openQueue(target.client, target.prefix, queue);
+  try {
+    const job = await Job.fromId(q, jobId);
+    if (!job) return null;
+    return { state: await job.getState(), finishedOn: job.finishedOn ?? null };
+  } finally {
+    await q.close();
+  }
+}
