@@ -11,6 +11,7 @@ import {
 } from '../../core/sweep-rules.js';
 import { store, SWEEP_RETRY_ACTION, type AuditInsert } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
+import { usageError } from '../../errors.js';
 import { isoOrNull, type PlannedRow } from '../../ops/sweep/plan.js';
 import type { SettledIntent } from '../../ops/intents/index.js';
 import { BullmqRetryJournal, settleKilledRetries } from './bullmq-journal.js';
@@ -100,7 +101,10 @@ async function sweepBroker(
   out: BrokerSweepOutput,
 ): Promise<void> {
   if (!broker.bullmqQueues || !broker.failedJobs || !broker.retryFailedJob)
-    throw new Error(`broker ${broker.name}: sweeping failed jobs needs a BullMQ broker`);
+    throw usageError(
+      `broker ${broker.name}: sweep rules with match.broker retry BullMQ failed jobs, and it is no BullMQ broker`,
+      'Name brokers with kind: redis and framework: bullmq in match.broker.',
+    );
   const found = await broker.bullmqQueues();
   // What a killed sweep left open is settled first, so its retries count before this one decides.
   if (request.db && !request.dryRun)
@@ -109,16 +113,14 @@ async function sweepBroker(
     const planned = await planQueue(broker, queue, request, out);
     const byRule = new Map<SweepRule, Planned[]>();
     for (const p of planned) {
-      const item = itemOf(
-        broker.name,
-        p,
-        p.decision.outcome === 'retry' ? 'would-retry' : p.decision.outcome,
-      );
-      if (p.decision.outcome === 'retry') byRule.set(p.rule, [...(byRule.get(p.rule) ?? []), p]);
-      else if (p.decision.outcome === 'second-failure') {
-        out.second.push({ planned: p, broker: broker.name, queue, item });
-        out.items.push(item);
-      } else out.items.push(item);
+      const outcome = p.decision.outcome;
+      if (outcome === 'retry') {
+        byRule.set(p.rule, [...(byRule.get(p.rule) ?? []), p]);
+        continue;
+      }
+      const item = itemOf(broker.name, p, outcome);
+      if (outcome === 'second-failure') out.second.push({ planned: p, broker: broker.name, queue, item });
+      out.items.push(item);
     }
     for (const [rule, jobs] of byRule)
       out.items.push(...(await retryJobs(broker, queue, rule, jobs, request)));
