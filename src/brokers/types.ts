@@ -79,6 +79,15 @@ export interface FailedJobDetail {
   finishedOn: number | null;
 }
 
+/** A failed BullMQ job to retry, as a sweep read it: the failure it means is the one that ended at `finishedOn`. */
+export interface FailedJobRef {
+  jobId: string;
+  finishedOn: number | null;
+}
+
+/** What a retry of one failed BullMQ job did: retried, or why BullMQ no longer holds that failure. */
+export type FailedRetryOutcome = { retried: true } | { retried: false; reason: string };
+
 /** One peeked job: who it is and what it runs, never its whole payload. */
 export interface QueueSample {
   jobId: string;
@@ -322,6 +331,17 @@ export interface BrokerClient {
    */
   lookBatch?(batch: BatchLanding): Promise<MovedJob[] | null>;
   forgetBatch?(batch: BatchLanding): Promise<void>;
+  /** BullMQ: the queues of its prefix (exit 3 when it holds none, naming the prefixes that do). */
+  bullmqQueues?(): Promise<string[]>;
+  /** BullMQ: a page of a queue's failed jobs, newest first, with their name, data and error. */
+  failedJobs?(queue: string, start: number, count: number): Promise<FailedJobDetail[]>;
+  /**
+   * BullMQ: `Job.retry('failed')` of one job, only while BullMQ still holds it failed with the
+   * failure that was read (the same `finishedOn`); BullMQ's own script refuses a job no longer failed.
+   */
+  retryFailedJob?(queue: string, job: FailedJobRef): Promise<FailedRetryOutcome>;
+  /** BullMQ: where a job is now (its state and the end of its last run); null when BullMQ no longer holds it. */
+  jobState?(queue: string, jobId: string): Promise<{ state: string; finishedOn: number | null } | null>;
   doctor(): Promise<BrokerCheck[]>;
   close(): Promise<void>;
 }

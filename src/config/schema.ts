@@ -151,6 +151,10 @@ export const reportSchema = z.strictObject({
           reservedExpired: levels.optional(),
           unacked: levels.optional(),
           consumersMin: levels.optional(),
+          /** BullMQ's failed set. */
+          failed: levels.optional(),
+          /** BullMQ's stalled jobs (active, lock gone). */
+          stalled: levels.optional(),
         })
         .optional(),
     })

@@ -22,6 +22,11 @@ export const sweepMatchSchema = z.strictObject({
   queue: oneOrMany.optional(),
   /** Only rows of this configured source. */
   source: oneOrMany.optional(),
+  /**
+   * The failed jobs of these configured BullMQ brokers (`framework: bullmq`) instead of table rows:
+   * `bizType` is the job's name, `errorLike` its failedReason, `queue` its BullMQ queue.
+   */
+  broker: oneOrMany.optional(),
 });
 export type SweepMatch = z.infer<typeof sweepMatchSchema>;
 
@@ -74,6 +79,12 @@ export const sweepsSchema = z.array(sweepRuleSchema).superRefine((rules, ctx) =>
     if (seen.has(rule.name))
       fail('name', 'another rule has this name; names identify rules in reports and audits');
     seen.add(rule.name);
+    if (rule.match?.broker !== undefined && rule.match.source !== undefined)
+      fail(
+        'match',
+        'a rule matches the rows of sources or the failed jobs of brokers, not both; write two rules',
+        ['match', 'broker'],
+      );
     if (!(SWEEP_ACTIONS as readonly string[]).includes(rule.action)) {
       fail('action', `'${rule.action}' is not an action; use retry or hold`);
       return;

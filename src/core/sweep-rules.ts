@@ -13,6 +13,8 @@ export interface SweepRule {
   errorLike?: string;
   queues?: string[];
   sources?: string[];
+  /** BullMQ brokers whose failed jobs the rule sweeps; undefined: the rule sweeps table rows only. */
+  brokers?: string[];
   schedule: Schedule;
   /** Retries per second; undefined = as fast as the database goes. */
   rate?: number;
@@ -22,6 +24,8 @@ export interface SweepRule {
 /** What a rule looks at in a failed row. */
 export interface FailedFacts {
   source: string;
+  /** Set for a BullMQ failed job: its broker (only rules naming a broker match it). */
+  broker?: string;
   bizType: string | null;
   lastError: string | null;
   queue: string | null;
@@ -51,6 +55,7 @@ export function compileRules(config: SweepsConfig | undefined, zone: string | un
       errorLike: rule.match?.errorLike,
       queues: list(rule.match?.queue),
       sources: list(rule.match?.source),
+      brokers: list(rule.match?.broker),
       schedule: {
         window: asRange(ranges.window),
         blackouts: ranges.blackouts.map(asRange).filter((r): r is DailyRange => r !== undefined),
@@ -79,6 +84,9 @@ export function errorMatches(pattern: string, text: string | null): boolean {
 }
 
 export function ruleMatches(rule: SweepRule, facts: FailedFacts): boolean {
+  // Broker rules and table rules never cross: a rule without `broker` never writes to a broker.
+  if (rule.brokers ? facts.broker === undefined || !rule.brokers.includes(facts.broker) : facts.broker)
+    return false;
   if (rule.sources && !rule.sources.includes(facts.source)) return false;
   if (rule.bizTypes && (facts.bizType === null || !rule.bizTypes.includes(facts.bizType))) return false;
   if (rule.queues && (facts.queue === null || !rule.queues.includes(facts.queue))) return false;

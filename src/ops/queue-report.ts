@@ -3,14 +3,22 @@ import { errorText } from './error-text.js';
 import { usageError } from '../errors.js';
 import { openBroker } from '../brokers/index.js';
 import type { BrokerConfig } from '../config/brokers.js';
-import type { Acknowledgement, BrokerClient, QueueFinding, QueueStats } from '../brokers/types.js';
+import type {
+  Acknowledgement,
+  BrokerClient,
+  BullmqCounts,
+  QueueFinding,
+  QueueStats,
+} from '../brokers/types.js';
 import { acknowledgeBreaches, acknowledgeFindings, unacknowledged } from './acks.js';
 import type { AckRow } from '../db/port/index.js';
 
 /**
  * The broker half of `report`: one gauge row per queue of every configured broker, checked against
- * `report.thresholds.queues`. `ready`, `delayedOverdue`, `reservedExpired` and `unacked` breach at
- * or above their limit; `consumersMin` breaches below it (a queue with fewer consumers than that).
+ * `report.thresholds.queues`. `ready`, `delayedOverdue`, `reservedExpired`, `unacked`, `failed` and
+ * `stalled` breach at or above their limit; `consumersMin` breaches below it (a queue with fewer
+ * consumers than that). `failed` and `stalled` are BullMQ's (its failed set; active jobs whose lock
+ * is gone); on other brokers they are null and never breach.
  * No limit is set by default: `queues` raises the findings; thresholds are for alerting on volume.
  */
 
@@ -20,6 +28,8 @@ export const QUEUE_THRESHOLD_METRICS = [
   'reservedExpired',
   'unacked',
   'consumersMin',
+  'failed',
+  'stalled',
 ] as const;
 export type QueueThresholdMetric = (typeof QUEUE_THRESHOLD_METRICS)[number];
 export type QueueThresholds = Partial<Record<QueueThresholdMetric, { warn?: number; crit?: number }>>;
@@ -35,7 +45,16 @@ export interface QueueGauge {
   reservedExpired: number | null;
   unacked: number | null;
   consumers: number | null;
+  /** BullMQ: its failed set (null on other brokers). */
+  failed: number | null;
+  /** BullMQ: active jobs whose lock is gone (null on other brokers). */
+  stalled: number | null;
+  /** BullMQ: its own count of each state (`Queue.getJobCounts`) and the stalled jobs; null elsewhere. */
+  bullmq: BullmqGauge | null;
 }
+
+/** A BullMQ queue's counts as `report` carries them (the stalled ids left to `queues`). */
+export type BullmqGauge = Omit<BullmqCounts, 'stalledIds'>;
 
 export interface QueueBreach {
   broker: string;
@@ -99,7 +118,15 @@ export function gaugeOf(broker: string, q: QueueStats): QueueGauge {
     reservedExpired: q.reservedExpired,
     unacked: q.unacked,
     consumers: q.consumers,
+    failed: q.bullmq?.failed ?? null,
+    stalled: q.bullmq?.stalled ?? null,
+    bullmq: q.bullmq ? bullmqGauge(q.bullmq) : null,
   };
+}
+
+function bullmqGauge(counts: BullmqCounts): BullmqGauge {
+  const { stalledIds: _ids, ...gauge } = counts;
+  return gauge;
 }
 
 /** Breaches of the gauges; a null gauge never breaches. Pure. */

@@ -186,6 +186,9 @@ const GAUGES: Array<[keyof QueueGauge, string, string]> = [
   ['consumers', 'taskrecon_queue_consumers', 'Consumers of the queue (RabbitMQ).'],
 ];
 
+/** BullMQ's states, each one sample of `taskrecon_queue_jobs{state}` (they do not overlap: a sum is every job held). */
+const BULLMQ_STATES = ['wait', 'active', 'delayed', 'prioritized', 'paused', 'failed', 'completed'] as const;
+
 /** The queue gauges of `report --format prometheus`, one family per gauge, labels {broker, queue}; null gauges left out. */
 export function queuePrometheusFamilies(section: QueueReportSection): Family[] {
   const families: Family[] = GAUGES.map(([field, name, help]) => ({
@@ -196,11 +199,34 @@ export function queuePrometheusFamilies(section: QueueReportSection): Family[] {
       return typeof value === 'number' ? [{ labels: { broker: g.broker, queue: g.queue }, value }] : [];
     }),
   }));
+  families.push(
+    {
+      name: 'taskrecon_queue_jobs',
+      help: "BullMQ jobs of the queue in each state, as BullMQ's Queue.getJobCounts counts them.",
+      samples: section.queues.flatMap((g) =>
+        g.bullmq
+          ? BULLMQ_STATES.map((state) => ({
+              labels: { broker: g.broker, queue: g.queue, state },
+              value: (g.bullmq as NonNullable<QueueGauge['bullmq']>)[state],
+            }))
+          : [],
+      ),
+    },
+    {
+      name: 'taskrecon_queue_stalled',
+      help: 'BullMQ active jobs whose lock is gone: their worker died mid-job.',
+      samples: section.queues.flatMap((g) =>
+        g.stalled === null ? [] : [{ labels: { broker: g.broker, queue: g.queue }, value: g.stalled }],
+      ),
+    },
+  );
   return families.filter((f) => f.samples.length > 0);
 }
 
 /** The queue part of the `report` table. */
 export function renderQueueReport(section: QueueReportSection): string {
+  // BullMQ queues add their failed set; the column is there only when one is shown.
+  const failed = section.queues.some((g) => g.failed !== null);
   const rows = section.queues.map((g) => [
     g.broker,
     printable(g.queue),
@@ -209,6 +235,7 @@ export function renderQueueReport(section: QueueReportSection): string {
     g.reservedExpired,
     g.unacked,
     g.consumers,
+    ...(failed ? [g.failed] : []),
   ]);
   const out = [
     heading(`Queues: ${section.status}`),
@@ -221,6 +248,7 @@ export function renderQueueReport(section: QueueReportSection): string {
         'expired',
         'unacked',
         'consumers',
+        ...(failed ? ['failed'] : []),
       ],
       rows,
     ),

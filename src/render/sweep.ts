@@ -13,7 +13,7 @@ export function renderSweep(result: SweepResult): string {
   const verb = result.dryRun ? 'would retry' : 'retried';
   const lines = [
     `${heading('Failure sweep')} ${result.dryRun ? chalk.yellow('(dry run: nothing written)') : ''}`.trim(),
-    `now ${result.now}, failures since ${result.since} in ${result.sources.join(', ')}`,
+    `now ${result.now}, failures since ${result.since} in ${[...result.sources, ...(result.brokers ?? []).map((b) => `broker ${b}`)].join(', ')}`,
     `${result.matched} matched (${result.unmatched} no rule matched): ${result.retried} ${verb}, ${result.deferred} deferred, ` +
       `${result.held} held, ${result.secondFailures} second failure${result.secondFailures === 1 ? '' : 's'}` +
       (result.lostRace ? `, ${result.lostRace} retried by another run first` : '') +
@@ -52,7 +52,7 @@ export function renderSweep(result: SweepResult): string {
         rows
           .slice(0, LISTED)
           .map((r) => [
-            r.source,
+            r.queue === undefined ? r.source : `${r.source}/${r.queue}`,
             String(r.id),
             r.bizType,
             r.rule,

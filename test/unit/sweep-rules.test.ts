@@ -153,3 +153,41 @@ describe('which sweep retries count towards maxSweeps', () => {
     expect(precedes(audit, { id: 3, failedAt: 1000 }, false)).toBe(false);
   });
 });
+
+describe('rules for BullMQ brokers', () => {
+  const rules = compileRules(
+    [
+      { name: 'smtp', match: { broker: 'jobs', bizType: 'send-mail', errorLike: 'smtp' }, action: 'retry' },
+      { name: 'any-row', action: 'retry' },
+    ],
+    undefined,
+  );
+  const job = {
+    source: 'jobs',
+    broker: 'jobs',
+    bizType: 'send-mail',
+    lastError: 'SMTP timeout',
+    queue: 'mail',
+  };
+
+  it('a broker rule matches only the failed jobs of its brokers, by name and error', () => {
+    expect(firstMatch(rules, job)?.name).toBe('smtp');
+    expect(firstMatch(rules, { ...job, lastError: 'mailbox full' })).toBeUndefined();
+    expect(firstMatch(rules, { ...job, bizType: 'send-sms' })).toBeUndefined();
+    expect(firstMatch(rules, { ...job, broker: 'other', source: 'other' })).toBeUndefined();
+  });
+
+  it('a rule without broker never matches a broker job, and a broker rule never a table row', () => {
+    const row = { source: 'failed', bizType: 'send-mail', lastError: 'SMTP timeout', queue: 'mail' };
+    expect(firstMatch(rules, row)?.name).toBe('any-row');
+    expect(firstMatch([rules[0] as (typeof rules)[number]], row)).toBeUndefined();
+  });
+
+  it('broker and source in one rule are refused, naming the rule', () => {
+    expect(
+      configError([{ name: 'x', match: { broker: 'jobs', source: 'failed' }, action: 'retry' }]),
+    ).toContain(
+      "rule 'x': match: a rule matches the rows of sources or the failed jobs of brokers, not both",
+    );
+  });
+});

@@ -6,6 +6,9 @@ import type {
   BrokerCheck,
   BrokerClient,
   BrokerReport,
+  FailedJobDetail,
+  FailedJobRef,
+  FailedRetryOutcome,
   MovedJob,
   MoveRequest,
   MoveResult,
@@ -19,8 +22,8 @@ import { describeOther, pushEnd, type RedisLayout } from './layout.js';
 import { moveJobs, recoverJobs, type RecoverRequest } from './move.js';
 import { redisDoctor } from './doctor.js';
 import { readServerSettings } from './server.js';
-import { bullmqFindings, bullmqQueueStats } from './bullmq/inspect.js';
-import { moveFailed } from './bullmq/move.js';
+import { bullmqFindings, bullmqQueueStats, failedPage } from './bullmq/inspect.js';
+import { jobState, moveFailed, retryIfStillFailed } from './bullmq/move.js';
 import { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './bullmq/queues.js';
 import { recoverStalled } from './bullmq/recover.js';
 
@@ -181,6 +184,38 @@ export class RedisBroker implements BrokerClient {
       }
     }
     return recoverJobs(this.target, request, queues);
+  }
+
+  async bullmqQueues(): Promise<string[]> {
+    if (this.layout.framework !== 'bullmq')
+      throw new TaskreconError(
+        `broker ${this.name} is no BullMQ broker (framework ${this.layout.framework})`,
+        {
+          code: 'USAGE',
+          hint: 'Sweep rules with `broker:` name brokers with framework: bullmq.',
+        },
+      );
+    const names = await bullmqQueueNames(this.client, this.layout.prefix);
+    if (names.length === 0)
+      throw noBullmqQueues(
+        this.name,
+        this.layout.prefix,
+        this.display,
+        await otherBullmqPrefixes(this.client, this.layout.prefix),
+      );
+    return names;
+  }
+
+  async failedJobs(queue: string, start: number, count: number): Promise<FailedJobDetail[]> {
+    return failedPage(this.client, this.layout.prefix, queue, start, count);
+  }
+
+  async retryFailedJob(queue: string, job: FailedJobRef): Promise<FailedRetryOutcome> {
+    return retryIfStillFailed(this.bullmq, queue, job);
+  }
+
+  async jobState(queue: string, jobId: string): Promise<{ state: string; finishedOn: number | null } | null> {
+    return jobState(this.bullmq, queue, jobId);
   }
 
   async lookBatch(batch: BatchLanding): Promise<MovedJob[] | null> {

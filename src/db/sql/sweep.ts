@@ -108,7 +108,8 @@ export interface IdentityAudit {
 /**
  * The audit rows of `action` of these job identities in a task table: which row each was about and
  * when (epoch seconds with milliseconds), so the caller can tell which ones precede a given failure.
- * In: task table, identities, action. Out: rows. Reads only (the audit rows of the action).
+ * In: task table, identities, action, and the source (a broker's name) when the table name alone is
+ * not the job's home (a BullMQ queue). Out: rows. Reads only (the audit rows of the action).
  */
 export async function selectAuditByIdentity(
   q: Queryable,
@@ -116,16 +117,18 @@ export async function selectAuditByIdentity(
   taskTable: string,
   identities: readonly string[],
   action: string,
+  source?: string,
 ): Promise<IdentityAudit[]> {
   const out: IdentityAudit[] = [];
   const qi = (c: string) => dialect.quoteId(c);
+  const bySource = source === undefined ? '' : ` AND ${qi('source')} = ?`;
   for (let i = 0; i < identities.length; i += 500) {
     const chunk = identities.slice(i, i + 500);
     const rows = await q.query<Row>(
       `SELECT ${qi('event_id')} AS identity, ${qi('task_id')} AS task_id, ${auditClock(dialect).epoch} AS at_epoch
          FROM ${qi(AUDIT_TABLE)}
-        WHERE ${qi('action')} = ? AND ${qi('task_table')} = ? AND ${qi('event_id')} IN (${placeholders(chunk)})`,
-      [action, taskTable, ...chunk],
+        WHERE ${qi('action')} = ? AND ${qi('task_table')} = ?${bySource} AND ${qi('event_id')} IN (${placeholders(chunk)})`,
+      [action, taskTable, ...(source === undefined ? [] : [source]), ...chunk],
     );
     for (const row of rows)
       out.push({

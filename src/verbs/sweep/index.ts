@@ -9,6 +9,9 @@ import { retryThroughCompensate } from './retry.js';
 import type { EffectGate } from '../../ops/compensation/types.js';
 import { effectBlocksRetry } from '../../core/effect.js';
 import { MAX_SWEEP_RESULTS, type SweepItem, type SweepItemOutcome, type SweepResult } from './types.js';
+import { sweepBrokers } from './bullmq.js';
+import type { BrokerChoice } from '../../brokers/index.js';
+import type { Db } from '../../db/types.js';
 
 export * from './types.js';
 export { sweepable, planSource } from '../../ops/sweep/plan.js';
@@ -50,12 +53,17 @@ export interface SweepRequest {
   host: string;
   /** Completes the commands an alert prints with the connection of this run. */
   paste?: (text: string) => string;
+  /** BullMQ brokers whose failed jobs rules with `match.broker` sweep. */
+  brokers?: BrokerChoice[];
+  /** Their audit log (undefined only in a dry run without a database). */
+  auditDb?: Db;
 }
 
 export async function runSweep(request: SweepRequest): Promise<SweepResult> {
   const started = Date.now();
   const first = request.sources[0];
-  const nowEpoch = first ? await first.source.db.nowEpoch() : Math.floor(Date.now() / 1000);
+  const clock = first?.source.db ?? request.auditDb;
+  const nowEpoch = clock ? await clock.nowEpoch() : Math.floor(Date.now() / 1000);
   const result: SweepResult = {
     now: toIso(nowEpoch) as string,
     since: toIso(nowEpoch - request.sinceSeconds) as string,
@@ -71,6 +79,7 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
     effectRefused: 0,
     alerted: 0,
     sources: request.sources.map((s) => s.source.name),
+    ...(request.brokers?.length ? { brokers: request.brokers.map((b) => b.name) } : {}),
     results: [],
     resultsOmitted: 0,
     runId: request.runId,
@@ -149,6 +158,27 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
         items.push(it);
       }
     }
+  }
+  if (request.brokers?.length) {
+    const swept = await sweepBrokers({
+      brokers: request.brokers,
+      db: request.auditDb,
+      rules: request.rules,
+      nowEpoch,
+      cutoffEpoch: nowEpoch - request.sinceSeconds,
+      dryRun: request.dryRun,
+      runId: request.runId,
+      operator: request.operator,
+      host: request.host,
+    });
+    result.unmatched += swept.unmatched;
+    if (swept.settledIntents.length) result.settledIntents = swept.settledIntents;
+    items.push(...swept.items);
+    const db = request.auditDb;
+    if (db)
+      for (const s of swept.second)
+        second.push({ planned: s.planned, sourceName: s.broker, table: s.queue, db, item: s.item });
+    else for (const s of swept.second) s.item.alerted = false;
   }
   if (request.notify && !request.dryRun && second.length) {
     const fresh = await notYetAlerted(second);

@@ -3,7 +3,7 @@ import { hostname, userInfo } from 'node:os';
 import type { Context } from '../../context.js';
 import { usageError } from '../../errors.js';
 import { resolveTargets } from '../../notify/targets.js';
-import { openSweepSources, sweepRulesOf } from './sources.js';
+import { openSweepSources, sweepBrokersOf, sweepRulesOf } from './sources.js';
 import type { SweepRequest } from './index.js';
 
 /** What the sweep command's flags become. */
@@ -28,9 +28,14 @@ export async function buildSweepRequest(context: Context, flags: SweepFlags): Pr
       '--notify: no webhook is configured',
       'Add `report.notify: [{kind, url}]` to the config, or pass --webhook KIND=URL.',
     );
-  const sources = await openSweepSources(context, Boolean(flags.forceEffect));
+  // Rules with `match.broker` sweep BullMQ brokers; the others, the configured sources' rows.
+  const brokers = sweepBrokersOf(context, rules);
+  const sources = rules.some((r) => !r.brokers)
+    ? await openSweepSources(context, Boolean(flags.forceEffect))
+    : [];
   return {
     sources,
+    ...(brokers ? { brokers: brokers.choices, auditDb: await brokers.auditDb(flags.dryRun) } : {}),
     rules,
     sinceSeconds: Math.round(flags.sinceMs / 1000),
     dryRun: flags.dryRun,

@@ -7,6 +7,10 @@ import { bindSource } from '../../db/bind-source.js';
 import { configError, usageError } from '../../errors.js';
 import { effectGate } from '../../ops/effect/index.js';
 import { sweepable } from '../../ops/sweep/plan.js';
+import { requireAuditTable } from '../../ops/audit-trail.js';
+import type { BrokerChoice } from '../../brokers/index.js';
+import type { Db } from '../../db/types.js';
+import { brokerNamesOf } from './bullmq.js';
 import type { SweepSource } from './index.js';
 
 /** The config's sweep rules, compiled; exit 3 (nothing read or written) when they cannot be used. */
@@ -63,4 +67,46 @@ export async function openSweepSources(context: Context, forceEffect = false): P
   }
   if (out.length === 0) throw usageError('no configured source holds failed rows to sweep');
   return out;
+}
+
+/**
+ * The BullMQ brokers the rules' `match.broker` names (undefined when none does), each configured
+ * with `framework: bullmq` (else exit 3 before any connection), and the audit log their retries
+ * go to: the configured database (exit 3 without one, unless a dry run).
+ */
+export function sweepBrokersOf(
+  context: Context,
+  rules: readonly SweepRule[],
+): { choices: BrokerChoice[]; auditDb: (dryRun: boolean) => Promise<Db | undefined> } | undefined {
+  const names = brokerNamesOf(rules);
+  if (names.length === 0) return undefined;
+  const configured = context.config.brokers ?? {};
+  const choices = names.map((name): BrokerChoice => {
+    const rule = rules.find((r) => r.brokers?.includes(name))?.name ?? '';
+    const config = configured[name];
+    if (!config)
+      throw configError(
+        `sweeps: rule '${rule}': match.broker: '${name}' is not a configured broker`,
+        `Configured brokers: ${Object.keys(configured).join(', ') || 'none'}. Add it under \`brokers:\` with framework: bullmq.`,
+      );
+    if (config.kind !== 'redis' || config.framework !== 'bullmq')
+      throw configError(
+        `sweeps: rule '${rule}': match.broker: broker ${name} is not a BullMQ broker (${config.kind === 'redis' ? `framework ${config.framework}` : config.kind})`,
+        'A sweep retries the failed jobs of BullMQ brokers (kind: redis, framework: bullmq); sweep other frameworks through their failed-job tables.',
+      );
+    return { name, config };
+  });
+  const auditDb = async (dryRun: boolean): Promise<Db | undefined> => {
+    if (!(context.input.db || context.env.TASKRECON_DB || context.config.db)) {
+      if (dryRun) return undefined;
+      throw usageError(
+        'sweeping BullMQ failed jobs needs a database for the audit log, and none is given',
+        'Put `db:` in the config (or pass --db, or set TASKRECON_DB); `taskrecon init --audit-only` creates taskrecon_audit there. --dry-run needs none. Nothing was retried.',
+      );
+    }
+    const db = await context.open();
+    if (!dryRun) await requireAuditTable(db);
+    return db;
+  };
+  return { choices, auditDb };
 }

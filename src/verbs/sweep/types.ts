@@ -1,5 +1,6 @@
 import type { QueueConnectionConfig } from '../../dispatch/failed-job-queue.js';
 import type { SweepOutcome } from '../../core/sweep-rules.js';
+import type { SettledIntent } from '../../ops/intents/index.js';
 
 /** The request and result of a failure sweep (the JSON contract of `sweep`). */
 
@@ -13,7 +14,10 @@ export type SweepItemOutcome =
   Exclude<SweepOutcome, 'retry'> | 'retried' | 'would-retry' | 'lost-race' | 'refused';
 
 export interface SweepItem {
+  /** The source of a table row; the broker of a BullMQ job. */
   source: string;
+  /** BullMQ jobs: the queue that holds the job (`id` is its job id there). */
+  queue?: string;
   id: string | number;
   bizType: string | null;
   rule: string;
@@ -51,6 +55,10 @@ export interface SweepResult {
   /** Second failures alerted by this run. */
   alerted: number;
   sources: string[];
+  /** BullMQ brokers whose failed jobs the rules swept. */
+  brokers?: string[];
+  /** BullMQ retries a killed sweep left open, settled by this run by looking at each job. */
+  settledIntents?: SettledIntent[];
   results: SweepItem[];
   /** Items beyond MAX_SWEEP_RESULTS are counted, not listed. */
   resultsOmitted: number;

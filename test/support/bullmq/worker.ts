@@ -13,20 +13,27 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs a real BullMQ worker on `queue` until `until` holds (checked every 50 ms, at most
- * `timeoutMs`), counting each job's executions; `fail` makes every execution throw.
+ * `timeoutMs`), counting each job's executions; `fail` makes every execution throw (`error`: with
+ * what message).
  */
 export async function runWorker(
   db: number,
   prefix: string,
   queue: string,
-  options: { fail?: boolean; until: () => Promise<boolean>; timeoutMs?: number },
+  options: {
+    fail?: boolean;
+    /** With `fail`: the error each job throws (default `boom in <name>`). */
+    error?: (job: Job) => string;
+    until: () => Promise<boolean>;
+    timeoutMs?: number;
+  },
 ): Promise<Map<string, number>> {
   const executions = new Map<string, number>();
   const worker = new Worker(
     queue,
     async (job: Job) => {
       executions.set(String(job.id), (executions.get(String(job.id)) ?? 0) + 1);
-      if (options.fail) throw new Error(`boom in ${job.name}`);
+      if (options.fail) throw new Error(options.error ? options.error(job) : `boom in ${job.name}`);
       return 'ok';
     },
     { connection: bullmqConnection(db), prefix, concurrency: 4 },

@@ -36,10 +36,21 @@ export async function failedDetail(
   queue: string,
   count: number,
 ): Promise<FailedJobDetail[]> {
+  return failedPage(client, prefix, queue, 0, count);
+}
+
+/** `count` failed jobs from `start` (0: the newest), newest first: a page of the failed set. */
+export async function failedPage(
+  client: Redis,
+  prefix: string,
+  queue: string,
+  start: number,
+  count: number,
+): Promise<FailedJobDetail[]> {
   if (count <= 0) return [];
   const q = openQueue(client, prefix, queue);
   try {
-    const jobs = await q.getFailed(0, count - 1);
+    const jobs = await q.getFailed(start, start + count - 1);
     return jobs.map((job) => ({
       jobId: String(job.id),
       name: job.name,

@@ -2,7 +2,7 @@ import { Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Pacer, pacing } from '../../../core/pacer.js';
 import { TaskreconError, usageError } from '../../../errors.js';
-import type { MovedJob, MoveRequest, MoveResult } from '../../types.js';
+import type { FailedJobRef, FailedRetryOutcome, MovedJob, MoveRequest, MoveResult } from '../../types.js';
 import { openQueue, requireQueue } from './queues.js';
 
 /**
@@ -147,5 +147,58 @@ export async function moveFailed(target: BullmqTarget, request: MoveRequest): Pr
   } finally {
     await from.close();
     await to?.close();
+  }
+}
+
+/** BullMQ's refusals of a retry of a job it no longer holds as failed (its reprocessJob script's codes). */
+const NOT_FAILED = /not in the failed state|Missing key for job/i;
+
+/**
+ * One failed job back to wait through `Job.retry('failed')`, only while it is still the failure
+ * that was read: held as failed with the same `finishedOn`. A job another client retried meanwhile
+ * (waiting, active, completed, or failed again since) is left alone, and so is one BullMQ's own
+ * script refuses because it left the failed set between the look and the retry.
+ */
+export async function retryIfStillFailed(
+  target: BullmqTarget,
+  queue: string,
+  ref: FailedJobRef,
+): Promise<FailedRetryOutcome> {
+  const q = openQueue(target.client, target.prefix, queue);
+  try {
+    const job = await Job.fromId(q, ref.jobId);
+    if (!job) return { retried: false, reason: `BullMQ no longer holds job ${ref.jobId} (removed)` };
+    const state = await job.getState();
+    if (state !== 'failed')
+      return {
+        retried: false,
+        reason: `BullMQ holds job ${ref.jobId} as ${state}: it was retried meanwhile`,
+      };
+    if ((job.finishedOn ?? null) !== ref.finishedOn)
+      return { retried: false, reason: `job ${ref.jobId} was retried and failed again since it was read` };
+    await job.retry('failed');
+    return { retried: true };
+  } catch (error) {
+    const message = (error as Error).message ?? String(error);
+    if (NOT_FAILED.test(message)) return { retried: false, reason: `BullMQ refused the retry: ${message}` };
+    throw error;
+  } finally {
+    await q.close();
+  }
+}
+
+/** Where a job is now: its state and `finishedOn`; null when BullMQ no longer holds it. Reads only. */
+export async function jobState(
+  target: BullmqTarget,
+  queue: string,
+  jobId: string,
+): Promise<{ state: string; finishedOn: number | null } | null> {
+  const q = openQueue(target.client, target.prefix, queue);
+  try {
+    const job = await Job.fromId(q, jobId);
+    if (!job) return null;
+    return { state: await job.getState(), finishedOn: job.finishedOn ?? null };
+  } finally {
+    await q.close();
   }
 }
