@@ -15,7 +15,8 @@ export default class Sweep extends BaseCommand<typeof Sweep> {
     'Retries go through the compensate retry path (state machine, audit, the framework queue format); a rule outside ' +
     'its window or inside a blackout (appTimeZone) defers the row and says when it becomes eligible; a job already ' +
     'swept maxSweeps times is a second failure: not retried, reported, alerted once with --notify. Exit 1 when there ' +
-    'are second failures. Running it again over the same window does nothing new.';
+    'are second failures. Running it again over the same window does nothing new. A rule with `match.broker` sweeps ' +
+    "a BullMQ broker's failed jobs instead (job name as biz type, failedReason as error), retried through BullMQ.';
   static override examples = [
     '<%= config.bin %> sweep --since 1h --dry-run',
     '<%= config.bin %> sweep --since 1h --notify --quiet',
