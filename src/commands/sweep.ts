@@ -16,7 +16,7 @@ export default class Sweep extends BaseCommand<typeof Sweep> {
     'its window or inside a blackout (appTimeZone) defers the row and says when it becomes eligible; a job already ' +
     'swept maxSweeps times is a second failure: not retried, reported, alerted once with --notify. Exit 1 when there ' +
     'are second failures. Running it again over the same window does nothing new. A rule with `match.broker` sweeps ' +
-    "a BullMQ broker's failed jobs instead (job name as biz type, failedReason as error), retried through BullMQ.';
+    "a BullMQ broker's failed jobs instead (job name as biz type, failedReason as error), retried through BullMQ.";
   static override examples = [
     '<%= config.bin %> sweep --since 1h --dry-run',
     '<%= config.bin %> sweep --since 1h --notify --quiet',

@@ -33,11 +33,17 @@ export interface ShardSetOptions {
   allowPartial: boolean;
 }
 
+/**
+ * How many shards are opened at once at least: opening is a connection and one read of the
+ * table's columns, so it need not wait for the slower reads `--shard-concurrency` bounds.
+ */
+export const OPEN_CONCURRENCY = 16;
+
 /** `--shard-concurrency` when the flag is not given. */
 export const DEFAULT_SHARD_CONCURRENCY = 4;
 
 /**
- * Opens every shard, `concurrency` at a time. A shard that cannot be reached stops the run (exit
+ * Opens every shard, `concurrency` (at least OPEN_CONCURRENCY) at a time. A shard that cannot be reached stops the run (exit
  * 3, every such shard named), unless `allowPartial`: then it is listed in `missing` and the rest
  * go on. A table whose profile does not fit stops the run either way: that is not an outage.
  */
@@ -48,7 +54,8 @@ export async function openShardSet(
   options: ShardSetOptions,
 ): Promise<ShardSet> {
   type Outcome = { spec: ShardSpec; source: BoundSource } | { spec: ShardSpec; error: Error };
-  const outcomes = await boundedAll(specs, options.concurrency, async (spec): Promise<Outcome> => {
+  const opening = Math.max(options.concurrency, OPEN_CONCURRENCY);
+  const outcomes = await boundedAll(specs, opening, async (spec): Promise<Outcome> => {
     try {
       return { spec, source: await open(spec) };
     } catch (error) {
