@@ -134,6 +134,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       specs,
       async (spec) => {
         const db = await this.context.open(choice, { ...options, dsn: spec.db });
+        for (const warning of db.warnings) this.warnLine(`shard ${spec.name}: ${warning}`);
         const profile = profileFor({ ...choice.config, table: spec.table }, `sources.${choice.name}`);
         return bindSource(db, profile, choice.name);
       },
