@@ -14,6 +14,8 @@ interface Lane {
 }
 
 const FLUSH_BYTES = 64 * 1024;
+/** Rows per page of each shard: every shard holds one page while the merge reads, so memory stays small. */
+const SHARD_PAGE_SIZE = 5_000;
 
 /** Where a raw list row sorts: no next-retry time first, then by it (epoch seconds), then id, then shard. */
 function rowBefore(a: Lane, b: Lane, byId: boolean): boolean {
@@ -52,7 +54,7 @@ export async function streamShardRows(
     for (const kind of shards[0]?.options.lists ?? ALL_LISTS) {
       const lanes: Lane[] = [];
       for (const { shard, options } of shards) {
-        const rows = streamList(shard.source, kind, options);
+        const rows = streamList(shard.source, kind, { ...options, pageSize: SHARD_PAGE_SIZE });
         if (!rows) continue;
         const serializer = rowSerializer(shard.source.sql, shard.spec.name);
         const line =
