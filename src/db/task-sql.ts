@@ -139,6 +139,12 @@ export class TaskSql {
     return col ? this.dialect.epochOf(col, this.timeTypes[field] ?? 'datetime') : undefined;
   }
 
+  /** A time field as epoch seconds with its fraction (Dialect.exactEpochOf). */
+  exactEpoch(field: TimeField): string | undefined {
+    const col = this.expr(field);
+    return col ? this.dialect.exactEpochOf(col, this.timeTypes[field] ?? 'datetime') : undefined;
+  }
+
   /** A time field's exact value as a keyset page key (Dialect.pageKeyOf), bound back by pageKeyParam(). */
   pageKey(field: TimeField): string | undefined {
     const col = this.expr(field);
