@@ -17,6 +17,8 @@ export const LIST_PAGE_KEY = 13;
 
 /** The alias whole rows of a job table kept by executions carry its raw state under (selectWholeRows). */
 export const EXECUTION_STATE = 'taskrecon_state';
+/** The last error a whole row of an executions table carries beside it (Solid Queue's failed execution's `error`). */
+export const EXECUTION_ERROR = 'taskrecon_error';
 
 /** A profile's per-row expiry (its `stuck` model) resolved against the live table's columns. */
 export interface ExpiryStuck {

@@ -165,7 +165,7 @@ describe(`sweep on pg-boss ${PGBOSS_VERSION}`, () => {
     const { code, json, stderr } = await runJson<SweepJson>(['sweep', '--since', '1h'], { cwd });
     expect(code, stderr).toBe(0);
     assertMatchesSchema('sweep', json);
-    expect(json).toMatchObject({ retried: 4, unmatched: 2, secondFailures: 0 });
+    expect(json).toMatchObject({ dryRun: false, retried: 4, unmatched: 2, secondFailures: 0 });
     for (const r of json.results)
       expect(r).toMatchObject({ bizType: 'payments', rule: 'payments-down', outcome: 'retried' });
 

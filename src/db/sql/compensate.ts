@@ -6,7 +6,7 @@ import { placeholders, type TaskSql } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
 import type { ScanFilter } from './scan.js';
 import { statusColumnOf } from '../profiles/types.js';
-import { EXECUTION_STATE } from '../task-sql.js';
+import { EXECUTION_ERROR, EXECUTION_STATE } from '../task-sql.js';
 
 /**
  * Statements of manual compensation (`compensate`): selecting candidates a page at a time by id,
@@ -114,8 +114,14 @@ export async function selectWholeRows(
   if (ids.length === 0) return [];
   const { sql } = source;
   const w = idIn(sql, ids);
+  // A job whose state lives in execution rows carries that state and its error (an audit's before
+  // image of a discarded job keeps why it failed).
+  const error = sql.executions ? sql.expr('lastError') : undefined;
+  const extra = sql.executions
+    ? `, ${sql.executions.rawStatusExpr()} AS ${EXECUTION_STATE}${error ? `, ${error} AS ${EXECUTION_ERROR}` : ''}`
+    : '';
   return q.query<Row>(
-    `SELECT ${sql.table}.*${sql.executions ? `, ${sql.executions.rawStatusExpr()} AS ${EXECUTION_STATE}` : ''} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${sql.expr('id')}${lock ? sql.dialect.forUpdate : ''}`,
+    `SELECT ${sql.table}.*${extra} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${sql.expr('id')}${lock ? sql.dialect.forUpdate : ''}`,
     w.params,
   );
 }
