@@ -17,8 +17,6 @@ export const LIST_PAGE_KEY = 13;
 
 /** The alias whole rows of a job table kept by executions carry its raw state under (selectWholeRows). */
 export const EXECUTION_STATE = 'taskrecon_state';
-/** The last error a whole row of an executions table carries beside it (Solid Queue's failed execution's `error`). */
-export const EXECUTION_ERROR = 'taskrecon_error';
 
 /** A profile's per-row expiry (its `stuck` model) resolved against the live table's columns. */
 export interface ExpiryStuck {
@@ -135,16 +133,10 @@ export class TaskSql {
     return this.expr('bizType') ?? this.dialect.castText('NULL');
   }
 
-  /** A time field as epoch seconds. */
-  epoch(field: TimeField): string | undefined {
-    const col = this.expr(field);
-    return col ? this.dialect.epochOf(col, this.timeTypes[field] ?? 'datetime') : undefined;
-  }
-
-  /** A time field as epoch seconds with its fraction (Dialect.exactEpochOf). */
-  exactEpoch(field: TimeField): string | undefined {
-    const col = this.expr(field);
-    return col ? this.dialect.exactEpochOf(col, this.timeTypes[field] ?? 'datetime') : undefined;
+  /** A time field as epoch seconds (`exact`: with its fraction of a second, Dialect.exactEpochOf). */
+  epoch(field: TimeField, exact = false): string | undefined {
+    const [col, of] = [this.expr(field), exact ? this.dialect.exactEpochOf : this.dialect.epochOf];
+    return col ? of(col, this.timeTypes[field] ?? 'datetime') : undefined;
   }
 
   /** A time field's exact value as a keyset page key (Dialect.pageKeyOf), bound back by pageKeyParam(). */

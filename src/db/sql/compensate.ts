@@ -6,7 +6,7 @@ import { placeholders, type TaskSql } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
 import type { ScanFilter } from './scan.js';
 import { statusColumnOf } from '../profiles/types.js';
-import { EXECUTION_ERROR, EXECUTION_STATE } from '../task-sql.js';
+import { EXECUTION_STATE } from '../task-sql.js';
 
 /**
  * Statements of manual compensation (`compensate`): selecting candidates a page at a time by id,
@@ -105,6 +105,9 @@ export async function countCandidates(q: Queryable, source: BoundSource, where: 
  * so no other run or worker can move them between this read and the guarded write.
  * In: ids. Out: the rows found (vanished ids are absent). Side effect: row locks when `lock`.
  */
+/** The failed execution's `error` a whole row of an executions table carries beside it (Solid Queue). */
+const EXECUTION_ERROR = 'taskrecon_error';
+
 export async function selectWholeRows(
   q: Queryable,
   source: BoundSource,

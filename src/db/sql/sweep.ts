@@ -57,7 +57,7 @@ export async function selectFailedPage(
   const rows = await q.query<Row>(
     `SELECT ${sql.table}.*, ${[
       extra(hasTime ? sql.epoch('updatedAt') : undefined, SWEEP_COLUMNS.failedAt),
-      extra(hasTime ? sql.exactEpoch('updatedAt') : undefined, SWEEP_COLUMNS.failedAtExact),
+      extra(hasTime ? sql.epoch('updatedAt', true) : undefined, SWEEP_COLUMNS.failedAtExact),
       extra(sql.expr('bizType'), SWEEP_COLUMNS.bizType),
       extra(sql.expr('lastError'), SWEEP_COLUMNS.lastError),
       extra(sql.expr('queue'), SWEEP_COLUMNS.queue),
