@@ -14,8 +14,9 @@ import { assertMatchesSchema } from '../support/schemas.js';
  * create: `report` (Prometheus and thresholds that trip and that do not), `show`, a sweep rule by
  * job class and error (and the jobs it must leave alone), the console's failed list and job page
  * (the error shown escaped), a console retry through its form (CSRF token, Origin), and the audit.
- * Each system seeds three failed jobs: A (class Payments, "service is down"), B (Payments, "card
- * declined"), C (Reports, "service is down").
+ * Each system seeds four failed jobs: A (class Payments, "service is down"), B (Payments, "card
+ * declined"), C (Reports, "service is down"), D (Reports, "card declined"). A sweep rule retries A,
+ * the console's retry form B, its bulk retry by filter D; C is cancelled or deleted.
  */
 
 type Row = Record<string, unknown>;
@@ -25,10 +26,11 @@ interface Db {
   drop(): Promise<void>;
 }
 interface Seeded {
-  /** The ids of A, B and C, as the CLI and console print them. */
+  /** The ids of A, B, C and D, as the CLI and console print them. */
   a: string;
   b: string;
   c: string;
+  d: string;
 }
 interface SystemCase {
   name: string;
@@ -106,6 +108,7 @@ const pgBoss: SystemCase = {
       a: await failOne('Payments', error(DOWN)),
       b: await failOne('Payments', error(DECLINED)),
       c: await failOne('Reports', error(DOWN)),
+      d: await failOne('Reports', error(DECLINED)),
     };
   },
   retried: async (db, id) =>
@@ -138,6 +141,7 @@ const river: SystemCase = {
     a: await one(db, riverJob('Payments', error(DOWN))),
     b: await one(db, riverJob('Payments', error(DECLINED))),
     c: await one(db, riverJob('Reports', error(DOWN))),
+    d: await one(db, riverJob('Reports', error(DECLINED))),
   }),
   retried: async (db, id) =>
     (await stateOf(db, `SELECT state::text AS state FROM river_job WHERE id = ${id}`)) === 'available',
@@ -167,6 +171,7 @@ const oban: SystemCase = {
     a: await one(db, obanJob('Payments', error(DOWN))),
     b: await one(db, obanJob('Payments', error(DECLINED))),
     c: await one(db, obanJob('Reports', error(DOWN))),
+    d: await one(db, obanJob('Reports', error(DECLINED))),
   }),
   retried: async (db, id) =>
     (await stateOf(db, `SELECT state::text AS state FROM oban_jobs WHERE id = ${id}`)) === 'available',
@@ -209,6 +214,7 @@ const solidQueue = (engine: 'mysql' | 'postgres'): SystemCase => {
         a: await job(1, 'Payments', error(DOWN)),
         b: await job(2, 'Payments', error(DECLINED)),
         c: await job(3, 'Reports', error(DOWN)),
+        d: await job(4, 'Reports', error(DECLINED)),
       };
     },
     retried: async (db, id) =>
@@ -255,12 +261,12 @@ describe.each(SYSTEMS)('$name: everything works on it', (system) => {
   });
 
   it('report: Prometheus counts the failed jobs; a threshold they breach trips, one they do not stays OK', async () => {
-    const prom = await runCli(['report', '--format', 'prometheus', '--threshold', 'failed.crit=3'], { cwd });
+    const prom = await runCli(['report', '--format', 'prometheus', '--threshold', 'failed.crit=4'], { cwd });
     expect(prom.code, prom.stderr).toBe(2);
-    expect(prom.stdout).toMatch(/^taskrecon_report_overall_failed_open\{source="jobs"\} 3$/m);
+    expect(prom.stdout).toMatch(/^taskrecon_report_overall_failed_open\{source="jobs"\} 4$/m);
     expect(prom.stdout).toMatch(/^taskrecon_report_status\{source="jobs"\} 2$/m);
     const quiet = [
-      'failed.crit=4',
+      'failed.crit=5',
       'failureRate.warn=off',
       'failureRate.crit=off',
       'stuck.warn=off',
@@ -293,16 +299,17 @@ describe.each(SYSTEMS)('$name: everything works on it', (system) => {
       { cwd },
     );
     expect(code, stderr).toBe(0);
-    expect(json).toMatchObject({ retried: 1, unmatched: 2 });
+    expect(json).toMatchObject({ retried: 1, unmatched: 3 });
     expect(await system.retried(db, ids.a)).toBe(true);
     expect(await system.failed(db, ids.b)).toBe(true);
     expect(await system.failed(db, ids.c)).toBe(true);
+    expect(await system.failed(db, ids.d)).toBe(true);
     expect(await audit('sweep-retry')).toEqual([{ task_id: ids.a, action: 'sweep-retry' }]);
     const again = await runJson<{ retried: number }>(['sweep', '--since', '1h'], { cwd });
     expect(again.json.retried).toBe(0);
   }, 60_000);
 
-  it('the console lists the failed jobs, shows one escaped, and its retry form retries it, audited', async () => {
+  it('the console lists the failed jobs and shows one escaped; its retry form and a bulk retry by filter write through the system, audited', async () => {
     const proc = await startConsoleCli(['--operator', 'alice'], { cwd });
     try {
       const cookie = await signIn(proc.url);
@@ -314,7 +321,7 @@ describe.each(SYSTEMS)('$name: everything works on it', (system) => {
       };
       // A was retried by the sweep: no longer in the failed list.
       const list = await page('/tasks?list=failed');
-      for (const id of [ids.b, ids.c]) expect(list).toContain(`/tasks/${id}"`);
+      for (const id of [ids.b, ids.c, ids.d]) expect(list).toContain(`/tasks/${id}"`);
       expect(list).not.toContain(`/tasks/${ids.a}"`);
       const detail = await page(`/tasks/${ids.b}`);
       expect(detail).toContain('Payments');
@@ -324,28 +331,62 @@ describe.each(SYSTEMS)('$name: everything works on it', (system) => {
       // The actions offered are the ones the system's own tools have for a failed job.
       const offered = [...detail.matchAll(/name="action"\s+value="([\w-]+)"/g)].map((m) => m[1]);
       expect(offered).toEqual(system.actions);
-      const post = (body: Record<string, string>) =>
-        fetch(`${proc.origin}/tasks/${ids.b}/actions`, {
+      const post = (path: string, body: Record<string, string>) =>
+        fetch(`${proc.origin}${path}`, {
           method: 'POST',
           redirect: 'manual',
           headers: { cookie, origin: proc.origin, 'content-type': 'application/x-www-form-urlencoded' },
           body: new URLSearchParams(body).toString(),
         });
       // Without the page's token: refused, nothing written.
-      expect((await post({ action: 'retry', reason: 'no token' })).status).toBe(403);
+      expect((await post(`/tasks/${ids.b}/actions`, { action: 'retry', reason: 'no token' })).status).toBe(
+        403,
+      );
       expect(await system.failed(db, ids.b)).toBe(true);
-      const res = await post({ action: 'retry', reason: 'the card was replaced', _csrf: csrfOf(detail) });
+      const res = await post(`/tasks/${ids.b}/actions`, {
+        action: 'retry',
+        reason: 'the card was replaced',
+        _csrf: csrfOf(detail),
+      });
       expect(res.status, proc.stderr()).toBe(303);
       const flash = await (
         await fetch(`${proc.origin}${res.headers.get('location') ?? ''}`, { headers: { cookie } })
       ).text();
       expect(flash).not.toMatch(/not applied/);
+
+      // Bulk: every failed job the filter (class and error) matches, frozen, previewed, applied.
+      const bulk = await post('/bulk', {
+        action: 'retry',
+        list: 'failed',
+        biz: 'Reports',
+        error: DECLINED,
+        _csrf: csrfOf(detail),
+      });
+      expect(bulk.status, proc.stderr()).toBe(303);
+      const preview = bulk.headers.get('location') ?? '';
+      expect(preview).toMatch(/^\/bulk\//);
+      expect(await page(preview)).toContain(`/tasks/${ids.d}"`);
+      const apply = await post(`${preview}/apply`, {
+        reason: 'the cards were replaced',
+        _csrf: csrfOf(detail),
+      });
+      expect(apply.status).toBe(303);
+      let done = '';
+      for (let i = 0; i < 100 && !done.includes('id="bulk-result"'); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        done = await page(preview);
+      }
+      expect(done).toMatch(/applied <b>1<\/b>/);
     } finally {
       await proc.stop();
     }
     expect(await system.retried(db, ids.b)).toBe(true);
+    expect(await system.retried(db, ids.d)).toBe(true);
     expect(await system.failed(db, ids.c)).toBe(true);
-    expect(await audit('retry')).toEqual([{ task_id: ids.b, action: 'retry' }]);
+    expect(await audit('retry')).toEqual([
+      { task_id: ids.b, action: 'retry' },
+      { task_id: ids.d, action: 'retry' },
+    ]);
     const trail = await runJson<{ entries: Array<{ taskId: string; action: string; operator: string }> }>(
       ['audit', '--task', ids.b],
       { cwd },
