@@ -42,6 +42,8 @@ interface SystemCase {
   settle: { action: 'forget' | 'mark-compensated'; done(db: Db, id: string): Promise<boolean> };
   /** An action the system has no operation for. */
   lacks: string;
+  /** Fails job `id` again, as its worker would, at the SQL time `at`. */
+  refail(db: Db, id: string, at: string): Promise<void>;
   open(): Promise<Db>;
   /** Three failed jobs, their last error `error(kind)`; answers their ids. */
   seed(db: Db): Promise<Seeded>;
@@ -89,6 +91,9 @@ const pgBoss: SystemCase = {
     done: async (db, id) => (await db.rows(`SELECT 1 AS x FROM pgboss.job WHERE id = '${id}'`)).length === 0,
   },
   lacks: 'mark-compensated',
+  async refail(db, id, at) {
+    await db.rows(`UPDATE pgboss.job SET state = 'failed', completed_on = ${at} WHERE id = '${id}'`);
+  },
   open: () => pg('matrix_pgboss'),
   async seed(db) {
     const mod = (await import('pg-boss')) as unknown as { default?: unknown; PgBoss?: unknown };
@@ -136,6 +141,11 @@ const river: SystemCase = {
       (await stateOf(db, `SELECT state::text AS state FROM river_job WHERE id = ${id}`)) === 'cancelled',
   },
   lacks: 'mark-failed',
+  async refail(db, id, at) {
+    await db.rows(
+      `UPDATE river_job SET state = 'discarded', attempted_at = ${at}, finalized_at = ${at} WHERE id = ${id}`,
+    );
+  },
   open: () => pg('matrix_river', 'river_job.sql'),
   seed: async (db) => ({
     a: await one(db, riverJob('Payments', error(DOWN))),
@@ -166,6 +176,12 @@ const oban: SystemCase = {
       (await stateOf(db, `SELECT state::text AS state FROM oban_jobs WHERE id = ${id}`)) === 'cancelled',
   },
   lacks: 'mark-failed',
+  async refail(db, id, at) {
+    const utc = `timezone('UTC', ${at})`;
+    await db.rows(
+      `UPDATE oban_jobs SET state = 'discarded', attempted_at = ${utc}, discarded_at = ${utc} WHERE id = ${id}`,
+    );
+  },
   open: () => pg('matrix_oban', 'oban_jobs.sql'),
   seed: async (db) => ({
     a: await one(db, obanJob('Payments', error(DOWN))),
@@ -193,6 +209,12 @@ const solidQueue = (engine: 'mysql' | 'postgres'): SystemCase => {
         (await db.rows(`SELECT 1 AS x FROM solid_queue_failed_executions WHERE job_id = ${id}`)).length === 0,
     },
     lacks: 'mark-compensated',
+    async refail(db, id, at) {
+      await db.rows(`DELETE FROM solid_queue_ready_executions WHERE job_id = ${id}`);
+      await db.rows(`INSERT INTO solid_queue_failed_executions (job_id, error, created_at)
+        VALUES (${id}, '{"exception_class":"RuntimeError","message":"${DOWN} again"}', ${at})`);
+      await db.rows(`UPDATE solid_queue_jobs SET updated_at = ${at} WHERE id = ${id}`);
+    },
     async open() {
       const db = await createEngineDb(engine, `matrix_sq_${engine}`, { timeZone: '+00:00' });
       for (const statement of frameworkTableDdl(engine, 'solid_queue')) await db.run(statement);
@@ -224,6 +246,8 @@ const solidQueue = (engine: 'mysql' | 'postgres'): SystemCase => {
       (await db.rows(`SELECT 1 AS x FROM solid_queue_failed_executions WHERE job_id = ${id}`)).length === 1,
   };
 };
+
+const engineOf = (system: SystemCase) => (system.name.includes('mysql') ? 'mysql' : 'postgres');
 
 const SYSTEMS = [pgBoss, river, oban, solidQueue('mysql'), solidQueue('postgres')];
 
@@ -415,5 +439,27 @@ describe.each(SYSTEMS)('$name: everything works on it', (system) => {
     expect(await audit(system.settle.action)).toEqual([{ task_id: ids.c, action: system.settle.action }]);
     const [before] = await db.rows(`SELECT before_json FROM taskrecon_audit WHERE task_id = '${ids.c}'`);
     expect(String(before?.before_json)).toContain(DOWN);
+  }, 60_000);
+
+  it('a job that fails again within the second of its sweep retry is a second failure, not retried again', async () => {
+    const [row] = await db.rows(
+      `SELECT ${engineOf(system) === 'mysql' ? 'DATE_ADD(created_at, INTERVAL 1000 MICROSECOND)' : "created_at + interval '1 millisecond'"} AS at
+         FROM taskrecon_audit WHERE action = 'sweep-retry' AND task_id = '${ids.a}'`,
+    );
+    expect(row?.at).toBeTruthy();
+    const at =
+      engineOf(system) === 'mysql'
+        ? `DATE_ADD((SELECT created_at FROM taskrecon_audit WHERE action = 'sweep-retry' AND task_id = '${ids.a}'), INTERVAL 1000 MICROSECOND)`
+        : `((SELECT created_at FROM taskrecon_audit WHERE action = 'sweep-retry' AND task_id = '${ids.a}') + interval '1 millisecond')`;
+    await system.refail(db, ids.a, at);
+    expect(await system.failed(db, ids.a)).toBe(true);
+    const { code, json, stderr } = await runJson<{ retried: number; secondFailures: number }>(
+      ['sweep', '--since', '1h'],
+      { cwd },
+    );
+    expect(code, stderr).toBe(1);
+    expect(json).toMatchObject({ retried: 0, secondFailures: 1 });
+    expect(await system.failed(db, ids.a)).toBe(true);
+    expect(await audit('sweep-retry')).toEqual([{ task_id: ids.a, action: 'sweep-retry' }]);
   }, 60_000);
 });
