@@ -284,6 +284,17 @@ describe.each(SYSTEMS)('$name: everything works on it', (system) => {
     if (cwd) rmSync(cwd, { recursive: true, force: true });
   });
 
+  it('scan counts and lists the failed jobs', async () => {
+    const { code, json, stderr } = await runJson<{
+      summary: { byStatus: Record<string, number> };
+      failed: Array<{ id: string | number; bizType: string }>;
+    }>(['scan'], { cwd });
+    expect(code, stderr).toBe(0);
+    assertMatchesSchema('scan', json);
+    expect(json.summary.byStatus.failed).toBe(4);
+    expect(json.failed.map((t) => String(t.id)).sort()).toEqual([ids.a, ids.b, ids.c, ids.d].sort());
+  }, 60_000);
+
   it('report: Prometheus counts the failed jobs; a threshold they breach trips, one they do not stays OK', async () => {
     const prom = await runCli(['report', '--format', 'prometheus', '--threshold', 'failed.crit=4'], { cwd });
     expect(prom.code, prom.stderr).toBe(2);
