@@ -412,6 +412,11 @@ describe.each(SYSTEMS)('$name: everything works on it', (system) => {
         done = await page(preview);
       }
       expect(done).toMatch(/applied <b>1<\/b>/);
+      // The overview, the stuck list and the audit page read the same source.
+      await page('/');
+      await page('/tasks?list=stuck');
+      const trailPage = await page('/audit');
+      for (const id of [ids.a, ids.b, ids.d]) expect(trailPage).toContain(`>${id}<`);
     } finally {
       await proc.stop();
     }
