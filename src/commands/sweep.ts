@@ -46,7 +46,7 @@ export default class Sweep extends BaseCommand<typeof Sweep> {
   async run(): Promise<SweepResult> {
     const request = await buildSweepRequest(this.context, {
       sinceMs: this.flags.since,
-      dryRun: this.flags['dry-run'],
+      dryRun: this.flags['dry-run'] === true,
       notify: this.flags.notify,
       webhooks: this.flags.webhook ?? [],
       operator: this.flags.operator,

@@ -38,6 +38,11 @@ export interface Dialect {
   quoteId(identifier: string): string;
   /** An expression giving the column as epoch seconds (NULL stays NULL). */
   epochOf(columnSql: string, type: TimeType): string;
+  /**
+   * As epochOf, with the column's fraction of a second kept (a number with decimals): what tells a
+   * failure from an audit row written in the same second.
+   */
+  exactEpochOf(columnSql: string, type: TimeType): string;
   /** A placeholder expression comparable with a column of this type, bound with epoch seconds. */
   epochParam(type: TimeType): string;
   /**

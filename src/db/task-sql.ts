@@ -133,10 +133,10 @@ export class TaskSql {
     return this.expr('bizType') ?? this.dialect.castText('NULL');
   }
 
-  /** A time field as epoch seconds. */
-  epoch(field: TimeField): string | undefined {
-    const col = this.expr(field);
-    return col ? this.dialect.epochOf(col, this.timeTypes[field] ?? 'datetime') : undefined;
+  /** A time field as epoch seconds (`exact`: with its fraction of a second, Dialect.exactEpochOf). */
+  epoch(field: TimeField, exact = false): string | undefined {
+    const [col, of] = [this.expr(field), exact ? this.dialect.exactEpochOf : this.dialect.epochOf];
+    return col ? of(col, this.timeTypes[field] ?? 'datetime') : undefined;
   }
 
   /** A time field's exact value as a keyset page key (Dialect.pageKeyOf), bound back by pageKeyParam(). */

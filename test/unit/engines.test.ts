@@ -33,6 +33,7 @@ const ENGINE_MEMBERS: Record<keyof Engine, true> = {
 const DIALECT_MEMBERS: Record<keyof Dialect, true> = {
   quoteId: true,
   epochOf: true,
+  exactEpochOf: true,
   epochParam: true,
   pageKeyOf: true,
   pageKeyParam: true,

@@ -145,6 +145,8 @@ export const pgBoss: Profile = {
     "pg-boss's job table (pgboss.job, every queue's partition): state created/retry/active/completed/cancelled/failed.",
   kind: 'job-system',
   system: 'pg-boss',
+  // What its client has: boss.retry() and boss.deleteJob() (a failed job cannot be cancelled).
+  systemActions: ['retry', 'forget'],
   table: 'pgboss.job',
   fields: {
     id: { column: 'id' },

@@ -105,6 +105,9 @@ export async function countCandidates(q: Queryable, source: BoundSource, where: 
  * so no other run or worker can move them between this read and the guarded write.
  * In: ids. Out: the rows found (vanished ids are absent). Side effect: row locks when `lock`.
  */
+/** The failed execution's `error` a whole row of an executions table carries beside it (Solid Queue). */
+const EXECUTION_ERROR = 'taskrecon_error';
+
 export async function selectWholeRows(
   q: Queryable,
   source: BoundSource,
@@ -114,8 +117,14 @@ export async function selectWholeRows(
   if (ids.length === 0) return [];
   const { sql } = source;
   const w = idIn(sql, ids);
+  // A job whose state lives in execution rows carries that state and its error (an audit's before
+  // image of a discarded job keeps why it failed).
+  const error = sql.executions ? sql.expr('lastError') : undefined;
+  const extra = sql.executions
+    ? `, ${sql.executions.rawStatusExpr()} AS ${EXECUTION_STATE}${error ? `, ${error} AS ${EXECUTION_ERROR}` : ''}`
+    : '';
   return q.query<Row>(
-    `SELECT ${sql.table}.*${sql.executions ? `, ${sql.executions.rawStatusExpr()} AS ${EXECUTION_STATE}` : ''} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${sql.expr('id')}${lock ? sql.dialect.forUpdate : ''}`,
+    `SELECT ${sql.table}.*${extra} FROM ${sql.table} WHERE ${w.sql} ORDER BY ${sql.expr('id')}${lock ? sql.dialect.forUpdate : ''}`,
     w.params,
   );
 }

@@ -20,6 +20,8 @@ export const SWEEP_ALERT_ACTION = 'sweep-alert';
 /** Extra columns a failed-row page carries next to the whole row. */
 export const SWEEP_COLUMNS = {
   failedAt: '__sweep_failed_at',
+  /** The failure time with its fraction of a second. */
+  failedAtExact: '__sweep_failed_at_exact',
   bizType: '__sweep_biz_type',
   lastError: '__sweep_last_error',
   queue: '__sweep_queue',
@@ -55,6 +57,7 @@ export async function selectFailedPage(
   const rows = await q.query<Row>(
     `SELECT ${sql.table}.*, ${[
       extra(hasTime ? sql.epoch('updatedAt') : undefined, SWEEP_COLUMNS.failedAt),
+      extra(hasTime ? sql.epoch('updatedAt', true) : undefined, SWEEP_COLUMNS.failedAtExact),
       extra(sql.expr('bizType'), SWEEP_COLUMNS.bizType),
       extra(sql.expr('lastError'), SWEEP_COLUMNS.lastError),
       extra(sql.expr('queue'), SWEEP_COLUMNS.queue),

@@ -251,10 +251,14 @@ export class Run {
             movers.flatMap((m) => (m.push ? [m.push] : [])),
             opened,
           );
+      // A job system's client writes columns of its own (pg-boss's retry_limit, River's
+      // max_attempts): its rows are read back whole.
       const written =
         rule.to === DELETED || this.requeuer
           ? []
-          : await store.tasks.selectWrittenColumns(tx, source, moverIds);
+          : writer
+            ? await store.tasks.selectWholeRows(tx, source, moverIds, false)
+            : await store.tasks.selectWrittenColumns(tx, source, moverIds);
       const afterById = new Map(written.map((r) => [String(rowId(source.sql, r)), r]));
       const audit: AuditInsert[] = movers.map((m) => ({
         operator: request.operator,

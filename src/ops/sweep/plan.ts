@@ -1,3 +1,4 @@
+import { actionUnsupported } from '../../core/compensate-plan.js';
 import { jobIdentity, type IdentityKind } from '../../core/sweep-identity.js';
 import {
   decideRow,
@@ -28,6 +29,8 @@ export interface PlannedRow {
   rule: SweepRule;
   identity: string;
   failedAt: number | null;
+  /** failedAt with its fraction of a second, to tell it from a sweep retry in the same second. */
+  failedAtExact?: number | null;
   sweepsBefore: number;
   decision: SweepDecision;
 }
@@ -55,13 +58,20 @@ export function identityKind(source: BoundSource): IdentityKind {
 
 /**
  * Whether the sweep can act on a source: failed-job tables, task tables that hold failed rows, and
- * the job systems whose writes taskrecon makes itself (Solid Queue, and River and Oban, whose retry is
- * compensate's, written as their own tools write it).
+ * the job systems whose retry compensate makes (pg-boss through its own client; Solid Queue, River and
+ * Oban written as their own tools write it), by the same rule compensate applies.
  */
 export function sweepable(source: BoundSource): boolean {
   if (source.profile.kind === 'failed-jobs') return true;
-  if (source.profile.system === 'solid-queue') return true;
-  if (source.profile.kind === 'job-system') return source.profile.systemActions?.includes('retry') === true;
+  if (source.profile.kind === 'job-system')
+    return (
+      actionUnsupported('retry', {
+        profile: source.profile.name,
+        kind: source.profile.kind,
+        statuses: source.sql.statuses(),
+        ...(source.profile.systemActions ? { systemActions: source.profile.systemActions } : {}),
+      }) === undefined
+    );
   return source.profile.kind === 'task' && source.sql.statuses().includes('failed');
 }
 
@@ -103,6 +113,8 @@ export async function planSource(
     for (const row of page.rows) {
       const failedAtRaw = row[SWEEP_COLUMNS.failedAt];
       const failedAt = failedAtRaw === null || failedAtRaw === undefined ? null : Number(failedAtRaw);
+      const exactRaw = row[SWEEP_COLUMNS.failedAtExact];
+      const failedAtExact = exactRaw === null || exactRaw === undefined ? failedAt : Number(exactRaw);
       const facts = {
         source: source.name,
         bizType: text(row[SWEEP_COLUMNS.bizType]),
@@ -126,6 +138,7 @@ export async function planSource(
         rule,
         identity,
         failedAt,
+        failedAtExact,
       });
     }
     if (page.next === undefined) break;
@@ -144,7 +157,9 @@ export async function planSource(
   for (const a of earlier) byIdentity.set(a.identity, [...(byIdentity.get(a.identity) ?? []), a]);
   const failedJobs = source.profile.kind === 'failed-jobs';
   const rows = candidates.map((c) => {
-    const sweepsBefore = (byIdentity.get(c.identity) ?? []).filter((a) => precedes(a, c, failedJobs)).length;
+    const sweepsBefore = (byIdentity.get(c.identity) ?? []).filter((a) =>
+      precedes(a, { id: c.id, failedAt: c.failedAtExact ?? c.failedAt }, failedJobs),
+    ).length;
     return { ...c, sweepsBefore, decision: decideRow(c.rule, sweepsBefore, nowEpoch) };
   });
   return { source, rows, unmatched };

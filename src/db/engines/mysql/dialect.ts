@@ -6,6 +6,8 @@ export const mysqlDialect: Dialect = {
   quoteId: quoteMysqlId,
   epochOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),
   epochParam: (type) => (type === 'unix' ? '?' : 'FROM_UNIXTIME(?)'),
+  // UNIX_TIMESTAMP keeps a DATETIME(n)'s fraction already.
+  exactEpochOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),
   // UNIX_TIMESTAMP of a DATETIME(n)/TIMESTAMP(n) keeps its n digits of fraction (a DECIMAL, read
   // as text), and FROM_UNIXTIME of that text gives the same value back: the epoch is the exact key.
   pageKeyOf: (col, type) => (type === 'unix' ? col : `UNIX_TIMESTAMP(${col})`),

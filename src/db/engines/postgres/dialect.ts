@@ -32,6 +32,10 @@ export const postgresDialect: Dialect = {
   quoteId: quotePostgresId,
   epochOf: (col, type) =>
     type === 'unix' ? col : type === 'timestamp' ? epochSeconds(col) : epochSeconds(`${col}::timestamptz`),
+  exactEpochOf: (col, type) =>
+    type === 'unix'
+      ? col
+      : `EXTRACT(EPOCH FROM ${type === 'timestamp' ? col : `${col}::timestamptz`})::float8`,
   epochParam: (type) =>
     type === 'unix' ? '?' : type === 'timestamp' ? 'to_timestamp(?)' : 'to_timestamp(?)::timestamp',
   // Whole seconds, as MySQL's NOW() into a DATETIME: a row written now is due at a cutoff of now,

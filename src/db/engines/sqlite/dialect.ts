@@ -6,6 +6,7 @@ export const sqliteDialect: Dialect = {
   quoteId: quoteSqliteId,
   epochOf: (col, type) => (type === 'unix' ? col : `CAST(strftime('%s', ${col}) AS INTEGER)`),
   epochParam: (type) => (type === 'unix' ? '?' : "datetime(?, 'unixepoch')"),
+  exactEpochOf: (col, type) => (type === 'unix' ? col : `((julianday(${col}) - 2440587.5) * 86400.0)`),
   // Times are text (or numbers) compared as stored: the stored value itself is the exact key.
   // strftime('%s') would cut a text time's fraction, and the whole-second text datetime() gives
   // back sorts before every fraction of that second.
