@@ -18,7 +18,7 @@ export async function redisDoctor(broker: RedisBroker): Promise<BrokerCheck[]> {
     status: 'ok',
     detail: `${broker.display} (Redis ${settings.version ?? '?'}, settings read by ${settings.via === 'config' ? 'CONFIG GET' : 'INFO: CONFIG is refused'})`,
   });
-  const discovery = await discover(broker.client, broker.layout);
+  const discovery = await discover(broker.nodes, broker.layout);
   const server = serverFindings(broker.name, settings, discovery.keysWithTtl.length > 0);
   const persistence = server.find((f) => f.code === 'no-persistence');
   checks.push(

@@ -15,10 +15,12 @@ import type {
   QueueFinding,
 } from '../types.js';
 import { forgetBatch, lookBatch } from './intents.js';
-import { connectRedis, displayRedisUrl } from './connection.js';
+import { displayRedisUrl } from './connection.js';
+import { connectRedisNodes, type RedisNodes } from './cluster.js';
+import { checkOneSlot } from './cluster-moves.js';
 import { keyFormatFindings, queueFindings, serverFindings } from './findings.js';
 import { countQueue, discover, queuesToReport, redisNow } from './inspect.js';
-import { describeOther, pushEnd, type RedisLayout } from './layout.js';
+import { describeOther, pushEnd, queueKeys, type RedisLayout } from './layout.js';
 import { moveJobs, recoverJobs, type RecoverRequest } from './move.js';
 import { redisDoctor } from './doctor.js';
 import { readServerSettings } from './server.js';
@@ -39,15 +41,26 @@ export class RedisBroker implements BrokerClient {
   constructor(
     readonly name: string,
     readonly config: WithUrl<RedisBrokerConfig>,
-    readonly client: Redis,
+    readonly nodes: RedisNodes,
   ) {
     const prefix = config.prefix ?? (config.framework === 'bullmq' ? 'bull' : '');
     this.layout = { framework: config.framework, prefix, lists: config.lists };
     this.display = displayRedisUrl(config.url);
   }
 
-  private get target() {
-    return { client: this.client, layout: this.layout, broker: this.name };
+  /** The one server, or on a cluster the first master (TIME, INFO, CONFIG GET; BullMQ refuses clusters). */
+  get client(): Redis {
+    return this.nodes.any;
+  }
+
+  /** Where the moves of these keys run: the one server, or the master of their one slot. */
+  private targetFor(key: string) {
+    return {
+      client: this.nodes.forKey(key),
+      layout: this.layout,
+      broker: this.name,
+      cluster: this.nodes.cluster,
+    };
   }
 
   private get bullmq() {
@@ -57,7 +70,7 @@ export class RedisBroker implements BrokerClient {
   /** The layout's queues that exist, by SCAN; exit 3 when the layout matches no key and none is configured. */
   async queueNames(): Promise<string[]> {
     if (this.layout.framework === 'bullmq') return bullmqQueueNames(this.client, this.layout.prefix);
-    const found = await discover(this.client, this.layout);
+    const found = await discover(this.nodes, this.layout);
     return [...found.found.keys()].sort();
   }
 
@@ -69,7 +82,7 @@ export class RedisBroker implements BrokerClient {
     // The broker's own clock decides what is due, as the workers' migrate does against the score.
     if (this.layout.framework === 'bullmq') return this.inspectBullmq(options.failedDetail ?? options.peek);
     const nowEpoch = await redisNow(this.client);
-    const discovery = await discover(this.client, this.layout);
+    const discovery = await discover(this.nodes, this.layout);
     const configured = this.config.queues ?? [];
     if (discovery.found.size === 0 && configured.length === 0 && this.layout.framework !== 'list') {
       throw this.noKeys(discovery.others.map(describeOther));
@@ -85,7 +98,7 @@ export class RedisBroker implements BrokerClient {
     };
     for (const keys of queuesToReport(this.layout, configured, discovery.found.keys())) {
       const { stats, reservedLowestEpoch } = await countQueue(
-        this.client,
+        this.nodes,
         keys,
         nowEpoch,
         options.peek,
@@ -153,7 +166,8 @@ export class RedisBroker implements BrokerClient {
 
   async move(request: MoveRequest): Promise<MoveResult> {
     if (this.layout.framework === 'bullmq') return moveFailed(this.bullmq, request);
-    return moveJobs(this.target, request);
+    const keys = checkOneSlot(this, request);
+    return moveJobs(this.targetFor(keys.from), request);
   }
 
   async recover(request: RecoverRequest): Promise<MoveResult[]> {
@@ -183,7 +197,9 @@ export class RedisBroker implements BrokerClient {
         });
       }
     }
-    return recoverJobs(this.target, request, queues);
+    for (const queue of queues) checkOneSlot(this, { from: queue });
+    const first = queueKeys(this.layout, queues[0] ?? '');
+    return recoverJobs(this.targetFor(first.ready), request, queues, (keys) => this.targetFor(keys.ready));
   }
 
   async bullmqQueues(): Promise<string[]> {
@@ -219,11 +235,11 @@ export class RedisBroker implements BrokerClient {
   }
 
   async lookBatch(batch: BatchLanding): Promise<MovedJob[] | null> {
-    return lookBatch(this.client, batch);
+    return lookBatch(this.nodes, batch);
   }
 
   async forgetBatch(batch: BatchLanding): Promise<void> {
-    await forgetBatch(this.client, batch);
+    await forgetBatch(this.nodes, batch);
   }
 
   async doctor(): Promise<BrokerCheck[]> {
@@ -231,11 +247,7 @@ export class RedisBroker implements BrokerClient {
   }
 
   async close(): Promise<void> {
-    try {
-      await this.client.quit();
-    } catch {
-      this.client.disconnect();
-    }
+    await this.nodes.close();
   }
 }
 
@@ -253,6 +265,16 @@ export async function openRedisBroker(
       },
     );
   }
-  const client = await connectRedis(config.url, `broker ${name}`);
-  return new RedisBroker(name, config, client);
+  const nodes = await connectRedisNodes(config.url, `broker ${name}`);
+  if (nodes.cluster && config.framework === 'bullmq') {
+    await nodes.close();
+    throw new TaskreconError(
+      `broker ${name}: ${displayRedisUrl(config.url)} is a node of a Redis Cluster, and taskrecon reads BullMQ on one server only`,
+      {
+        code: 'USAGE',
+        hint: 'Point the broker at a standalone Redis, or use framework laravel / thinkphp / list on the cluster. Nothing was read or moved.',
+      },
+    );
+  }
+  return new RedisBroker(name, config, nodes);
 }
