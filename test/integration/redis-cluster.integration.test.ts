@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openRedisBroker } from '../../src/brokers/redis/index.js';
 import { keySlot } from '../../src/brokers/redis/slots.js';
 import { RedisQueueDispatcher } from '../../src/dispatch/redis-queue.js';
 import { BIN, runCli, runJson } from '../support/cli.js';
@@ -287,6 +288,32 @@ describe('Redis Cluster', () => {
       expect(JSON.stringify(run.json)).toMatch(/hash slots[\s\S]*common hash tag \{tag\}/);
       expect(await digest()).toBe(before);
     }
+  });
+
+  it('doctor names the masters, and persistence is judged on every master', async () => {
+    const persistence = async () => {
+      const broker = await openRedisBroker('lara', {
+        kind: 'redis',
+        url: cluster.url(1),
+        framework: 'laravel',
+        prefix: P,
+      });
+      try {
+        const checks = await broker.doctor();
+        expect(checks.find((c) => c.name === 'lara: reachable')?.detail).toMatch(
+          /a Redis Cluster of 3 masters/,
+        );
+        return checks.find((c) => c.name === 'lara: persistence')?.status;
+      } finally {
+        await broker.close();
+      }
+    };
+    for (const node of cluster.nodes.slice(0, 2)) await node.config('SET', 'appendonly', 'yes');
+    // Negative: the master the URL names, and one more, keep an AOF; the third does not.
+    expect(await persistence()).toBe('warn');
+    await cluster.nodes[2]?.config('SET', 'appendonly', 'yes');
+    expect(await persistence()).toBe('ok');
+    for (const node of cluster.nodes) await node.config('SET', 'appendonly', 'no');
   });
 
   it(`survives ${KILLS} SIGKILLs during a cluster move: nothing lost or doubled, every move audited`, async () => {

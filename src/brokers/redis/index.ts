@@ -23,7 +23,7 @@ import { countQueue, discover, queuesToReport, redisNow } from './inspect.js';
 import { describeOther, pushEnd, queueKeys, type RedisLayout } from './layout.js';
 import { moveJobs, recoverJobs, type RecoverRequest } from './move.js';
 import { redisDoctor } from './doctor.js';
-import { readServerSettings } from './server.js';
+import { readWeakestSettings } from './server.js';
 import { bullmqFindings, bullmqQueueStats, failedPage } from './bullmq/inspect.js';
 import { jobState, moveFailed, retryIfStillFailed } from './bullmq/move.js';
 import { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './bullmq/queues.js';
@@ -113,7 +113,7 @@ export class RedisBroker implements BrokerClient {
         }),
       );
     }
-    const settings = await readServerSettings(this.client);
+    const settings = await readWeakestSettings(this.nodes.masters.map((m) => m.client));
     findings.push(...serverFindings(this.name, settings, discovery.keysWithTtl.length > 0));
     findings.push(...keyFormatFindings(this.name, this.layout.framework, discovery.others));
     return { report, findings };
@@ -142,7 +142,7 @@ export class RedisBroker implements BrokerClient {
       report.queues.push(stats);
       findings.push(...bullmqFindings(this.name, stats));
     }
-    const settings = await readServerSettings(this.client);
+    const settings = await readWeakestSettings(this.nodes.masters.map((m) => m.client));
     findings.push(...serverFindings(this.name, settings, false));
     return { report, findings };
   }
