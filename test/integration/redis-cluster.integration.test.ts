@@ -138,6 +138,11 @@ beforeAll(async () => {
       'brokers:',
       ...broker('lara', 0, ['framework: laravel', `prefix: ${P}`, `queues: ${quoted(LARAVEL)}`]),
       ...broker('think', 1, ['framework: thinkphp', `queues: ${quoted(THINK)}`]),
+      ...broker('classic', 2, [
+        'framework: list',
+        "lists: { ready: '{jobs}:ready', delayed: '{jobs}:delayed' }",
+      ]),
+      ...broker('plain', 2, ['framework: list', 'lists: { ready: plain_ready, delayed: plain_delayed }']),
       ...broker('kill', 2, [
         'framework: laravel',
         `prefix: ${K}`,
@@ -226,6 +231,27 @@ describe('Redis Cluster', () => {
     expect(Number((rows as Array<{ n: number }>)[0]?.n)).toBe(40);
     // Intent markers were tagged into the queue's slot and removed once settled.
     expect([...(await contents('taskrecon:intent:*')).keys()]).toEqual([]);
+  });
+
+  it('recovers the classic list + delay set when both share a {tag}, and refuses them when not', async () => {
+    const due = Array.from({ length: 25 }, (_, i) => [now - 10 - i, payload(`c${i}`)]).flat();
+    const later = Array.from({ length: 5 }, (_, i) => [now + 600, payload(`l${i}`)]).flat();
+    await (
+      await on('{jobs}:delayed')
+    ).zadd('{jobs}:delayed', ...(due as [number, string]), ...(later as [number, string]));
+    const ok = await cli('queues', 'recover', '--broker', 'classic', '--yes');
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(Number(await cluster.cli('LLEN', '{jobs}:ready'))).toBe(25);
+    expect(Number(await cluster.cli('ZCARD', '{jobs}:delayed'))).toBe(5);
+    // Negative: untagged names lie in two slots; nothing is touched.
+    expect(keySlot('plain_ready')).not.toBe(keySlot('plain_delayed'));
+    await (await on('plain_ready')).lpush('plain_ready', payload('p0'));
+    await (await on('plain_delayed')).zadd('plain_delayed', now - 10, payload('p1'));
+    const before = await digest();
+    const refused = await cli('queues', 'recover', '--broker', 'plain', '--yes');
+    expect(refused.code).toBe(3);
+    expect(JSON.stringify(refused.json)).toMatch(/2 hash slots/);
+    expect(await digest()).toBe(before);
   });
 
   it('refuses to recover a Laravel queue whose keys span slots, touching nothing', async () => {

@@ -11,9 +11,8 @@ import { keySlot } from './slots.js';
  * moving or an intent is written — never done half.
  */
 
-function keysOf(layout: RedisLayout, keys: QueueKeys, moving: boolean): string[] {
-  // framework list moves only ready lists; its delay set stays with its own ready list.
-  if (layout.framework === 'list' && moving) return [keys.ready];
+function keysOf(keys: QueueKeys): string[] {
+  // Every key the queue has, moved or not: the checks before a move read them all in one call.
   return [keys.ready, keys.delayed, keys.reserved, keys.notify].filter((k): k is string => k !== null);
 }
 
@@ -39,10 +38,9 @@ export function checkOneSlot(
 ): { from: string } {
   const from = queueKeys(broker.layout, request.from);
   if (!broker.nodes.cluster) return { from: from.ready };
-  const moving = request.to !== undefined;
-  const keys = keysOf(broker.layout, from, moving);
+  const keys = keysOf(from);
   if (request.to !== undefined && request.to !== request.from)
-    keys.push(...keysOf(broker.layout, queueKeys(broker.layout, request.to), moving));
+    keys.push(...keysOf(queueKeys(broker.layout, request.to)));
   const bySlot = slotsOf(keys);
   if (bySlot.size === 1) return { from: from.ready };
   const what =
