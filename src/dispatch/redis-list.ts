@@ -35,7 +35,7 @@ export class RedisLists {
   private lastError: Error | undefined;
   /** When the URL names a node of a Redis Cluster: every master, each push sent to its key's. */
   private nodes: RedisNodes | undefined;
-  private probed = false;
+  private probe: Promise<void> | undefined;
 
   constructor(private readonly url: string) {
     this.display = maskDsnText(url);
@@ -57,10 +57,17 @@ export class RedisLists {
         throw this.unreachable(error);
       }
     }
-    if (this.probed) return;
+    // Concurrent pushes share one probe, so a cluster's masters are connected once.
+    this.probe ??= this.probeCluster().catch((error: unknown) => {
+      this.probe = undefined;
+      throw error;
+    });
+    await this.probe;
+  }
+
+  private async probeCluster(): Promise<void> {
     if (/cluster_enabled:1/.test(String(await this.client.info('cluster'))))
       this.nodes = await connectRedisNodes(this.url, `redis-list ${this.display}`);
-    this.probed = true;
   }
 
   /**

@@ -30,6 +30,7 @@ let cluster: RedisClusterHarness;
 let schema: TestSchema;
 let cwd: string;
 let now: number;
+let dispatchList = 'tr_dispatch_0';
 
 const lkey = (prefix: string, queue: string, part = '') => `${prefix}queues:${queue}${part}`;
 const tkey = (queue: string, part = '') => `{queues:${queue}}${part}`;
@@ -123,6 +124,8 @@ beforeAll(async () => {
   cluster = await startRedisCluster();
   schema = await createTestSchema('redis_cluster');
   now = Math.floor(Date.now() / 1000);
+  // The redis-list handler's list lives on another master than the node its URL names.
+  for (let i = 1; (await cluster.nodeOf(dispatchList)) === 0; i++) dispatchList = `tr_dispatch_${i}`;
   cwd = mkdtempSync(join(tmpdir(), 'taskrecon-cluster-cfg-'));
   const quoted = (qs: string[]) => `[${qs.map((q) => `'${q}'`).join(', ')}]`;
   const broker = (name: string, node: number, lines: string[]) => [
@@ -148,10 +151,12 @@ beforeAll(async () => {
         `prefix: ${K}`,
         `queues: ${quoted(['{k}:alpha', '{k}:beta'])}`,
       ]),
+      'handlers:',
+      `  refund: { type: redis-list, url: '${cluster.url(0)}', list: '${dispatchList}' }`,
       '',
     ].join('\n'),
   );
-  const init = await runJson(['init', '--audit-only'], { cwd });
+  const init = await runCli(['init', '--profile', 'async-task'], { cwd });
   expect(init.code, init.stderr).toBe(0);
 }, 60_000);
 
@@ -438,27 +443,28 @@ describe('Redis Cluster', () => {
     });
   }, 120_000);
 
-  it('the redis-list dispatcher pushes onto a list on another master than the URL names', async () => {
-    let list = 'tr_dispatch_0';
-    for (let i = 1; (await cluster.nodeOf(list)) === 0; i++) list = `tr_dispatch_${i}`;
-    const dispatcher = new RedisQueueDispatcher({ url: cluster.url(0), list });
-    const task = (n: number) => ({
-      id: n,
-      bizType: 'ship',
-      bizId: `b${n}`,
-      eventId: `e${n}`,
-      payload: {},
-      payloadText: '{}',
-      attempt: 1,
-    });
-    try {
-      for (let n = 1; n <= 5; n++)
-        expect(await dispatcher.dispatch(task(n))).toEqual({ outcome: 'delivered' });
-    } finally {
-      await dispatcher.close();
-    }
-    expect(Number(await cluster.cli('LLEN', list))).toBe(5);
-    expect(await cluster.cli('LINDEX', list, '0')).toContain('"eventId":"e5"');
+  it('redrive delivers through the redis-list dispatcher onto a list on another master', async () => {
+    for (let n = 1; n <= 5; n++)
+      await schema.sql.query(
+        `INSERT INTO async_task (biz_type, biz_id, event_id, payload, status, next_retry_time, created_at, updated_at)
+         VALUES ('refund', ?, ?, '{"orderId":7}', 0, NOW() - INTERVAL 5 SECOND, NOW() - INTERVAL 1 HOUR, NOW() - INTERVAL 1 HOUR)`,
+        [`order-${n}`, `e${n}`],
+      );
+    const run = await runJson<{ claimed: number; delivered: number }>(
+      ['redrive', '--pause', '0ms', '--lease', '60s'],
+      { cwd, timeoutMs: 15_000 },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json).toMatchObject({ claimed: 5, delivered: 5 });
+    expect(Number(await cluster.cli('LLEN', dispatchList))).toBe(5);
+    const bodies = (await cluster.cli('LRANGE', dispatchList, '0', '-1')).split('\n');
+    expect(bodies.map((b) => (JSON.parse(b) as { eventId: string }).eventId).sort()).toEqual([
+      'e1',
+      'e2',
+      'e3',
+      'e4',
+      'e5',
+    ]);
   });
 
   it('a closed port, a DB index, and a master down: exit 3 naming what to fix, nothing written', async () => {

@@ -72,7 +72,9 @@ function risk(settings: ServerSettings): number {
   const policy = settings.maxmemoryPolicy;
   const fsyncWeak = settings.appendfsync !== null && !DURABLE_FSYNC.has(settings.appendfsync);
   return (
-    (policy && policy !== 'noeviction' ? 4 : 0) + (settings.appendonly === false ? 2 : 0) + (fsyncWeak ? 1 : 0)
+    (policy && policy !== 'noeviction' ? 4 : 0) +
+    (settings.appendonly === false ? 2 : 0) +
+    (fsyncWeak ? 1 : 0)
   );
 }
 
