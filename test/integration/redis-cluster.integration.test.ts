@@ -321,6 +321,54 @@ describe('Redis Cluster', () => {
     }
   });
 
+  it('a slot moved after the run read the masters: exit 3 saying to run again', async () => {
+    const from = '{moved}:a';
+    const slot = keySlot(lkey(P, from));
+    const owner = await cluster.nodeOf(lkey(P, from));
+    const broker = await openRedisBroker('lara', {
+      kind: 'redis',
+      url: cluster.url(0),
+      framework: 'laravel',
+      prefix: P,
+    });
+    try {
+      // The (empty) slot is handed to another master, as a resharding does.
+      const target = cluster.nodes[(owner + 1) % 3] as Redis;
+      const targetId = String(await target.call('CLUSTER', 'MYID'));
+      for (const node of [target, ...cluster.nodes.filter((n) => n !== target)])
+        await node.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', targetId);
+      const request = {
+        from,
+        to: '{moved}:b',
+        what: 'ready' as const,
+        batch: 10,
+        dryRun: true,
+        runId: 'moved',
+        onBatch: async () => undefined,
+        shouldStop: () => false,
+      };
+      await expect(broker.move(request)).rejects.toThrow(
+        /slots changed or went down during the run \(MOVED \d+/,
+      );
+    } finally {
+      await broker.close();
+    }
+    // A new run reads the masters anew and finds the slot where it is now.
+    expect(await cluster.nodeOf(lkey(P, from))).toBe((owner + 1) % 3);
+    const again = await cli(
+      'queues',
+      'move',
+      '--broker',
+      'lara',
+      '--from',
+      from,
+      '--to',
+      '{moved}:b',
+      '--dry-run',
+    );
+    expect(JSON.stringify(again.json)).toMatch(/does not exist/);
+  });
+
   it('doctor names the masters, and persistence is judged on every master', async () => {
     const persistence = async () => {
       const broker = await openRedisBroker('lara', {

@@ -109,19 +109,6 @@ export async function startRedisCluster(): Promise<RedisClusterHarness> {
     redis.on('error', () => undefined);
     return redis;
   });
-  const slotsOf = async (i: number): Promise<Array<[number, number]>> => {
-    const text = String(await (nodes[i] as Redis).call('CLUSTER', 'NODES'));
-    const me = text.split('\n').find((l) => l.includes('myself')) ?? '';
-    return me
-      .split(' ')
-      .slice(8)
-      .filter((f) => /^\d/.test(f))
-      .map((f) => {
-        const [a, b] = f.split('-');
-        return [Number(a), Number(b ?? a)];
-      });
-  };
-  const ranges = await Promise.all(ports.map((_, i) => slotsOf(i)));
   const alive = ports.map(() => true);
   return {
     ports,
@@ -129,8 +116,12 @@ export async function startRedisCluster(): Promise<RedisClusterHarness> {
     url: (i = 0) => `redis://127.0.0.1:${ports[i]}`,
     cli: (...args) => cli(ports[alive.indexOf(true)] as number, args),
     nodeOf: async (key) => {
-      const slot = Number(await (nodes[alive.indexOf(true)] as Redis).call('CLUSTER', 'KEYSLOT', key));
-      return ranges.findIndex((r) => r.some(([a, b]) => slot >= a && slot <= b));
+      // Read anew each time: a test may hand a slot to another master.
+      const node = nodes[alive.indexOf(true)] as Redis;
+      const slot = Number(await node.call('CLUSTER', 'KEYSLOT', key));
+      const ranges = (await node.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number]]>;
+      const range = ranges.find(([a, b]) => slot >= a && slot <= b);
+      return range ? ports.indexOf(Number(range[2][1])) : -1;
     },
     kill: (i) => {
       alive[i] = false;

@@ -149,3 +149,21 @@ export async function connectRedisNodes(url: string, where: string): Promise<Red
     throw error;
   }
 }
+
+/**
+ * A cluster's reply that the topology read at the start no longer holds (a slot moved or being
+ * migrated, the cluster down), as what to do: run again. Other errors: undefined.
+ */
+export function clusterReplyError(error: unknown, where: string): TaskreconError | undefined {
+  const message = error instanceof Error ? error.message : '';
+  const reply = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b.*/.exec(message);
+  if (!reply) return undefined;
+  return new TaskreconError(
+    `${where}: the Redis Cluster's slots changed or went down during the run (${reply[0]})`,
+    {
+      code: 'CONNECTION',
+      hint: 'Run the command again once `redis-cli -u URL CLUSTER INFO` says cluster_state:ok and no slot is migrating: it reads the masters anew. A batch the reply stopped did not move; its intent is settled by the next run.',
+      cause: error,
+    },
+  );
+}

@@ -16,7 +16,7 @@ import type {
 } from '../types.js';
 import { forgetBatch, lookBatch } from './intents.js';
 import { displayRedisUrl } from './connection.js';
-import { connectRedisNodes, type RedisNodes } from './cluster.js';
+import { clusterReplyError, connectRedisNodes, type RedisNodes } from './cluster.js';
 import { checkOneSlot } from './cluster-moves.js';
 import { keyFormatFindings, queueFindings, serverFindings } from './findings.js';
 import { countQueue, discover, queuesToReport, redisNow } from './inspect.js';
@@ -63,12 +63,25 @@ export class RedisBroker implements BrokerClient {
     };
   }
 
+  /** Runs `work`, turning a cluster's MOVED / ASK / CLUSTERDOWN reply into exit 3 with a hint. */
+  private async onNodes<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw clusterReplyError(error, `broker ${this.name}`) ?? error;
+    }
+  }
+
   private get bullmq() {
     return { client: this.client, prefix: this.layout.prefix, broker: this.name };
   }
 
   /** The layout's queues that exist, by SCAN; exit 3 when the layout matches no key and none is configured. */
   async queueNames(): Promise<string[]> {
+    return this.onNodes(() => this.queueNamesOnNodes());
+  }
+
+  private async queueNamesOnNodes(): Promise<string[]> {
     if (this.layout.framework === 'bullmq') return bullmqQueueNames(this.client, this.layout.prefix);
     const found = await discover(this.nodes, this.layout);
     return [...found.found.keys()].sort();
@@ -77,6 +90,13 @@ export class RedisBroker implements BrokerClient {
   async inspect(options: {
     peek: number;
     nowEpoch?: number;
+    failedDetail?: number;
+  }): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
+    return this.onNodes(() => this.inspectOnNodes(options));
+  }
+
+  private async inspectOnNodes(options: {
+    peek: number;
     failedDetail?: number;
   }): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
     // The broker's own clock decides what is due, as the workers' migrate does against the score.
@@ -167,7 +187,7 @@ export class RedisBroker implements BrokerClient {
   async move(request: MoveRequest): Promise<MoveResult> {
     if (this.layout.framework === 'bullmq') return moveFailed(this.bullmq, request);
     const keys = checkOneSlot(this, request);
-    return moveJobs(this.targetFor(keys.from), request);
+    return this.onNodes(() => moveJobs(this.targetFor(keys.from), request));
   }
 
   async recover(request: RecoverRequest): Promise<MoveResult[]> {
@@ -199,7 +219,9 @@ export class RedisBroker implements BrokerClient {
     }
     for (const queue of queues) checkOneSlot(this, { from: queue });
     const first = queueKeys(this.layout, queues[0] ?? '');
-    return recoverJobs(this.targetFor(first.ready), request, queues, (keys) => this.targetFor(keys.ready));
+    return this.onNodes(() =>
+      recoverJobs(this.targetFor(first.ready), request, queues, (keys) => this.targetFor(keys.ready)),
+    );
   }
 
   async bullmqQueues(): Promise<string[]> {
@@ -235,11 +257,11 @@ export class RedisBroker implements BrokerClient {
   }
 
   async lookBatch(batch: BatchLanding): Promise<MovedJob[] | null> {
-    return lookBatch(this.nodes, batch);
+    return this.onNodes(() => lookBatch(this.nodes, batch));
   }
 
   async forgetBatch(batch: BatchLanding): Promise<void> {
-    await forgetBatch(this.nodes, batch);
+    await this.onNodes(() => forgetBatch(this.nodes, batch));
   }
 
   async doctor(): Promise<BrokerCheck[]> {
