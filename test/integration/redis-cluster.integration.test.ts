@@ -525,6 +525,9 @@ describe('Redis Cluster', () => {
     const db = await runCli(['queues', '--redis', `${cluster.url(0)}/2`, '--framework', 'laravel'], { cwd });
     expect(db.code).toBe(3);
     expect(db.stderr).toMatch(/Redis Cluster, which has only DB 0/);
+    const bullmq = await runCli(['queues', '--redis', cluster.url(0), '--framework', 'bullmq'], { cwd });
+    expect(bullmq.code).toBe(3);
+    expect(bullmq.stderr).toMatch(/reads BullMQ on one server only/);
     cluster.kill(2);
     const before = await digest();
     const down = new RegExp(

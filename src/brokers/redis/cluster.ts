@@ -167,3 +167,14 @@ export function clusterReplyError(error: unknown, where: string): TaskreconError
     },
   );
 }
+
+/** BullMQ is read through its library on one server: a cluster URL is refused (exit 3). */
+export function bullmqOnCluster(name: string, url: string): TaskreconError {
+  return new TaskreconError(
+    `broker ${name}: ${displayRedisUrl(url)} is a node of a Redis Cluster, and taskrecon reads BullMQ on one server only`,
+    {
+      code: 'USAGE',
+      hint: 'Point the broker at a standalone Redis, or use framework laravel / thinkphp / list on the cluster. Nothing was read or moved.',
+    },
+  );
+}

@@ -16,7 +16,7 @@ import type {
 } from '../types.js';
 import { forgetBatch, lookBatch } from './intents.js';
 import { displayRedisUrl } from './connection.js';
-import { clusterReplyError, connectRedisNodes, type RedisNodes } from './cluster.js';
+import { bullmqOnCluster, clusterReplyError, connectRedisNodes, type RedisNodes } from './cluster.js';
 import { checkOneSlot } from './cluster-moves.js';
 import { keyFormatFindings, queueFindings, serverFindings } from './findings.js';
 import { countQueue, discover, queuesToReport, redisNow } from './inspect.js';
@@ -290,13 +290,7 @@ export async function openRedisBroker(
   const nodes = await connectRedisNodes(config.url, `broker ${name}`);
   if (nodes.cluster && config.framework === 'bullmq') {
     await nodes.close();
-    throw new TaskreconError(
-      `broker ${name}: ${displayRedisUrl(config.url)} is a node of a Redis Cluster, and taskrecon reads BullMQ on one server only`,
-      {
-        code: 'USAGE',
-        hint: 'Point the broker at a standalone Redis, or use framework laravel / thinkphp / list on the cluster. Nothing was read or moved.',
-      },
-    );
+    throw bullmqOnCluster(name, config.url);
   }
   return new RedisBroker(name, config, nodes);
 }
