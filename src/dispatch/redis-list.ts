@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
+import { connectRedisNodes, type RedisNodes } from '../brokers/redis/cluster.js';
 import { createRedisClient } from '../brokers/redis/connection.js';
+import { keySlot } from '../brokers/redis/slots.js';
 import { MARKER_TTL_SECONDS } from '../brokers/redis/intents.js';
 import { LOOK_MARKER } from '../brokers/redis/scripts.js';
 import { TaskreconError } from '../errors.js';
@@ -31,8 +33,11 @@ export class RedisLists {
   readonly display: string;
   /** The last connection error ioredis reported (its rejections only say "Connection is closed."). */
   private lastError: Error | undefined;
+  /** When the URL names a node of a Redis Cluster: every master, each push sent to its key's. */
+  private nodes: RedisNodes | undefined;
+  private probe: Promise<void> | undefined;
 
-  constructor(url: string) {
+  constructor(private readonly url: string) {
     this.display = maskDsnText(url);
     // Errors surface through the commands.
     this.client = createRedisClient(
@@ -45,12 +50,43 @@ export class RedisLists {
   }
 
   private async ready(): Promise<void> {
-    if (this.client.status === 'ready') return;
-    try {
-      if (this.client.status === 'wait') await this.client.connect();
-    } catch (error) {
-      throw this.unreachable(error);
+    if (this.client.status !== 'ready') {
+      try {
+        if (this.client.status === 'wait') await this.client.connect();
+      } catch (error) {
+        throw this.unreachable(error);
+      }
     }
+    // Concurrent pushes share one probe, so a cluster's masters are connected once.
+    this.probe ??= this.probeCluster().catch((error: unknown) => {
+      this.probe = undefined;
+      throw error;
+    });
+    await this.probe;
+  }
+
+  private async probeCluster(): Promise<void> {
+    if (/cluster_enabled:1/.test(String(await this.client.info('cluster'))))
+      this.nodes = await connectRedisNodes(this.url, `redis-list ${this.display}`);
+  }
+
+  /**
+   * The server of these keys: the one server, or the master of their slot on a cluster, where a
+   * MULTI may touch one slot only; keys of several slots are refused before anything is pushed.
+   */
+  private clientFor(keys: readonly string[]): Redis {
+    if (!this.nodes) return this.client;
+    const slots = new Set(keys.map(keySlot));
+    if (slots.size > 1) {
+      throw new TaskreconError(
+        `Redis Cluster at ${this.display}: one push would write keys of ${slots.size} hash slots (${keys.join(', ')})`,
+        {
+          code: 'USAGE',
+          hint: 'Name the list with a hash tag shared by the keys written together ({tag}); nothing was pushed and no row was changed.',
+        },
+      );
+    }
+    return this.nodes.forKey(keys[0] ?? '');
   }
 
   private unreachable(error: unknown): TaskreconError {
@@ -87,14 +123,16 @@ export class RedisLists {
   ): Promise<void> {
     if (ops.length === 0) return;
     await this.ready();
+    const keys = ops.flatMap((op) => (op.kind === 'rpush' ? [op.key] : op.keys));
+    const client = this.clientFor(marker ? [...keys, marker.key] : keys);
     if (marker) {
-      await this.client.watch(marker.key);
-      if ((await this.client.exists(marker.key)) === 1) {
-        await this.client.unwatch();
+      await client.watch(marker.key);
+      if ((await client.exists(marker.key)) === 1) {
+        await client.unwatch();
         throw fenced();
       }
     }
-    const multi = this.client.multi();
+    const multi = client.multi();
     for (const op of ops) {
       if (op.kind === 'rpush') multi.rpush(op.key, op.value);
       else multi.eval(op.script, op.keys.length, ...op.keys, ...op.args);
@@ -123,15 +161,17 @@ export class RedisLists {
    */
   async lookMarker(key: string): Promise<string[] | null> {
     await this.ready();
-    return (await this.client.eval(LOOK_MARKER, 1, key, String(MARKER_TTL_SECONDS))) as string[] | null;
+    return (await this.clientFor([key]).eval(LOOK_MARKER, 1, key, String(MARKER_TTL_SECONDS))) as
+      string[] | null;
   }
 
   /** Removes a settled intent's marker. */
   async forgetMarker(key: string): Promise<void> {
-    await this.client.del(key);
+    await this.clientFor([key]).del(key);
   }
 
   async close(): Promise<void> {
+    await this.nodes?.close();
     if (this.client.status === 'ready') await this.client.quit().catch(() => this.client.disconnect());
     else this.client.disconnect();
   }

@@ -87,6 +87,13 @@ function connectError(url: string, where: string, error: unknown): TaskreconErro
       cause: error,
     });
   }
+  if (/SELECT is not allowed in cluster mode/i.test(message)) {
+    return new TaskreconError(`${where}: ${display} is a node of a Redis Cluster, which has only DB 0`, {
+      code: 'USAGE',
+      hint: 'Drop the DB index from the URL (redis://host:port); one node of the cluster is enough, taskrecon finds the others. Nothing was read or moved.',
+      cause: error,
+    });
+  }
   if (/DB index is out of range|invalid DB index/i.test(message)) {
     return new TaskreconError(`${where}: Redis at ${display} has no DB ${dbIndexOf(url)}`, {
       code: 'CONNECTION',

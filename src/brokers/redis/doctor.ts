@@ -4,7 +4,15 @@ import { discover } from './inspect.js';
 import { describeOther } from './layout.js';
 import { bullmqQueueNames, otherBullmqPrefixes } from './bullmq/queues.js';
 import type { RedisBroker } from './index.js';
-import { readServerSettings } from './server.js';
+import { readWeakestSettings } from './server.js';
+import { describeSlots } from './slots.js';
+
+/** `, a Redis Cluster of 3 masters (host:port slots a-b; …)`, or nothing for one server. */
+function clusterDetail(broker: RedisBroker): string {
+  if (!broker.nodes.cluster) return '';
+  const masters = broker.nodes.masters.map((m) => `${m.address} slots ${describeSlots(m.slots)}`);
+  return `, a Redis Cluster of ${masters.length} masters (${masters.join('; ')})`;
+}
 
 /**
  * `doctor` for a Redis broker: reachable (the connection is open when this runs), persistence,
@@ -12,13 +20,13 @@ import { readServerSettings } from './server.js';
  */
 export async function redisDoctor(broker: RedisBroker): Promise<BrokerCheck[]> {
   const checks: BrokerCheck[] = [];
-  const settings = await readServerSettings(broker.client);
+  const settings = await readWeakestSettings(broker.nodes.masters.map((m) => m.client));
   checks.push({
     name: `${broker.name}: reachable`,
     status: 'ok',
-    detail: `${broker.display} (Redis ${settings.version ?? '?'}, settings read by ${settings.via === 'config' ? 'CONFIG GET' : 'INFO: CONFIG is refused'})`,
+    detail: `${broker.display}${clusterDetail(broker)} (Redis ${settings.version ?? '?'}, settings read by ${settings.via === 'config' ? 'CONFIG GET' : 'INFO: CONFIG is refused'})`,
   });
-  const discovery = await discover(broker.client, broker.layout);
+  const discovery = await discover(broker.nodes, broker.layout);
   const server = serverFindings(broker.name, settings, discovery.keysWithTtl.length > 0);
   const persistence = server.find((f) => f.code === 'no-persistence');
   checks.push(

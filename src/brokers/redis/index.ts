@@ -15,13 +15,15 @@ import type {
   QueueFinding,
 } from '../types.js';
 import { forgetBatch, lookBatch } from './intents.js';
-import { connectRedis, displayRedisUrl } from './connection.js';
+import { displayRedisUrl } from './connection.js';
+import { bullmqOnCluster, clusterReplyError, connectRedisNodes, type RedisNodes } from './cluster.js';
+import { checkOneSlot } from './cluster-moves.js';
 import { keyFormatFindings, queueFindings, serverFindings } from './findings.js';
 import { countQueue, discover, queuesToReport, redisNow } from './inspect.js';
-import { describeOther, pushEnd, type RedisLayout } from './layout.js';
+import { describeOther, pushEnd, queueKeys, type RedisLayout } from './layout.js';
 import { moveJobs, recoverJobs, type RecoverRequest } from './move.js';
 import { redisDoctor } from './doctor.js';
-import { readServerSettings } from './server.js';
+import { readWeakestSettings } from './server.js';
 import { bullmqFindings, bullmqQueueStats, failedPage } from './bullmq/inspect.js';
 import { jobState, moveFailed, retryIfStillFailed } from './bullmq/move.js';
 import { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './bullmq/queues.js';
@@ -39,15 +41,35 @@ export class RedisBroker implements BrokerClient {
   constructor(
     readonly name: string,
     readonly config: WithUrl<RedisBrokerConfig>,
-    readonly client: Redis,
+    readonly nodes: RedisNodes,
   ) {
     const prefix = config.prefix ?? (config.framework === 'bullmq' ? 'bull' : '');
     this.layout = { framework: config.framework, prefix, lists: config.lists };
     this.display = displayRedisUrl(config.url);
   }
 
-  private get target() {
-    return { client: this.client, layout: this.layout, broker: this.name };
+  /** The one server, or on a cluster the first master (TIME, INFO, CONFIG GET; BullMQ refuses clusters). */
+  get client(): Redis {
+    return this.nodes.any;
+  }
+
+  /** Where the moves of these keys run: the one server, or the master of their one slot. */
+  private targetFor(key: string) {
+    return {
+      client: this.nodes.forKey(key),
+      layout: this.layout,
+      broker: this.name,
+      cluster: this.nodes.cluster,
+    };
+  }
+
+  /** Runs `work`, turning a cluster's MOVED / ASK / CLUSTERDOWN reply into exit 3 with a hint. */
+  private async onNodes<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw clusterReplyError(error, `broker ${this.name}`) ?? error;
+    }
   }
 
   private get bullmq() {
@@ -56,8 +78,12 @@ export class RedisBroker implements BrokerClient {
 
   /** The layout's queues that exist, by SCAN; exit 3 when the layout matches no key and none is configured. */
   async queueNames(): Promise<string[]> {
+    return this.onNodes(() => this.queueNamesOnNodes());
+  }
+
+  private async queueNamesOnNodes(): Promise<string[]> {
     if (this.layout.framework === 'bullmq') return bullmqQueueNames(this.client, this.layout.prefix);
-    const found = await discover(this.client, this.layout);
+    const found = await discover(this.nodes, this.layout);
     return [...found.found.keys()].sort();
   }
 
@@ -66,10 +92,17 @@ export class RedisBroker implements BrokerClient {
     nowEpoch?: number;
     failedDetail?: number;
   }): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
+    return this.onNodes(() => this.inspectOnNodes(options));
+  }
+
+  private async inspectOnNodes(options: {
+    peek: number;
+    failedDetail?: number;
+  }): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
     // The broker's own clock decides what is due, as the workers' migrate does against the score.
     if (this.layout.framework === 'bullmq') return this.inspectBullmq(options.failedDetail ?? options.peek);
     const nowEpoch = await redisNow(this.client);
-    const discovery = await discover(this.client, this.layout);
+    const discovery = await discover(this.nodes, this.layout);
     const configured = this.config.queues ?? [];
     if (discovery.found.size === 0 && configured.length === 0 && this.layout.framework !== 'list') {
       throw this.noKeys(discovery.others.map(describeOther));
@@ -85,7 +118,7 @@ export class RedisBroker implements BrokerClient {
     };
     for (const keys of queuesToReport(this.layout, configured, discovery.found.keys())) {
       const { stats, reservedLowestEpoch } = await countQueue(
-        this.client,
+        this.nodes,
         keys,
         nowEpoch,
         options.peek,
@@ -100,7 +133,7 @@ export class RedisBroker implements BrokerClient {
         }),
       );
     }
-    const settings = await readServerSettings(this.client);
+    const settings = await readWeakestSettings(this.nodes.masters.map((m) => m.client));
     findings.push(...serverFindings(this.name, settings, discovery.keysWithTtl.length > 0));
     findings.push(...keyFormatFindings(this.name, this.layout.framework, discovery.others));
     return { report, findings };
@@ -129,7 +162,7 @@ export class RedisBroker implements BrokerClient {
       report.queues.push(stats);
       findings.push(...bullmqFindings(this.name, stats));
     }
-    const settings = await readServerSettings(this.client);
+    const settings = await readWeakestSettings(this.nodes.masters.map((m) => m.client));
     findings.push(...serverFindings(this.name, settings, false));
     return { report, findings };
   }
@@ -153,7 +186,8 @@ export class RedisBroker implements BrokerClient {
 
   async move(request: MoveRequest): Promise<MoveResult> {
     if (this.layout.framework === 'bullmq') return moveFailed(this.bullmq, request);
-    return moveJobs(this.target, request);
+    const keys = checkOneSlot(this, request);
+    return this.onNodes(() => moveJobs(this.targetFor(keys.from), request));
   }
 
   async recover(request: RecoverRequest): Promise<MoveResult[]> {
@@ -183,7 +217,11 @@ export class RedisBroker implements BrokerClient {
         });
       }
     }
-    return recoverJobs(this.target, request, queues);
+    for (const queue of queues) checkOneSlot(this, { from: queue });
+    const first = queueKeys(this.layout, queues[0] ?? '');
+    return this.onNodes(() =>
+      recoverJobs(this.targetFor(first.ready), request, queues, (keys) => this.targetFor(keys.ready)),
+    );
   }
 
   async bullmqQueues(): Promise<string[]> {
@@ -219,11 +257,11 @@ export class RedisBroker implements BrokerClient {
   }
 
   async lookBatch(batch: BatchLanding): Promise<MovedJob[] | null> {
-    return lookBatch(this.client, batch);
+    return this.onNodes(() => lookBatch(this.nodes, batch));
   }
 
   async forgetBatch(batch: BatchLanding): Promise<void> {
-    await forgetBatch(this.client, batch);
+    await this.onNodes(() => forgetBatch(this.nodes, batch));
   }
 
   async doctor(): Promise<BrokerCheck[]> {
@@ -231,11 +269,7 @@ export class RedisBroker implements BrokerClient {
   }
 
   async close(): Promise<void> {
-    try {
-      await this.client.quit();
-    } catch {
-      this.client.disconnect();
-    }
+    await this.nodes.close();
   }
 }
 
@@ -253,6 +287,10 @@ export async function openRedisBroker(
       },
     );
   }
-  const client = await connectRedis(config.url, `broker ${name}`);
-  return new RedisBroker(name, config, client);
+  const nodes = await connectRedisNodes(config.url, `broker ${name}`);
+  if (nodes.cluster && config.framework === 'bullmq') {
+    await nodes.close();
+    throw bullmqOnCluster(name, config.url);
+  }
+  return new RedisBroker(name, config, nodes);
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { QueueSample, QueueStats } from '../types.js';
+import type { RedisNodes } from './cluster.js';
 import {
   belongsTo,
   globEscape,
@@ -38,15 +39,18 @@ export async function redisNow(client: Redis): Promise<number> {
   return Number(seconds) + Number(micros) / 1e6;
 }
 
-/** Finds every framework queue key of the DB in SCAN steps. */
-export async function discover(client: Redis, layout: RedisLayout): Promise<Discovery> {
+/** Finds every framework queue key of the DB in SCAN steps (on a cluster: of each master). */
+export async function discover(nodes: RedisNodes, layout: RedisLayout): Promise<Discovery> {
   const found = new Map<string, Set<ParsedKey['part']>>();
   const others: ParsedKey[] = [];
   const own: string[] = [];
   if (layout.framework === 'list') {
     const lists = layout.lists;
     if (lists) {
-      const [ready, delayed] = await Promise.all([client.exists(lists.ready), client.exists(lists.delayed)]);
+      const [ready, delayed] = await Promise.all([
+        nodes.forKey(lists.ready).exists(lists.ready),
+        nodes.forKey(lists.delayed).exists(lists.delayed),
+      ]);
       const parts = new Set<ParsedKey['part']>();
       if (ready) parts.add('ready');
       if (delayed) parts.add('delayed');
@@ -58,7 +62,9 @@ export async function discover(client: Redis, layout: RedisLayout): Promise<Disc
       layout.framework === 'laravel' ? `${globEscape(layout.prefix)}${QUEUE_KEY_PATTERN}` : QUEUE_KEY_PATTERN;
     const otherPattern =
       layout.framework === 'laravel' && layout.prefix !== '' ? QUEUE_KEY_PATTERN : undefined;
-    for (const match of [pattern, otherPattern]) {
+    for (const [match, { client }] of [pattern, otherPattern].flatMap((m) =>
+      nodes.masters.map((master) => [m, master] as const),
+    )) {
       if (match === undefined) continue;
       let cursor = '0';
       do {
@@ -80,8 +86,8 @@ export async function discover(client: Redis, layout: RedisLayout): Promise<Disc
   }
   const keysWithTtl: string[] = [];
   if (own.length) {
-    const ttls = await pipelineReplies(
-      client,
+    const ttls = await routedReplies(
+      nodes,
       own.map((key) => ['pttl', key]),
     );
     own.forEach((key, i) => {
@@ -91,17 +97,19 @@ export async function discover(client: Redis, layout: RedisLayout): Promise<Disc
   return { found, others, keysWithTtl };
 }
 
-async function pipelineReplies(client: Redis, commands: Array<[string, ...string[]]>): Promise<unknown[]> {
-  const replies = (await client.pipeline(commands).exec()) ?? [];
-  return replies.map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
+/**
+ * Sends read commands at once, each to the server of its key (the first argument): one round trip
+ * per server, as a pipeline would, and on a cluster keys of different slots in one go.
+ */
+async function routedReplies(nodes: RedisNodes, commands: Array<[string, ...string[]]>): Promise<unknown[]> {
+  return Promise.all(
+    commands.map(([name, key, ...rest]) => nodes.forKey(key ?? '').call(name, key ?? '', ...rest)),
+  );
 }
 
 /** Counts of one queue; `peek` > 0 also reads that many jobs from the head of the ready list. */
 export async function countQueue(
-  client: Redis,
+  nodes: RedisNodes,
   keys: QueueKeys,
   nowEpoch: number,
   peek: number,
@@ -126,7 +134,7 @@ export async function countQueue(
         ? ['lrange', keys.ready, '0', String(peek - 1)]
         : ['lrange', keys.ready, String(-peek), '-1'],
     );
-  const replies = await pipelineReplies(client, commands);
+  const replies = await routedReplies(nodes, commands);
   const lowest = replies[3] as string[];
   const lowestScore = lowest.length >= 2 ? Number(lowest[1]) : undefined;
   const delayedOverdue = Number(replies[2]);

@@ -2,7 +2,9 @@ import type { Redis } from 'ioredis';
 import { TaskreconError } from '../../errors.js';
 import type { BatchLanding, MovedJob, MoveJournal, MoveRequest } from '../types.js';
 import { jobIdOf } from './job-id.js';
+import type { RedisNodes } from './cluster.js';
 import { FENCED, LOOK_MARKER } from './scripts.js';
+import { tagForSameSlot } from './slots.js';
 
 /**
  * The Redis side of a batch's write-ahead intent: the marker key its script leaves (the members it
@@ -15,9 +17,20 @@ import { FENCED, LOOK_MARKER } from './scripts.js';
  */
 export const MARKER_TTL_SECONDS = 30 * 24 * 3600;
 
-/** The marker of one intent (the run id keeps two databases sharing a Redis apart). */
-export function markerKey(runId: string, intentId: number): string {
-  return `taskrecon:intent:${runId}:${intentId}`;
+/**
+ * The marker of one intent (the run id keeps two databases sharing a Redis apart). On a Redis
+ * Cluster it carries a hash tag (`taskrecon:intent:{tag}:run:id`) that puts it in the slot of the
+ * batch's source key, so the batch's script may touch it.
+ */
+export function markerKey(runId: string, intentId: number, tag?: string): string {
+  return tag === undefined
+    ? `taskrecon:intent:${runId}:${intentId}`
+    : `taskrecon:intent:{${tag}}:${runId}:${intentId}`;
+}
+
+/** The marker of a batch moved from `sourceKey`: tagged into its slot on a cluster. */
+export function batchMarker(runId: string, intentId: number, sourceKey: string, cluster: boolean): string {
+  return markerKey(runId, intentId, cluster ? tagForSameSlot(sourceKey) : undefined);
 }
 
 /** A script found its batch fenced off: a run that settled the intent meanwhile said it never landed. */
@@ -30,13 +43,15 @@ export function fencedError(error: unknown): TaskreconError | undefined {
 }
 
 /** Where a batch went: the jobs it moved, or null (then fenced: it never will move). */
-export async function lookBatch(client: Redis, batch: BatchLanding): Promise<MovedJob[] | null> {
-  const members = (await client.eval(
-    LOOK_MARKER,
-    1,
-    markerKey(batch.runId, batch.intentId),
-    String(MARKER_TTL_SECONDS),
-  )) as string[] | null;
+export async function lookBatch(nodes: RedisNodes, batch: BatchLanding): Promise<MovedJob[] | null> {
+  const members = (await nodes
+    .forKey(batch.from)
+    .eval(
+      LOOK_MARKER,
+      1,
+      batchMarker(batch.runId, batch.intentId, batch.from, nodes.cluster),
+      String(MARKER_TTL_SECONDS),
+    )) as string[] | null;
   if (!members) return null;
   return members.map((m) => ({
     jobId: jobIdOf(m),
@@ -48,8 +63,8 @@ export async function lookBatch(client: Redis, batch: BatchLanding): Promise<Mov
   }));
 }
 
-export async function forgetBatch(client: Redis, batch: BatchLanding): Promise<void> {
-  await client.del(markerKey(batch.runId, batch.intentId));
+export async function forgetBatch(nodes: RedisNodes, batch: BatchLanding): Promise<void> {
+  await nodes.forKey(batch.from).del(batchMarker(batch.runId, batch.intentId, batch.from, nodes.cluster));
 }
 
 function journalOf(request: Pick<MoveRequest, 'journal'>): MoveJournal {
@@ -62,7 +77,7 @@ function journalOf(request: Pick<MoveRequest, 'journal'>): MoveJournal {
  * its last key, the intent settled with what moved; the marker is removed after (pipelined).
  */
 export async function journaled<T>(
-  target: { client: Redis },
+  target: { client: Redis; cluster?: boolean },
   request: Pick<MoveRequest, 'journal' | 'runId'>,
   batch: { from: string; to: string; fromSet: string; toSet: string },
   run: (marker: string, ttl: string) => Promise<T>,
@@ -70,7 +85,7 @@ export async function journaled<T>(
 ): Promise<{ reply: T; moved: MovedJob[] }> {
   const journal = journalOf(request);
   const intentId = await journal.open(batch);
-  const marker = markerKey(request.runId, intentId);
+  const marker = batchMarker(request.runId, intentId, batch.from, target.cluster === true);
   let reply: T;
   try {
     reply = await run(marker, String(MARKER_TTL_SECONDS));

@@ -18,9 +18,12 @@ export { jobIdOf };
  */
 
 export interface MoveTarget {
+  /** The server of the keys moved (on a cluster: the master of their one slot). */
   client: Redis;
   layout: RedisLayout;
   broker: string;
+  /** A Redis Cluster: intent markers carry the hash tag of the batch's source key. */
+  cluster?: boolean;
 }
 
 type Part = 'ready' | 'delayed' | 'reserved';
@@ -270,6 +273,7 @@ export async function recoverJobs(
   target: MoveTarget,
   request: RecoverRequest,
   queues: readonly string[],
+  route: (keys: QueueKeys) => MoveTarget = () => target,
 ): Promise<MoveResult[]> {
   const budget: Budget = {
     left: request.limit ?? Number.POSITIVE_INFINITY,
@@ -281,7 +285,7 @@ export async function recoverJobs(
     const keys = queueKeys(target.layout, queue);
     for (const part of keys.reserved ? (['delayed', 'reserved'] as const) : (['delayed'] as const)) {
       if (request.shouldStop()) break;
-      results.push(await migrate(target, request, keys, part, budget));
+      results.push(await migrate(route(keys), request, keys, part, budget));
     }
   }
   return results;

@@ -66,3 +66,23 @@ export function evictsQueueKeys(policy: string | null, queueKeysHaveTtl: boolean
   if (policy.startsWith('allkeys-')) return true;
   return policy.startsWith('volatile-') && queueKeysHaveTtl;
 }
+
+/** How much a server's settings put queued jobs at risk: evicting first, then no AOF, then weak fsync. */
+function risk(settings: ServerSettings): number {
+  const policy = settings.maxmemoryPolicy;
+  const fsyncWeak = settings.appendfsync !== null && !DURABLE_FSYNC.has(settings.appendfsync);
+  return (
+    (policy && policy !== 'noeviction' ? 4 : 0) +
+    (settings.appendonly === false ? 2 : 0) +
+    (fsyncWeak ? 1 : 0)
+  );
+}
+
+/**
+ * The settings of every server (each master of a cluster), read-only: the riskiest one decides the
+ * findings, since a job lost on one master is lost all the same.
+ */
+export async function readWeakestSettings(clients: readonly Redis[]): Promise<ServerSettings> {
+  const all = await Promise.all(clients.map(readServerSettings));
+  return all.reduce((worst, next) => (risk(next) > risk(worst) ? next : worst));
+}
