@@ -229,3 +229,64 @@ describe('compensate on a sharded source', () => {
     expect(await checksums()).toEqual(before);
   });
 });
+
+interface SweepJson {
+  retried: number;
+  lostRace: number;
+  shards?: string[];
+  results: { shard?: string; id: number; outcome: string }[];
+}
+
+describe('sweep on a sharded source', () => {
+  it('retries the matching failed tasks of every shard once, even with two sweeps at once', async () => {
+    // Fresh failures on every shard: sms ones the rule retries, payment ones no rule matches.
+    const planted = new Map<string, number[]>();
+    for (const s of layout.shards) {
+      const t = `\`${s.table}\``;
+      await onShard(
+        s,
+        `UPDATE ${t} SET status = ${FAILED}, updated_at = NOW() WHERE status = 0 AND biz_type = 'sms' ORDER BY id LIMIT 4`,
+      );
+      await onShard(
+        s,
+        `UPDATE ${t} SET status = ${FAILED}, updated_at = NOW() WHERE status = 0 AND biz_type = 'payment' ORDER BY id LIMIT 2`,
+      );
+      planted.set(
+        s.name,
+        (
+          await onShard<{ id: unknown }>(
+            s,
+            `SELECT id FROM ${t} WHERE status = ${FAILED} AND biz_type = 'sms' ORDER BY id`,
+          )
+        ).map((r) => Number(r.id)),
+      );
+      expect(planted.get(s.name)).toHaveLength(4);
+    }
+    const sweep = () => runJson<SweepJson>(['sweep', '--config', config, '--since', '1h'], { cwd: dir });
+    const [a, b] = await Promise.all([sweep(), sweep()]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    expect(a.json.shards).toEqual(layout.shards.map((s) => s.name));
+    expect(a.json.retried + b.json.retried).toBe(16);
+    for (const s of layout.shards) {
+      const ids = planted.get(s.name) ?? [];
+      const back = await onShard<{ id: unknown }>(
+        s,
+        `SELECT id FROM \`${s.table}\` WHERE status = 0 AND id IN (${ids.join(',')})`,
+      );
+      expect(back).toHaveLength(4);
+      const audit = await auditRows(s, `action = 'sweep-retry'`);
+      expect(audit.map((r) => Number(r.task_id)).sort((x, y) => x - y)).toEqual(ids);
+      // The payment failures match no rule: left failed.
+      const left = await onShard<{ n: unknown }>(
+        s,
+        `SELECT COUNT(*) AS n FROM \`${s.table}\` WHERE status = ${FAILED} AND biz_type = 'payment'`,
+      );
+      expect(Number(left[0]?.n)).toBe(2);
+    }
+    const retried = [...a.json.results, ...b.json.results].filter((r) => r.outcome === 'retried');
+    expect(new Set(retried.map((r) => `${r.shard}:${r.id}`)).size).toBe(16);
+    // A second sweep over the same window finds nothing new.
+    const again = await sweep();
+    expect(again.json.retried).toBe(0);
+  }, 60_000);
+});

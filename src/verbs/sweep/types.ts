@@ -14,6 +14,8 @@ export type SweepItemOutcome =
 
 export interface SweepItem {
   source: string;
+  /** The shard the row is in, on a sharded source. */
+  shard?: string;
   id: string | number;
   bizType: string | null;
   rule: string;
@@ -51,6 +53,8 @@ export interface SweepResult {
   /** Second failures alerted by this run. */
   alerted: number;
   sources: string[];
+  /** On sharded sources: every shard swept, each in its own database. */
+  shards?: string[];
   results: SweepItem[];
   /** Items beyond MAX_SWEEP_RESULTS are counted, not listed. */
   resultsOmitted: number;
