@@ -290,3 +290,29 @@ describe('sweep on a sharded source', () => {
     expect(again.json.retried).toBe(0);
   }, 60_000);
 });
+
+interface AuditJson {
+  count: number;
+  entries: { shard: string; table: string; taskId: string; action: string; at: string }[];
+}
+
+describe('audit on a sharded source', () => {
+  it('lists the audit rows of every shard, each naming its shard, newest last', async () => {
+    let total = 0;
+    for (const s of layout.shards) total += (await auditRows(s)).length;
+    const { code, json } = await runJson<AuditJson>(['audit', '--config', config, '--limit', '0'], {
+      cwd: dir,
+    });
+    expect(code).toBe(0);
+    expect(json.count).toBe(total);
+    for (const s of layout.shards) {
+      const mine = json.entries.filter((e) => e.shard === s.name);
+      expect(mine.length).toBe((await auditRows(s)).length);
+      expect(mine.every((e) => e.table === s.table)).toBe(true);
+    }
+    const times = json.entries.map((e) => e.at);
+    expect([...times].sort()).toEqual(times);
+    const few = await runJson<AuditJson>(['audit', '--config', config, '--limit', '5'], { cwd: dir });
+    expect(few.json.entries).toEqual(json.entries.slice(-5));
+  });
+});
