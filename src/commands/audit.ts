@@ -6,7 +6,7 @@ import type { ShardSet } from '../ops/shards/set.js';
 import type { AuditFilter } from '../db/port/index.js';
 import {
   AUDIT_CSV_HEADER,
-  AUDIT_CSV_HEADER_SHARDS,
+  auditShardLines,
   auditCsvLine,
   auditNdjsonLine,
   renderAudit,
@@ -16,6 +16,7 @@ import { writeOut } from '../render/terminal.js';
 export interface AuditResult {
   count: number;
   entries: AuditEntry[];
+  missingShards?: string[]; // a sharded source with --allow-partial: the shards left out
 }
 
 export default class Audit extends BaseCommand<typeof Audit> {
@@ -97,13 +98,13 @@ export default class Audit extends BaseCommand<typeof Audit> {
 
   /** A sharded source: every shard's audit rows merged, each naming its shard. */
   private async runShards(format: string): Promise<AuditResult | undefined> {
-    const { set } = await this.openSourceOrShards(this.flags);
-    const { limit } = this.flags;
-    const entries = await shardAudit(set as ShardSet, this.flags);
-    if (format === 'table') this.log(renderAudit(entries, limit > 0 && entries.length === limit));
-    if (format !== 'ndjson' && format !== 'csv') return { count: entries.length, entries };
-    const lines = entries.map((e) => (format === 'csv' ? auditCsvLine(e) : auditNdjsonLine(e)));
-    await writeOut((format === 'csv' ? AUDIT_CSV_HEADER_SHARDS : '') + lines.join(''));
-    return undefined;
+    const set = (await this.openSourceOrShards(this.flags)).set as ShardSet;
+    const entries = await shardAudit(set, this.flags);
+    const missing = set.missing.map((m) => m.name);
+    if (format === 'ndjson' || format === 'csv')
+      return void (await writeOut(auditShardLines(entries, format)));
+    if (format === 'table')
+      this.log(renderAudit(entries, this.flags.limit > 0 && entries.length === this.flags.limit));
+    return { count: entries.length, entries, ...(missing.length ? { missingShards: missing } : {}) };
   }
 }

@@ -45,7 +45,7 @@ function csvCell(value: unknown): string {
 }
 
 /** The CSV header of a sharded source's audit log: a `shard` column last. */
-export const AUDIT_CSV_HEADER_SHARDS = `${AUDIT_CSV_HEADER.trimEnd()},shard\n`;
+const AUDIT_CSV_HEADER_SHARDS = `${AUDIT_CSV_HEADER.trimEnd()},shard\n`;
 
 export function auditCsvLine(e: AuditEntry & { shard?: string }): string {
   const cells = [
@@ -70,4 +70,13 @@ export function auditCsvLine(e: AuditEntry & { shard?: string }): string {
 
 export function auditNdjsonLine(e: AuditEntry): string {
   return `${JSON.stringify(e)}\n`;
+}
+
+/** A sharded source's audit log as CSV (with a `shard` column) or NDJSON (each line naming its shard). */
+export function auditShardLines(
+  entries: Array<AuditEntry & { shard: string }>,
+  format: 'csv' | 'ndjson',
+): string {
+  const lines = entries.map((e) => (format === 'csv' ? auditCsvLine(e) : auditNdjsonLine(e)));
+  return (format === 'csv' ? AUDIT_CSV_HEADER_SHARDS : '') + lines.join('');
 }

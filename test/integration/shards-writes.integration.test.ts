@@ -316,3 +316,30 @@ describe('audit on a sharded source', () => {
     expect(few.json.entries).toEqual(json.entries.slice(-5));
   });
 });
+
+describe('a stopped server', () => {
+  it('audit exits 3 naming its shards; --allow-partial names them and lists the rest; compensate writes nothing', async () => {
+    const up = layout.shards.filter((s) => s.server === 0);
+    const down = layout.shards.filter((s) => s.server === 1).map((s) => s.name);
+    let expected = 0;
+    for (const s of up) expected += (await auditRows(s)).length;
+    await stopMariadbServers(started);
+    started = [];
+    const stopped = await runJson<{ error: { message: string } }>(['audit', '--config', config], {
+      cwd: dir,
+    });
+    expect(stopped.code).toBe(3);
+    for (const name of down) expect(stopped.json.error.message).toContain(name);
+    const partial = await runJson<AuditJson & { missingShards: string[] }>(
+      ['audit', '--config', config, '--limit', '0', '--allow-partial'],
+      { cwd: dir },
+    );
+    expect(partial.code).toBe(0);
+    expect(partial.json.missingShards).toEqual(down);
+    expect(partial.json.count).toBe(expected);
+    expect(new Set(partial.json.entries.map((e) => e.shard))).toEqual(new Set(up.map((s) => s.name)));
+    const compensate = await cli(['compensate', '--action', 'mark-failed', '--status', 'pending', '--yes']);
+    expect(compensate.code).toBe(3);
+    for (const s of up) expect((await auditRows(s, `action = 'mark-failed'`)).length).toBe(0);
+  }, 60_000);
+});
