@@ -62,6 +62,7 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
           confirm: tty ? (plan, action) => confirmShardPlan(plan, action, (t) => this.log(t)) : undefined,
         }),
       );
+      if (!result) this.log('Nothing changed.');
       return result && this.finish(result, input.argv.length > 0, renderCompensateShards);
     }
     const { request, interactive, reasonRequired } = await compensateRequest(source, {

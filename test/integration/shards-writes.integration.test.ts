@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../support/cli.js';
+import { driveCompensate } from '../support/compensate-pty.js';
 import {
   dropShards,
   machineMariadb,
@@ -132,6 +133,46 @@ describe('compensate on a sharded source', () => {
     expect(json.results.every((r) => layout.shards.some((s) => s.name === r.shard))).toBe(true);
     expect(await checksums()).toEqual(before);
   });
+
+  it('on a terminal it shows the plan per shard and asks once: no writes nothing, yes writes', async () => {
+    const args = [
+      '--config',
+      config,
+      '--action',
+      'mark-compensated',
+      '--status',
+      'failed',
+      '--biz-type',
+      'refund',
+    ];
+    const before = await checksums();
+    const no = await driveCompensate(dir, args, [
+      { expect: 'tasks on 4 shards', send: '' },
+      { expect: '\\? Apply', send: 'n\r' },
+    ]);
+    expect(no.failedStep, no.screen).toBeNull();
+    for (const s of layout.shards) expect(no.screen).toContain(s.name);
+    expect(no.screen).toContain('Nothing changed.');
+    expect(await checksums()).toEqual(before);
+    const refunds = await Promise.all(
+      layout.shards.map(async (s) =>
+        Number(
+          (
+            await onShard<{ n: unknown }>(
+              s,
+              `SELECT COUNT(*) AS n FROM \`${s.table}\` WHERE status = ${FAILED} AND biz_type = 'refund'`,
+            )
+          )[0]?.n,
+        ),
+      ),
+    );
+    const yes = await driveCompensate(dir, args, [{ expect: '\\? Apply', send: 'y\r' }]);
+    expect(yes.code, yes.screen).toBe(0);
+    for (const [i, s] of layout.shards.entries()) {
+      expect((await auditRows(s, `action = 'mark-compensated'`)).length).toBe(refunds[i]);
+    }
+    expect(refunds.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+  }, 60_000);
 
   it('an unknown shard or an unknown id in any shard stops the run with nothing written', async () => {
     const before = await checksums();
