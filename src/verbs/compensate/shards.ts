@@ -132,7 +132,12 @@ function mergeCompensate(
     skipped: sum('skipped'),
     refused: sum('refused'),
     ...(wouldFail ? { wouldFail } : {}),
-    source: { ...first.source, name: set.name, table: `${parts.length} shards` },
+    source: {
+      ...first.source,
+      name: set.name,
+      table: `${parts.length} shards`,
+      db: `${new Set(parts.map((p) => p.source.db.display)).size} databases`,
+    },
     interrupted: parts.some((p) => p.result.interrupted),
     durationMs: Math.max(...parts.map((p) => p.result.durationMs)),
     results: all.slice(0, MAX_KEPT_RESULTS),
