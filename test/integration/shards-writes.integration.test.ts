@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -279,9 +281,10 @@ interface SweepJson {
 }
 
 describe('sweep on a sharded source', () => {
+  const planted = new Map<string, number[]>();
+
   it('retries the matching failed tasks of every shard once, even with two sweeps at once', async () => {
     // Fresh failures on every shard: sms ones the rule retries, payment ones no rule matches.
-    const planted = new Map<string, number[]>();
     for (const s of layout.shards) {
       const t = `\`${s.table}\``;
       await onShard(
@@ -329,6 +332,45 @@ describe('sweep on a sharded source', () => {
     // A second sweep over the same window finds nothing new.
     const again = await sweep();
     expect(again.json.retried).toBe(0);
+  }, 60_000);
+
+  it('alerts a second failure on any shard once, even with two sweeps at once', async () => {
+    let messages = 0;
+    const hook: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        messages++;
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    try {
+      // The swept sms tasks fail again: each is a second failure (the rule allows one sweep).
+      for (const s of layout.shards)
+        await onShard(
+          s,
+          `UPDATE \`${s.table}\` SET status = ${FAILED}, updated_at = NOW() WHERE id IN (${(planted.get(s.name) ?? []).join(',')})`,
+        );
+      const sweep = () =>
+        runJson<SweepJson & { secondFailures: number; alerted: number }>(
+          ['sweep', '--config', config, '--since', '1h', '--notify', '--webhook', `generic=${url}`],
+          { cwd: dir },
+        );
+      const [a, b] = await Promise.all([sweep(), sweep()]);
+      expect([a.code, b.code]).toEqual([1, 1]);
+      expect(a.json.secondFailures).toBe(16);
+      expect(a.json.alerted + b.json.alerted).toBe(16);
+      expect(messages).toBeGreaterThan(0);
+      for (const s of layout.shards) {
+        const alerts = await auditRows(s, `action = 'sweep-alert'`);
+        expect(alerts.map((r) => Number(r.task_id)).sort((x, y) => x - y)).toEqual(planted.get(s.name));
+      }
+      const again = await sweep();
+      expect(again.json.alerted).toBe(0);
+    } finally {
+      hook.close();
+    }
   }, 60_000);
 });
 
