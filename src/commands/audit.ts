@@ -1,14 +1,22 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { countFlag, FORMATS, resolveTime, timeFlag } from '../flags.js';
-import { type AuditEntry, latestAudit, resolveRunId, streamAudit } from '../verbs/audit/index.js';
+import { countFlag, FORMATS, resolveTime, shardFlags, timeFlag } from '../flags.js';
+import { type AuditEntry, latestAudit, resolveRunId, shardAudit, streamAudit } from '../verbs/audit/index.js';
+import type { ShardSet } from '../ops/shards/set.js';
 import type { AuditFilter } from '../db/port/index.js';
-import { AUDIT_CSV_HEADER, auditCsvLine, auditNdjsonLine, renderAudit } from '../render/audit.js';
+import {
+  AUDIT_CSV_HEADER,
+  auditShardLines,
+  auditCsvLine,
+  auditNdjsonLine,
+  renderAudit,
+} from '../render/audit.js';
 import { writeOut } from '../render/terminal.js';
 
 export interface AuditResult {
   count: number;
   entries: AuditEntry[];
+  missingShards?: string[]; // a sharded source with --allow-partial: the shards left out
 }
 
 export default class Audit extends BaseCommand<typeof Audit> {
@@ -44,11 +52,13 @@ export default class Audit extends BaseCommand<typeof Audit> {
       default: 50,
     }),
     format: Flags.string({ summary: 'Output format.', options: [...FORMATS] }),
+    ...shardFlags,
   };
 
   async run(): Promise<AuditResult | undefined> {
     const format = this.jsonEnabled() ? 'json' : (this.flags.format ?? 'table');
     const choice = this.context.source();
+    if (this.context.shards(choice)) return this.runShards(format);
     const db = await this.context.open(choice);
     const nowEpoch = await db.nowEpoch();
     const filter: AuditFilter = {
@@ -84,5 +94,17 @@ export default class Audit extends BaseCommand<typeof Audit> {
     if (format === 'table')
       this.log(renderAudit(entries, this.flags.limit > 0 && entries.length === this.flags.limit));
     return { count: entries.length, entries };
+  }
+
+  /** A sharded source: every shard's audit rows merged, each naming its shard. */
+  private async runShards(format: string): Promise<AuditResult | undefined> {
+    const set = (await this.openSourceOrShards(this.flags)).set as ShardSet;
+    const entries = await shardAudit(set, this.flags);
+    const missing = set.missing.map((m) => m.name);
+    if (format === 'ndjson' || format === 'csv')
+      return void (await writeOut(auditShardLines(entries, format)));
+    if (format === 'table')
+      this.log(renderAudit(entries, this.flags.limit > 0 && entries.length === this.flags.limit));
+    return { count: entries.length, entries, ...(missing.length ? { missingShards: missing } : {}) };
   }
 }

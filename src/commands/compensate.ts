@@ -10,8 +10,11 @@ import {
   type CompensateResult,
   runCompensate,
   effectSetup,
+  compensateShards,
+  type CompensateRequest,
 } from '../verbs/compensate/index.js';
 import { renderCompensate, startBar } from '../render/compensate.js';
+import { confirmShardPlan, renderCompensateShards } from '../render/compensate-shards.js';
 import { writeErr } from '../render/terminal.js';
 
 export default class Compensate extends BaseCommand<typeof Compensate> {
@@ -29,6 +32,7 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
     '<%= config.bin %> compensate --action retry --status failed --biz-type sms --error-like timeout --dry-run',
     '<%= config.bin %> compensate 2001 2002 --action retry --now --reason "partner API is back" --yes',
     '<%= config.bin %> compensate --source failed 11-13 15 --action retry --queue high --rate 200/s --yes',
+    '<%= config.bin %> compensate --source tasks shop_0.async_task_3:42 --action retry --yes  # a sharded source: SHARD:ID',
     '<%= config.bin %> compensate --profile laravel-failed-jobs --action forget --job-class "App\\Jobs\\SendSms" --yes',
   ];
 
@@ -41,57 +45,64 @@ export default class Compensate extends BaseCommand<typeof Compensate> {
 
   async run(): Promise<CompensateResult | undefined> {
     const { argv } = await this.parse(Compensate);
-    const source = await this.openSource();
-    const { request, interactive, reasonRequired } = await compensateRequest(source, {
-      flags: this.flags,
-      argv: argv as string[],
-      config: this.context.config,
+    const { source, set } = await this.openSourceOrShards(this.flags);
+    const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+    const now = this.flags.now
+      ? { config: this.context.config, stuckAfterMs: this.context.source().stuckAfterMs }
+      : undefined;
+    const input = {
+      ...{ flags: this.flags, argv: argv as string[], config: this.context.config, json: this.jsonEnabled() },
       queueConnections: this.context.source().config.queue?.connections,
-      json: this.jsonEnabled(),
-      tty: Boolean(process.stdin.isTTY && process.stdout.isTTY),
-      effects: effectSetup(this.context),
+    };
+    if (set) {
+      const result = await untilStopped(noteStop, (shouldStop) =>
+        compensateShards(set, {
+          ...{ ...input, now, shouldStop },
+          effects: (shard) => effectSetup(this.context, shard.spec.db),
+          confirm: tty ? (plan, action) => confirmShardPlan(plan, action, (t) => this.log(t)) : undefined,
+        }),
+      );
+      if (!result) this.log('Nothing changed.');
+      return result && this.finish(result, input.argv.length > 0, renderCompensateShards);
+    }
+    const { request, interactive, reasonRequired } = await compensateRequest(source, {
+      ...{ ...input, tty, effects: effectSetup(this.context) },
     });
     if (interactive) {
       // Loaded only here: the prompt library is not needed by scripted runs.
-      const { pickForRequest } = await import('../render/compensate-prompt.js');
-      const choice = await pickForRequest(
-        source,
-        request,
-        { action: this.flags.action as CompensateAction | undefined, reasonRequired },
-        (text) => this.log(text),
-      );
-      if (!choice || choice === 'none') {
-        this.log(choice === 'none' ? 'No task matches: nothing to do.' : 'Nothing changed.');
+      const { pickIntoRequest } = await import('../render/compensate-prompt.js');
+      const action = this.flags.action as CompensateAction | undefined;
+      if (!(await pickIntoRequest(source, request, { action, reasonRequired }, (t) => this.log(t))))
         return undefined;
-      }
-      Object.assign(request, {
-        ids: choice.ids,
-        action: choice.action,
-        reason: choice.reason,
-        limit: 0,
-        skipEffectRefusals: true,
-      });
     }
     const bar = startBar(request.action, !this.jsonEnabled());
-    const result = await untilStopped(
-      () => writeErr('stopping after the batch in hand (press Ctrl-C again to abort it; it is rolled back)'),
-      (shouldStop) =>
-        runCompensate({
-          source,
-          request: {
-            ...request,
-            shouldStop,
-            onProgress: (count, total, applied) => bar.update(count, total, applied),
-          },
-          now: this.flags.now
-            ? { config: this.context.config, stuckAfterMs: this.context.source().stuckAfterMs }
-            : undefined,
-        }),
+    const result = await untilStopped(noteStop, (shouldStop) =>
+      runCompensate({
+        source,
+        request: {
+          ...request,
+          shouldStop,
+          onProgress: (count, total, applied) => bar.update(count, total, applied),
+        },
+        now,
+      }),
     ).finally(() => bar.stop());
-    if (!this.jsonEnabled()) this.log(renderCompensate(result));
-    const outcome = compensateOutcome(request, result);
+    return this.finish(result, Boolean(request.ids), renderCompensate, request);
+  }
+
+  private finish<R extends CompensateResult>(
+    r: R,
+    named: boolean,
+    render: (r: R) => string,
+    request?: CompensateRequest,
+  ): R {
+    if (!this.jsonEnabled()) this.log(render(r));
+    const outcome = compensateOutcome(request ?? { action: r.action, ids: named ? [] : undefined }, r);
     if (outcome.message) writeErr(outcome.message);
     if (outcome.exit !== ExitCode.ok) this.setExit(outcome.exit);
-    return result;
+    return r;
   }
 }
+
+const noteStop = () =>
+  writeErr('stopping after the batch in hand (press Ctrl-C again to abort it; it is rolled back)');

@@ -4,14 +4,14 @@ import { renderTable } from './table.js';
 import { chalk, oneLine } from './terminal.js';
 
 /** The audit log for humans: one line per change, oldest first. */
-export function renderAudit(entries: AuditEntry[], mayHaveMore: boolean): string {
+export function renderAudit(entries: Array<AuditEntry & { shard?: string }>, mayHaveMore: boolean): string {
   if (entries.length === 0) return chalk.dim('no audit entries match');
   const rows = entries.map((e) => [
     String(e.id),
     e.at.replace('T', ' ').replace(/(\.\d+)?Z$/, ''),
     e.operator,
     e.action,
-    `${e.source}#${e.taskId}`,
+    e.shard === undefined ? `${e.source}#${e.taskId}` : `${e.shard}:${e.taskId}`,
     `${e.from ? colorStatus(e.from) : '—'} → ${e.to ? colorStatus(e.to) : '—'}`,
     oneLine(e.reason, 50),
     e.runId.slice(0, 8),
@@ -44,10 +44,39 @@ function csvCell(value: unknown): string {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function auditCsvLine(e: AuditEntry): string {
-  return `${[e.id, e.at, e.operator, e.host, e.action, e.source, e.table, e.taskId, e.eventId, e.from, e.to, e.reason, e.runId, e.before, e.after].map(csvCell).join(',')}\n`;
+/** The CSV header of a sharded source's audit log: a `shard` column last. */
+const AUDIT_CSV_HEADER_SHARDS = `${AUDIT_CSV_HEADER.trimEnd()},shard\n`;
+
+export function auditCsvLine(e: AuditEntry & { shard?: string }): string {
+  const cells = [
+    e.id,
+    e.at,
+    e.operator,
+    e.host,
+    e.action,
+    e.source,
+    e.table,
+    e.taskId,
+    e.eventId,
+    e.from,
+    e.to,
+    e.reason,
+    e.runId,
+    e.before,
+    e.after,
+  ];
+  return `${[...cells, ...(e.shard === undefined ? [] : [e.shard])].map(csvCell).join(',')}\n`;
 }
 
 export function auditNdjsonLine(e: AuditEntry): string {
   return `${JSON.stringify(e)}\n`;
+}
+
+/** A sharded source's audit log as CSV (with a `shard` column) or NDJSON (each line naming its shard). */
+export function auditShardLines(
+  entries: Array<AuditEntry & { shard: string }>,
+  format: 'csv' | 'ndjson',
+): string {
+  const lines = entries.map((e) => (format === 'csv' ? auditCsvLine(e) : auditNdjsonLine(e)));
+  return (format === 'csv' ? AUDIT_CSV_HEADER_SHARDS : '') + lines.join('');
 }

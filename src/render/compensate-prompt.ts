@@ -190,3 +190,25 @@ export function pickForRequest(
     write,
   );
 }
+
+/** The picker, and its choice put into the request; false when nothing is to be done (said on `write`). */
+export async function pickIntoRequest(
+  source: BoundSource,
+  request: CompensateRequest,
+  ask: { action?: CompensateAction; reasonRequired: boolean },
+  write: (text: string) => void,
+): Promise<boolean> {
+  const choice = await pickForRequest(source, request, ask, write);
+  if (!choice || choice === 'none') {
+    write(choice === 'none' ? 'No task matches: nothing to do.' : 'Nothing changed.');
+    return false;
+  }
+  Object.assign(request, {
+    ids: choice.ids,
+    action: choice.action,
+    reason: choice.reason,
+    limit: 0,
+    skipEffectRefusals: true,
+  });
+  return true;
+}

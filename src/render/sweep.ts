@@ -53,7 +53,7 @@ export function renderSweep(result: SweepResult): string {
           .slice(0, LISTED)
           .map((r) => [
             r.queue === undefined ? r.source : `${r.source}/${r.queue}`,
-            String(r.id),
+            r.shard ? `${r.shard}:${String(r.id)}` : String(r.id),
             r.bizType,
             r.rule,
             r.failedAt,

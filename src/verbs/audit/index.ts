@@ -2,3 +2,4 @@
 export * from './audit.js';
 export { resolveRunId } from './run-prefix.js';
 export { auditPage, type AuditPage, type AuditPageFilter } from './page.js';
+export { shardAudit, type ShardAuditEntry } from './shards.js';

@@ -3,11 +3,11 @@ import type { BoundSource } from '../../db/bind-source.js';
 import type { EffectGate } from '../../ops/compensation/types.js';
 import { effectGate, type EffectSetup } from '../../ops/effect/index.js';
 
-/** Where a retry's effect lookups go for the context's source: its diff rules and databases. */
-export function effectSetup(context: Context): EffectSetup {
+/** Where a retry's effect lookups go for the context's source (or one shard of it, by its DSN): its diff rules and databases. */
+export function effectSetup(context: Context, dsn?: string): EffectSetup {
   return {
     rules: context.config.rules,
-    sourceDsn: context.dsn(context.source()),
+    sourceDsn: dsn ?? context.dsn(context.source()),
     openExtra: (dsn) => context.openExtra(dsn),
   };
 }

@@ -1,5 +1,5 @@
 import { Args, Flags } from '@oclif/core';
-import { countFlag, errorLikeFlag, queueFlag, statusFlag, timeFlag } from '../../flags.js';
+import { countFlag, errorLikeFlag, queueFlag, shardFlags, statusFlag, timeFlag } from '../../flags.js';
 import { COMPENSATE_ACTIONS } from '../../core/compensate-plan.js';
 
 /** The positional arguments of `compensate` (parsed by parseIdArgs). */
@@ -47,4 +47,5 @@ export const COMPENSATE_FLAGS = {
   limit: countFlag(0)({ summary: 'Act on at most this many tasks; 0 = every match.', default: 0 }),
   rate: Flags.string({ summary: 'At most this many tasks per second, e.g. 200/s or 6000/m.' }),
   batch: countFlag(1)({ summary: 'Rows per transaction.', default: 250, hidden: true }),
+  ...shardFlags,
 };

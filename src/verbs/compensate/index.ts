@@ -10,3 +10,4 @@ export { contextEffectGate, effectSetup } from './effects.js';
 export { effectBlocksRetry, effectRows, type EffectState, type TaskEffect } from '../../core/effect.js';
 export { supportedActions } from './supported-actions.js';
 export { runCompensate, type CompensateRun } from './orchestrate.js';
+export { compensateShards, type ShardCompensate, type ShardedCompensateResult } from './shards.js';

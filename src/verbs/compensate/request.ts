@@ -144,7 +144,7 @@ export async function compensateRequest(
  * change nothing (exit 3); refused matches of a filter, or an interrupted run, are findings (1).
  */
 export function compensateOutcome(
-  request: CompensateRequest,
+  request: Pick<CompensateRequest, 'action' | 'ids' | 'skipEffectRefusals'>,
   result: CompensateResult,
 ): { exit: ExitCodeValue; message?: string } {
   if (result.refused > (request.skipEffectRefusals ? (result.effect?.refused ?? 0) : 0) && request.ids)

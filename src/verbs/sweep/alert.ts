@@ -43,10 +43,8 @@ const SAMPLES = 5;
 /** The jobs among `failures` not alerted before, per their table. */
 export async function notYetAlerted(failures: SecondFailure[]): Promise<SecondFailure[]> {
   const out: SecondFailure[] = [];
-  const byTable = new Map<string, SecondFailure[]>();
-  for (const f of failures)
-    byTable.set(`${f.sourceName}\n${f.table}`, [...(byTable.get(`${f.sourceName}\n${f.table}`) ?? []), f]);
-  for (const group of byTable.values()) {
+  // Per database and table: shards of one source may have tables of one name in several databases.
+  for (const group of byTable(failures)) {
     const first = group[0] as SecondFailure;
     const alerted = await store.audit.countByIdentity(
       first.db,

@@ -35,6 +35,8 @@ export { buildSweepRequest, type SweepFlags } from './request.js';
  */
 export interface SweepSource {
   source: BoundSource;
+  /** The shard's name, when the source is sharded (each shard is swept as a source of its own). */
+  shard?: string;
   queueConnections?: Record<string, QueueConnectionConfig>;
   /** The effect check of its retries (see compensate's retry): a row whose effect is there is refused. */
   effects?: EffectGate;
@@ -78,8 +80,11 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
     refused: 0,
     effectRefused: 0,
     alerted: 0,
-    sources: request.sources.map((s) => s.source.name),
+    sources: [...new Set(request.sources.map((s) => s.source.name))],
     ...(request.brokers?.length ? { brokers: request.brokers.map((b) => b.name) } : {}),
+    ...(request.sources.some((s) => s.shard)
+      ? { shards: request.sources.flatMap((s) => s.shard ?? []) }
+      : {}),
     results: [],
     resultsOmitted: 0,
     runId: request.runId,
@@ -88,13 +93,14 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
   };
   const items: SweepItem[] = [];
   const second: Array<SecondFailure & { item: SweepItem }> = [];
-  for (const { source, queueConnections, effects } of request.sources) {
+  for (const { source, shard, queueConnections, effects } of request.sources) {
     // Each database's own clock decides for its rows.
     const now = source === first?.source ? nowEpoch : await source.db.nowEpoch();
     const plan = await planSource(source, request.rules, now, now - request.sinceSeconds);
     result.unmatched += plan.unmatched;
     const item = (p: PlannedRow, outcome: SweepItemOutcome, reason?: string): SweepItem => ({
       source: source.name,
+      ...(shard ? { shard } : {}),
       id: p.id,
       bizType: p.bizType,
       rule: p.rule.name,
@@ -193,8 +199,8 @@ export async function runSweep(request: SweepRequest): Promise<SweepResult> {
     });
     result.notifications = sent.notifications;
     if (sent.delivered) {
-      const alerted = new Set(sent.alerted.map((f) => `${f.sourceName}\n${String(f.planned.id)}`));
-      for (const s of second) s.item.alerted = alerted.has(`${s.sourceName}\n${String(s.planned.id)}`);
+      const alerted = new Set(sent.alerted.map((f) => f.planned));
+      for (const s of second) s.item.alerted = alerted.has(s.planned);
       result.alerted = sent.alerted.length;
     }
   }

@@ -2,7 +2,10 @@ import { sweepZoneProblem } from '../../core/sweep-config.js';
 import type { TaskreconConfig } from '../../config/schema.js';
 import { compileRules, type SweepRule } from '../../core/sweep-rules.js';
 import { isKnownZone } from '../../core/sweep-window.js';
-import { Context } from '../../context.js';
+import { Context, type SourceChoice } from '../../context.js';
+import type { ShardSpec } from '../../core/shards.js';
+import { profileFor } from '../../db/profiles/registry.js';
+import { DEFAULT_SHARD_CONCURRENCY, openShardSet } from '../../ops/shards/set.js';
 import { bindSource } from '../../db/bind-source.js';
 import { configError, usageError } from '../../errors.js';
 import { effectGate } from '../../ops/effect/index.js';
@@ -47,6 +50,11 @@ export async function openSweepSources(context: Context, forceEffect = false): P
     ).source();
     // A queue table (laravel-jobs) holds no failed rows: not even opened.
     if (name !== undefined && choice.profile.kind === 'queue-jobs') continue;
+    const shards = context.shards(choice);
+    if (shards) {
+      out.push(...(await openShards(context, choice, shards, forceEffect)));
+      continue;
+    }
     const db = await context.open(choice);
     const source = await bindSource(db, choice.profile, choice.name);
     if (!sweepable(source)) {
@@ -109,4 +117,44 @@ export function sweepBrokersOf(
     return db;
   };
   return { choices, auditDb };
+}
+
+/**
+ * Every shard of a sharded source, each a source of its own to sweep (its rows, its audit log and
+ * alert claims in its own database, its own clock). A shard that cannot be reached stops the sweep.
+ */
+async function openShards(
+  context: Context,
+  choice: SourceChoice,
+  specs: ShardSpec[],
+  forceEffect: boolean,
+): Promise<SweepSource[]> {
+  const set = await openShardSet(
+    choice.name,
+    specs,
+    async (spec) =>
+      bindSource(
+        await context.open(choice, { dsn: spec.db }),
+        profileFor({ ...choice.config, table: spec.table }, `sources.${choice.name}`),
+        choice.name,
+      ),
+    { concurrency: DEFAULT_SHARD_CONCURRENCY, allowPartial: false },
+  );
+  if (set.drift.length > 0)
+    throw configError(
+      `the shards of source '${choice.name}' have different schemas`,
+      'Migrate every shard to one schema (taskrecon doctor lists the differences), then sweep again.',
+    );
+  return set.shards
+    .filter(({ source }) => sweepable(source))
+    .map(({ spec, source }) => ({
+      source,
+      shard: spec.name,
+      queueConnections: choice.config.queue?.connections,
+      effects: effectGate(
+        source,
+        { rules: context.config.rules, sourceDsn: spec.db, openExtra: (dsn) => context.openExtra(dsn) },
+        forceEffect,
+      ),
+    }));
 }

@@ -18,6 +18,8 @@ export interface SweepItem {
   source: string;
   /** BullMQ jobs: the queue that holds the job (`id` is its job id there). */
   queue?: string;
+  /** The shard the row is in, on a sharded source. */
+  shard?: string;
   id: string | number;
   bizType: string | null;
   rule: string;
@@ -59,6 +61,8 @@ export interface SweepResult {
   brokers?: string[];
   /** BullMQ retries a killed sweep left open, settled by this run by looking at each job. */
   settledIntents?: SettledIntent[];
+  /** On sharded sources: every shard swept, each in its own database. */
+  shards?: string[];
   results: SweepItem[];
   /** Items beyond MAX_SWEEP_RESULTS are counted, not listed. */
   resultsOmitted: number;
