@@ -28,6 +28,7 @@ import { bullmqFindings, bullmqQueueStats, failedPage } from './bullmq/inspect.j
 import { jobState, moveFailed, retryIfStillFailed } from './bullmq/move.js';
 import { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './bullmq/queues.js';
 import { recoverStalled } from './bullmq/recover.js';
+import { finishMove, runAlive } from './bullmq/run.js';
 
 /**
  * The Redis data API (`BrokerClient`): counts and findings, atomic moves, the framework's migrate,
@@ -254,6 +255,14 @@ export class RedisBroker implements BrokerClient {
 
   async jobState(queue: string, jobId: string): Promise<{ state: string; finishedOn: number | null } | null> {
     return jobState(this.bullmq, queue, jobId);
+  }
+
+  async runAlive(runId: string): Promise<boolean | undefined> {
+    return runAlive(this.client, runId);
+  }
+
+  async finishMove(queue: string, jobId: string, finishedOn: number | null): Promise<void> {
+    await finishMove(this.bullmq, queue, jobId, finishedOn);
   }
 
   async lookBatch(batch: BatchLanding): Promise<MovedJob[] | null> {
