@@ -362,8 +362,14 @@ export interface BrokerClient {
    * failure that was read (the same `finishedOn`); BullMQ's own script refuses a job no longer failed.
    */
   retryFailedJob?(queue: string, job: FailedJobRef): Promise<FailedRetryOutcome>;
-  /** BullMQ: where a job is now (its state and the end of its last run); null when BullMQ no longer holds it. */
-  jobState?(queue: string, jobId: string): Promise<{ state: string; finishedOn: number | null } | null>;
+  /**
+   * BullMQ: where a job is now (its state, the end of its last run, and for an active job whether a
+   * worker holds its lock); null when BullMQ no longer holds it.
+   */
+  jobState?(
+    queue: string,
+    jobId: string,
+  ): Promise<{ state: string; finishedOn: number | null; locked?: boolean } | null>;
   /**
    * BullMQ: whether the run is still connected to the broker (its connection carries the run id as
    * its name); undefined when the server does not tell (CLIENT LIST refused).

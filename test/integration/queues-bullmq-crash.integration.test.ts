@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,9 @@ import { BIN, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { dropPrefix, openTestRedis } from '../support/redis.js';
 import { runWorker, testQueue } from '../support/bullmq/worker.js';
+import { openRedisBroker } from '../../src/brokers/redis/index.js';
+import { connect } from '../../src/db/connect.js';
+import { bullmqJournal } from '../../src/verbs/queues/bullmq-journal.js';
 
 // Crash safety of `queues move --what failed` on BullMQ: failed jobs planted by a real BullMQ
 // Worker that throws, the move (the built CLI) killed with SIGKILL at random points inside its
@@ -23,6 +27,7 @@ const REDIS_DB = 12;
 const prefix = `trtest-bqcrash-${randomBytes(4).toString('hex')}`;
 const JOBS = 1500;
 const KILLS = 10;
+const HANG_WORKER = fileURLToPath(new URL('../support/bullmq/hang-worker.mjs', import.meta.url));
 
 let schema: TestSchema;
 let redis: Redis;
@@ -316,4 +321,94 @@ describe('queues move --what failed on BullMQ survives SIGKILL at any point', ()
     const audit = await auditByJob('neg');
     expect(ids.filter((id) => !audit.has(id)).length).toBeGreaterThan(0);
   }, 300_000);
+
+  it('recover: a check a killed run made is audited under it by the next recover, once that run is gone', async () => {
+    const q = queue('stall');
+    const jobs = await q.addBulk(Array.from({ length: 4 }, (_, i) => ({ name: 'charge', data: { n: i } })));
+    const ids = jobs.map((j) => String(j.id));
+    const child = spawn(process.execPath, [HANG_WORKER, String(REDIS_DB), prefix, 'stall', '4', '1000'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const deadline = Date.now() + 20_000;
+    while (((await q.getJobCounts('active')).active ?? 0) < 4) {
+      if (Date.now() > deadline) throw new Error('the hanging worker took no job');
+      await sleep(50);
+    }
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    await sleep(2000);
+
+    // What a recover killed between BullMQ's stalled check and its settlement leaves: the batch's
+    // intent committed, the jobs moved to wait by the check, no audit row. Its run is still
+    // connected (this test's connection carries its name) until the name is dropped.
+    const killedRun = randomUUID();
+    const db = await connect(schema.dsn);
+    const meta = {
+      operator: 'ops',
+      host: 'h1',
+      action: 'queue-recover',
+      broker: 'app',
+      reason: null,
+      runId: killedRun,
+    };
+    const journal = await bullmqJournal(db, meta);
+    const asPicked = (id: string) => ({
+      jobId: id,
+      from: 'stall',
+      to: 'stall',
+      fromSet: 'active',
+      toSet: 'wait',
+      finishedOn: null,
+    });
+    await journal.open('stall', 'stall', ids.map(asPicked));
+    await db.close();
+    const url = `redis://127.0.0.1:6379/${REDIS_DB}`;
+    const broker = await openRedisBroker('app', { kind: 'redis', url, framework: 'bullmq', prefix });
+    try {
+      const moved = await broker.recover({
+        from: 'stall',
+        what: 'all',
+        batch: 100,
+        dryRun: false,
+        runId: randomUUID(),
+        onBatch: async () => undefined,
+        shouldStop: () => false,
+      });
+      expect(moved.reduce((n, r) => n + r.moved, 0)).toBe(4);
+    } finally {
+      await broker.close();
+    }
+    await redis.client('SETNAME', `taskrecon-run-${killedRun}`);
+
+    const args = ['queues', 'recover', '--broker', 'app', '--queue', 'stall', '--yes'];
+    const alive = await runJson<MoveJson>(args, { cwd });
+    expect(alive.code, alive.stderr).toBe(0);
+    expect(alive.json.settledIntents ?? []).toEqual([]);
+    expect(await intents(`state = 'open' AND run_id = '${killedRun}'`)).toHaveLength(1);
+
+    await redis.client('SETNAME', '');
+    const gone = await runJson<MoveJson>(args, { cwd });
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(gone.json.settledIntents).toMatchObject([
+      { kind: 'bullmq-recover', runId: killedRun, state: 'landed', audited: 4 },
+    ]);
+    const [rows] = await schema.sql.query(
+      "SELECT task_id, run_id, after_json FROM taskrecon_audit WHERE action = 'queue-recover' AND task_table = 'stall'",
+    );
+    const audit = rows as Array<{ task_id: string; run_id: string; after_json: string }>;
+    expect(audit.map((r) => r.task_id).sort()).toEqual([...ids].sort());
+    expect(audit.every((r) => r.run_id === killedRun)).toBe(true);
+    expect(
+      audit.every((r) => (JSON.parse(r.after_json) as { settledBy?: string }).settledBy === gone.json.runId),
+    ).toBe(true);
+
+    const executions = await runWorker(REDIS_DB, prefix, 'stall', {
+      until: async () => {
+        if (((await q.getJobCounts('completed')).completed ?? 0) < 4) return false;
+        await sleep(300);
+        return true;
+      },
+    });
+    expect([...executions.values()]).toEqual([1, 1, 1, 1]);
+  }, 120_000);
 });

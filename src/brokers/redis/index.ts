@@ -253,7 +253,10 @@ export class RedisBroker implements BrokerClient {
     return retryIfStillFailed(this.bullmq, queue, job);
   }
 
-  async jobState(queue: string, jobId: string): Promise<{ state: string; finishedOn: number | null } | null> {
+  async jobState(
+    queue: string,
+    jobId: string,
+  ): Promise<{ state: string; finishedOn: number | null; locked?: boolean } | null> {
     return jobState(this.bullmq, queue, jobId);
   }
 

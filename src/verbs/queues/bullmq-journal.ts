@@ -13,18 +13,24 @@ import {
 import { auditRows, type MoveAuditMeta } from './move-audit.js';
 
 /**
- * The write-ahead intents of `queues move --what failed` on BullMQ. `Job.retry` and `Queue.add`
+ * The write-ahead intents of `queues move --what failed` and `queues recover` on BullMQ. `Job.retry` and `Queue.add`
  * cannot join a transaction, so each batch's intent — the failed jobs it picked, the failure each
  * was (`finishedOn`), the id each gets in the other queue, their audit rows — is committed first and
  * settled with the audit rows of what moved after. A run killed in between leaves it open; the next
  * move on the broker settles it by looking at each job once that run is gone (its connection closed):
  * still failed with the same `finishedOn` — never moved; retried, or in the other queue — moved, and
  * audited under the killed run (a `--to` move it left half done is finished first: the original is
- * removed from the failed set). A job BullMQ no longer holds is closed without an audit row:
+ * removed from the failed set). A recovered job is looked at the same way: still active without a
+ * lock — the stalled check never moved it; anywhere else — it did (a worker's own check may have,
+ * which taskrecon cannot tell apart). A job BullMQ no longer holds is closed without an audit row:
  * taskrecon cannot tell whether it moved and was removed on completion, or was removed by a person.
  */
 
-export const BULLMQ_MOVE_KIND = 'bullmq-move';
+/** The intent kinds of BullMQ's moves and recovers, by the audit action they record. */
+export const BULLMQ_KIND: Readonly<Record<string, string>> = {
+  'queue-move': 'bullmq-move',
+  'queue-recover': 'bullmq-recover',
+};
 
 /** Without CLIENT LIST, an intent younger than this may belong to a run still moving: left to it. */
 const STALE_SECONDS = 600;
@@ -57,7 +63,7 @@ export async function bullmqJournal(db: Db, meta: MoveAuditMeta): Promise<JobJou
         audit: auditRows(jobs, meta),
       };
       const opened = await openIntent(db, {
-        kind: BULLMQ_MOVE_KIND,
+        kind: BULLMQ_KIND[meta.action] ?? 'bullmq-move',
         source: meta.broker,
         from,
         to,
@@ -84,10 +90,11 @@ export async function bullmqJournal(db: Db, meta: MoveAuditMeta): Promise<JobJou
   };
 }
 
-/** The jobs another run audited a retry or a move of since the intent was opened. */
+/** The jobs another run audited a retry, a move or a recovery of since the intent was opened. */
 async function auditedSince(db: Db, intent: IntentRecord, ids: readonly string[]): Promise<Set<string>> {
   const seen = new Set<string>();
-  for (const action of [SWEEP_RETRY_ACTION, 'queue-move']) {
+  const actions = intent.action === 'queue-recover' ? ['queue-recover'] : [SWEEP_RETRY_ACTION, 'queue-move'];
+  for (const action of actions) {
     const rows = await store.audit.selectByIdentity(db, db.dialect, intent.from, ids, action, intent.source);
     for (const r of rows) if (r.atEpoch >= intent.openedEpoch) seen.add(r.identity);
   }
@@ -106,6 +113,7 @@ async function look(
   if (!jobState) return [];
   const moved: AuditInsert[] = [];
   const inPlace = intent.to === intent.from;
+  const recover = intent.kind === BULLMQ_KIND['queue-recover'];
   const others = await auditedSince(
     db,
     intent,
@@ -115,7 +123,12 @@ async function look(
     const row = detail.audit[i];
     if (!row || others.has(job.jobId)) continue;
     const where = await jobState(intent.from, job.jobId);
-    const untouched = where !== null && where.state === 'failed' && where.finishedOn === job.finishedOn;
+    // A recovered job left active without a lock (to wait); a moved one left that failure.
+    const untouched =
+      where !== null &&
+      (recover
+        ? where.state === 'active' && where.locked === false
+        : where.state === 'failed' && where.finishedOn === job.finishedOn);
     let landed: boolean;
     if (inPlace) landed = where !== null && !untouched;
     else {
@@ -141,7 +154,7 @@ export async function settleKilledBullmqMoves(
   settledRun: string,
 ): Promise<SettledIntent[]> {
   if (!broker.jobState || !broker.runAlive) return [];
-  const open = await listOpenIntents(db, { kinds: [BULLMQ_MOVE_KIND], source: broker.name });
+  const open = await listOpenIntents(db, { kinds: Object.values(BULLMQ_KIND), source: broker.name });
   if (open.length === 0) return [];
   const now = await db.nowEpoch();
   const settled: SettledIntent[] = [];

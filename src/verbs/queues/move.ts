@@ -219,7 +219,8 @@ export async function runRecover(
     }
     const recover = broker.recover.bind(broker);
     const meta = auditMeta(context, input, 'queue-recover', choice.name);
-    const { journal, settled } = await journalFor(db, broker, meta, input.dryRun, say);
+    const bullmq = choice.config.kind === 'redis' && choice.config.framework === 'bullmq';
+    const { journal, jobJournal, settled } = await journalFor(db, broker, meta, input.dryRun, say, bullmq);
     const results = await untilStopped(
       () => say(STOPPING),
       (shouldStop) =>
@@ -233,6 +234,7 @@ export async function runRecover(
           runId: input.runId,
           onBatch: onBatchFor(db, meta),
           journal,
+          jobJournal,
           shouldStop,
         }),
     );

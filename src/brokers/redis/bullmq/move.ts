@@ -227,17 +227,24 @@ export async function retryIfStillFailed(
   }
 }
 
-/** Where a job is now: its state and `finishedOn`; null when BullMQ no longer holds it. Reads only. */
+/**
+ * Where a job is now: its state, `finishedOn`, and for an active job whether a worker holds its lock;
+ * null when BullMQ no longer holds it. Reads only.
+ */
 export async function jobState(
   target: BullmqTarget,
   queue: string,
   jobId: string,
-): Promise<{ state: string; finishedOn: number | null } | null> {
+): Promise<{ state: string; finishedOn: number | null; locked?: boolean } | null> {
   const q = openQueue(target.client, target.prefix, queue);
   try {
     const job = await Job.fromId(q, jobId);
     if (!job) return null;
-    return { state: await job.getState(), finishedOn: job.finishedOn ?? null };
+    const state = await job.getState();
+    const finishedOn = job.finishedOn ?? null;
+    if (state !== 'active') return { state, finishedOn };
+    const locked = (await target.client.exists(`${target.prefix}:${queue}:${jobId}:lock`)) === 1;
+    return { state, finishedOn, locked };
   } finally {
     await q.close();
   }
