@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { dropPrefix, openTestRedis } from '../support/redis.js';
+import { assertMatchesSchema } from '../support/schemas.js';
 import { runWorker, testQueue } from '../support/bullmq/worker.js';
 import { openRedisBroker } from '../../src/brokers/redis/index.js';
 import { connect } from '../../src/db/connect.js';
@@ -122,6 +123,7 @@ async function moveUntilEmpty(args: string[], from: string): Promise<MoveJson[]>
   for (let i = 0; i < 5 && (runs.length === 0 || (await failedCount(from)) > 0); i++) {
     const run = await runJson<MoveJson>(['queues', 'move', ...args, '--yes'], { cwd, timeoutMs: 120_000 });
     expect(run.code, run.stderr).toBe(0);
+    assertMatchesSchema('queues-move', run.json);
     runs.push(run.json);
   }
   expect(await failedCount(from)).toBe(0);
@@ -389,6 +391,7 @@ describe('queues move --what failed on BullMQ survives SIGKILL at any point', ()
     await redis.client('SETNAME', '');
     const gone = await runJson<MoveJson>(args, { cwd });
     expect(gone.code, gone.stderr).toBe(0);
+    assertMatchesSchema('queues-recover', gone.json);
     expect(gone.json.settledIntents).toMatchObject([
       { kind: 'bullmq-recover', runId: killedRun, state: 'landed', audited: 4 },
     ]);
