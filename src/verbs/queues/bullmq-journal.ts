@@ -158,8 +158,10 @@ export async function settleKilledBullmqMoves(
   if (open.length === 0) return [];
   const now = await db.nowEpoch();
   const settled: SettledIntent[] = [];
+  const runs = new Map<string, boolean | undefined>();
   for (const intent of open) {
-    const alive = await broker.runAlive(intent.runId);
+    if (!runs.has(intent.runId)) runs.set(intent.runId, await broker.runAlive(intent.runId));
+    const alive = runs.get(intent.runId);
     if (alive === true || (alive === undefined && now - intent.openedEpoch < STALE_SECONDS)) continue;
     const audit = await look(db, broker, intent, settledRun);
     const state = stateOf(audit.length, intent.jobs.length);

@@ -14,10 +14,13 @@ export function runClientName(runId: string): string {
   return `taskrecon-run-${runId.replace(/\s/g, '_')}`;
 }
 
-/** Names the broker's connection after the run, for as long as it stays open. */
+/** Names the broker's connection after the run, for as long as it stays open (and again on reconnect). */
 export async function nameRun(client: Redis, runId: string): Promise<void> {
+  const name = runClientName(runId);
+  // ioredis sends its `connectionName` again on each reconnect.
+  client.options.connectionName = name;
   try {
-    await client.client('SETNAME', runClientName(runId));
+    await client.client('SETNAME', name);
   } catch {
     // A server that refuses CLIENT SETNAME: later runs fall back to the intent's age.
   }
