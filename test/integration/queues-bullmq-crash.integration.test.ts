@@ -15,6 +15,7 @@ import { runWorker, testQueue } from '../support/bullmq/worker.js';
 import { openRedisBroker } from '../../src/brokers/redis/index.js';
 import { connect } from '../../src/db/connect.js';
 import { bullmqJournal } from '../../src/verbs/queues/bullmq-journal.js';
+import { targetJobId } from '../../src/brokers/redis/bullmq/move.js';
 
 // Crash safety of `queues move --what failed` on BullMQ: failed jobs planted by a real BullMQ
 // Worker that throws, the move (the built CLI) killed with SIGKILL at random points inside its
@@ -413,5 +414,55 @@ describe('queues move --what failed on BullMQ survives SIGKILL at any point', ()
       },
     });
     expect([...executions.values()]).toEqual([1, 1, 1, 1]);
+  }, 120_000);
+
+  it('--to: a batch killed between the add and the remove is finished and audited; one never moved is moved by the rerun', async () => {
+    const [a, b] = await plantFailures('half', 2);
+    const src = queue('half');
+    const dst = queue('halfdst');
+    const jobA = await src.getJob(a as string);
+    const jobB = await src.getJob(b as string);
+    if (!jobA || !jobB) throw new Error('planted jobs missing');
+    // What a move killed between `Queue.add` of A and its `Job.remove` leaves: the intent open,
+    // A in both queues, B not moved yet.
+    const killedRun = randomUUID();
+    const db = await connect(schema.dsn);
+    const meta = {
+      operator: 'ops',
+      host: 'h1',
+      action: 'queue-move',
+      broker: 'app',
+      reason: null,
+      runId: killedRun,
+    };
+    const journal = await bullmqJournal(db, meta);
+    await journal.open(
+      'half',
+      'halfdst',
+      [jobA, jobB].map((job) => ({
+        jobId: String(job.id),
+        from: 'half',
+        to: 'halfdst',
+        fromSet: 'failed',
+        toSet: 'wait',
+        finishedOn: job.finishedOn ?? null,
+        targetId: targetJobId('half', job),
+      })),
+    );
+    await db.close();
+    await dst.add(jobA.name, jobA.data, { jobId: targetJobId('half', jobA) });
+
+    const run = await runJson<MoveJson>(
+      ['queues', 'move', '--broker', 'app', '--from', 'half', '--to', 'halfdst', '--what', 'failed', '--yes'],
+      { cwd },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.settledIntents).toMatchObject([{ runId: killedRun, state: 'partial', audited: 1 }]);
+    expect(run.json).toMatchObject({ matched: 1, moved: 1 });
+    expect(await src.getJobCounts('failed', 'wait')).toEqual({ failed: 0, wait: 0 });
+    expect(await dst.getJobCounts('wait')).toEqual({ wait: 2 });
+    const audit = await auditByJob('half');
+    expect(audit.get(a as string)).toEqual([{ run: killedRun, settledBy: run.json.runId }]);
+    expect(audit.get(b as string)).toEqual([{ run: run.json.runId, settledBy: undefined }]);
   }, 120_000);
 });
