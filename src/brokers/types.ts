@@ -263,6 +263,13 @@ export interface MoveJournal {
   settle(intentId: number, moved: readonly MovedJob[]): Promise<void>;
 }
 
+/** Where BullMQ holds a job: its state, the end of its last run, for an active job whether it is locked. */
+export interface JobWhere {
+  state: string;
+  finishedOn: number | null;
+  locked?: boolean;
+}
+
 /** A job a batch is about to move, as its write-ahead intent names it (BullMQ: known before the batch). */
 export interface PickedJob extends MovedJob {
   /** The end of the failure the move retries (BullMQ's `finishedOn`): still there, the move never happened. */
@@ -366,10 +373,7 @@ export interface BrokerClient {
    * BullMQ: where a job is now (its state, the end of its last run, and for an active job whether a
    * worker holds its lock); null when BullMQ no longer holds it.
    */
-  jobState?(
-    queue: string,
-    jobId: string,
-  ): Promise<{ state: string; finishedOn: number | null; locked?: boolean } | null>;
+  jobState?(queue: string, jobId: string): Promise<JobWhere | null>;
   /**
    * BullMQ: whether the run is still connected to the broker (its connection carries the run id as
    * its name); undefined when the server does not tell (CLIENT LIST refused).

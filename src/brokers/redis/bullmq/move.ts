@@ -5,6 +5,7 @@ import { TaskreconError, usageError } from '../../../errors.js';
 import type {
   FailedJobRef,
   FailedRetryOutcome,
+  JobWhere,
   MovedJob,
   MoveRequest,
   MoveResult,
@@ -231,11 +232,7 @@ export async function retryIfStillFailed(
  * Where a job is now: its state, `finishedOn`, and for an active job whether a worker holds its lock;
  * null when BullMQ no longer holds it. Reads only.
  */
-export async function jobState(
-  target: BullmqTarget,
-  queue: string,
-  jobId: string,
-): Promise<{ state: string; finishedOn: number | null; locked?: boolean } | null> {
+export async function jobState(target: BullmqTarget, queue: string, jobId: string): Promise<JobWhere | null> {
   const q = openQueue(target.client, target.prefix, queue);
   try {
     const job = await Job.fromId(q, jobId);
