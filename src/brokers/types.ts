@@ -263,6 +263,33 @@ export interface MoveJournal {
   settle(intentId: number, moved: readonly MovedJob[]): Promise<void>;
 }
 
+/** Where BullMQ holds a job: its state, the end of its last run, for an active job whether it is locked. */
+export interface JobWhere {
+  state: string;
+  finishedOn: number | null;
+  locked?: boolean;
+}
+
+/** A job a batch is about to move, as its write-ahead intent names it (BullMQ: known before the batch). */
+export interface PickedJob extends MovedJob {
+  /** The end of the failure the move retries (BullMQ's `finishedOn`): still there, the move never happened. */
+  finishedOn: number | null;
+  /** With `--to`: the id the job gets in the other queue (a second add of it is a no-op). */
+  targetId?: string;
+}
+
+/**
+ * The write-ahead journal of a move whose jobs are known before the batch (BullMQ): the batch's
+ * intent, naming each job, is committed before BullMQ is asked, and settled with the audit rows of
+ * the jobs that moved after.
+ */
+export interface JobJournal {
+  /** Commits the batch's intent; out: its id. */
+  open(from: string, to: string, jobs: readonly PickedJob[]): Promise<number>;
+  /** Settles it with one audit row per moved job (`picked`: how many the batch named). */
+  settle(intentId: number, moved: readonly MovedJob[], picked: number): Promise<void>;
+}
+
 /** A move or recover, as the verb hands it to a broker's data API. */
 export interface MoveRequest {
   from: string;
@@ -297,6 +324,8 @@ export interface MoveRequest {
   intents?: BatchIntents;
   /** Redis: the write-ahead journal every batch goes through (instead of `onBatch`). */
   journal?: MoveJournal;
+  /** BullMQ: the write-ahead journal every batch of failed jobs goes through (instead of `onBatch`). */
+  jobJournal?: JobJournal;
   /** Checked between batches: true after SIGINT (the batch under way finishes, then the move stops). */
   shouldStop(): boolean;
 }
@@ -340,8 +369,21 @@ export interface BrokerClient {
    * failure that was read (the same `finishedOn`); BullMQ's own script refuses a job no longer failed.
    */
   retryFailedJob?(queue: string, job: FailedJobRef): Promise<FailedRetryOutcome>;
-  /** BullMQ: where a job is now (its state and the end of its last run); null when BullMQ no longer holds it. */
-  jobState?(queue: string, jobId: string): Promise<{ state: string; finishedOn: number | null } | null>;
+  /**
+   * BullMQ: where a job is now (its state, the end of its last run, and for an active job whether a
+   * worker holds its lock); null when BullMQ no longer holds it.
+   */
+  jobState?(queue: string, jobId: string): Promise<JobWhere | null>;
+  /**
+   * BullMQ: whether the run is still connected to the broker (its connection carries the run id as
+   * its name); undefined when the server does not tell (CLIENT LIST refused).
+   */
+  runAlive?(runId: string): Promise<boolean | undefined>;
+  /**
+   * BullMQ: the last step of a `--to` move a killed run left half done — the job, added to the other
+   * queue already, removed from the failed set of `queue` while it is still that failure there.
+   */
+  finishMove?(queue: string, jobId: string, finishedOn: number | null): Promise<void>;
   doctor(): Promise<BrokerCheck[]>;
   close(): Promise<void>;
 }

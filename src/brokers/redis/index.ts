@@ -28,6 +28,7 @@ import { bullmqFindings, bullmqQueueStats, failedPage } from './bullmq/inspect.j
 import { jobState, moveFailed, retryIfStillFailed } from './bullmq/move.js';
 import { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './bullmq/queues.js';
 import { recoverStalled } from './bullmq/recover.js';
+import { finishMove as finishBullmqMove, runAlive as bullmqRunAlive } from './bullmq/run.js';
 
 /**
  * The Redis data API (`BrokerClient`): counts and findings, atomic moves, the framework's migrate,
@@ -252,9 +253,10 @@ export class RedisBroker implements BrokerClient {
     return retryIfStillFailed(this.bullmq, queue, job);
   }
 
-  async jobState(queue: string, jobId: string): Promise<{ state: string; finishedOn: number | null } | null> {
-    return jobState(this.bullmq, queue, jobId);
-  }
+  readonly jobState = (queue: string, jobId: string) => jobState(this.bullmq, queue, jobId);
+  readonly runAlive = (runId: string) => bullmqRunAlive(this.client, runId);
+  readonly finishMove = (queue: string, id: string, at: number | null) =>
+    finishBullmqMove(this.bullmq, queue, id, at);
 
   async lookBatch(batch: BatchLanding): Promise<MovedJob[] | null> {
     return this.onNodes(() => lookBatch(this.nodes, batch));

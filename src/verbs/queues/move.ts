@@ -12,6 +12,7 @@ import { defaultOperator } from '../../ops/operator.js';
 import { databaseGiven } from './index.js';
 import { rabbitIntents, settleKilledMoves } from './rabbit-intents.js';
 import { moveJournal, settleOpenMoves } from './journal.js';
+import { bullmqJournal, settleKilledBullmqMoves } from './bullmq-journal.js';
 import { auditRows, type MoveAuditMeta } from './move-audit.js';
 import type { SettledIntent } from '../../ops/intents/index.js';
 
@@ -106,16 +107,23 @@ async function journalFor(
   meta: MoveAuditMeta,
   dryRun: boolean,
   say: (m: string) => void,
-): Promise<{ journal?: MoveRequest['journal']; settled: SettledBefore }> {
+  bullmq = false,
+): Promise<{
+  journal?: MoveRequest['journal'];
+  jobJournal?: MoveRequest['jobJournal'];
+  settled: SettledBefore;
+}> {
   if (!db || dryRun || !broker.lookBatch) return { settled: {} };
   const { settled } = await settleOpenMoves(db, broker, meta.runId);
+  if (bullmq) settled.push(...(await settleKilledBullmqMoves(db, broker, meta.runId)));
   for (const s of settled)
     say(
       `settled batch ${s.id} of run ${s.runId}, left open when that run stopped: ` +
-        (s.state === 'landed' ? `${s.audited} jobs had moved and are now audited` : 'it had not moved'),
+        (s.state !== 'not-landed' ? `${s.audited} jobs had moved and are now audited` : 'it had not moved'),
     );
   return {
     journal: await moveJournal(db, meta),
+    ...(bullmq ? { jobJournal: await bullmqJournal(db, meta) } : {}),
     settled: settled.length ? { settledIntents: settled } : {},
   };
 }
@@ -146,7 +154,8 @@ export async function runMove(
       `--to ${input.to} is the queue the jobs come from`,
       'Name another queue with --to. Nothing was moved.',
     );
-  if (input.jobIds?.length && !(choice.config.kind === 'redis' && choice.config.framework === 'bullmq'))
+  const bullmq = choice.config.kind === 'redis' && choice.config.framework === 'bullmq';
+  if (input.jobIds?.length && !bullmq)
     throw usageError(
       `--job: broker ${choice.name} is no BullMQ broker`,
       'Leave --job out; it names failed BullMQ jobs (framework: bullmq). Nothing was moved.',
@@ -159,7 +168,7 @@ export async function runMove(
     const rabbit = choice.config.kind === 'rabbitmq';
     const killed =
       rabbit && db ? await settleKilledMoves(db, choice.name, input.runId, input.dryRun) : undefined;
-    const { journal, settled } = await journalFor(db, broker, meta, input.dryRun, say);
+    const { journal, jobJournal, settled } = await journalFor(db, broker, meta, input.dryRun, say, bullmq);
     const result = await untilStopped(
       () => say(STOPPING),
       (shouldStop) =>
@@ -181,6 +190,7 @@ export async function runMove(
           // RabbitMQ's publish and ack cannot join a transaction: a write-ahead intent per batch.
           intents: rabbit && db && !input.dryRun ? rabbitIntents(db, meta, choice.name) : undefined,
           journal,
+          jobJournal,
           shouldStop,
         }),
     );
@@ -209,7 +219,8 @@ export async function runRecover(
     }
     const recover = broker.recover.bind(broker);
     const meta = auditMeta(context, input, 'queue-recover', choice.name);
-    const { journal, settled } = await journalFor(db, broker, meta, input.dryRun, say);
+    const bullmq = choice.config.kind === 'redis' && choice.config.framework === 'bullmq';
+    const { journal, jobJournal, settled } = await journalFor(db, broker, meta, input.dryRun, say, bullmq);
     const results = await untilStopped(
       () => say(STOPPING),
       (shouldStop) =>
@@ -223,6 +234,7 @@ export async function runRecover(
           runId: input.runId,
           onBatch: onBatchFor(db, meta),
           journal,
+          jobJournal,
           shouldStop,
         }),
     );

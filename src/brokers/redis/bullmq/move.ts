@@ -2,14 +2,26 @@ import { Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Pacer, pacing } from '../../../core/pacer.js';
 import { TaskreconError, usageError } from '../../../errors.js';
-import type { FailedJobRef, FailedRetryOutcome, MovedJob, MoveRequest, MoveResult } from '../../types.js';
+import type {
+  FailedJobRef,
+  FailedRetryOutcome,
+  JobWhere,
+  MovedJob,
+  MoveRequest,
+  MoveResult,
+  PickedJob,
+} from '../../types.js';
 import { openQueue, requireQueue } from './queues.js';
+import { nameRun } from './run.js';
 
 /**
  * `queues move --what failed` on BullMQ, through its API only: in place, `Job.retry('failed')` (its
  * reprocessJob script: failed set → wait, attempts reset, marker and event written); with `--to`,
  * `Queue.add` to the other queue with the job's name, data and options, then `Job.remove` from the
- * failed set. Each job is audited with the batch it was moved in.
+ * failed set. Each batch goes through a write-ahead intent naming its jobs (`request.jobJournal`):
+ * committed before BullMQ is asked, settled with the batch's audit rows after. The job added to the
+ * other queue gets an id made of where it came from, so a move a killed run left half done adds it
+ * once however often it is run again.
  */
 
 export interface BullmqTarget {
@@ -24,12 +36,53 @@ function addOptions(job: Job): Record<string, unknown> {
   return opts;
 }
 
+/**
+ * The id a job moved with `--to` gets in the other queue: its own custom id, else one made of the
+ * queue, id and creation time it had (BullMQ refuses integer and most `:` ids).
+ */
+export function targetJobId(from: string, job: Job): string {
+  const custom = (job.opts as { jobId?: unknown }).jobId;
+  if (typeof custom === 'string' && custom !== '') return custom;
+  return `moved-${from.replace(/:/g, '_')}-${String(job.id)}-${job.timestamp}`;
+}
+
 /** One failed job to wait (in place) or to the other queue, through BullMQ's API. */
-async function moveOne(job: Job, to: Queue | undefined): Promise<void> {
+async function moveOne(job: Job, to: Queue | undefined, targetId: string | undefined): Promise<void> {
   if (to) {
-    await to.add(job.name, job.data, addOptions(job));
+    await to.add(job.name, job.data, { ...addOptions(job), jobId: targetId });
     await job.remove();
   } else await job.retry('failed');
+}
+
+/**
+ * One batch: its intent committed (when there is a journal), each job moved, the intent settled with
+ * the jobs that moved — also when one of them failed (those before it are audited all the same).
+ * Without a journal (no audit database) `onBatch` gets them. Out: the jobs moved.
+ */
+async function moveBatch(
+  jobs: readonly Job[],
+  to: Queue | undefined,
+  request: MoveRequest,
+): Promise<MovedJob[]> {
+  const picked: PickedJob[] = jobs.map((job) => ({
+    ...movedJob(job, request),
+    finishedOn: job.finishedOn ?? null,
+    ...(to ? { targetId: targetJobId(request.from, job) } : {}),
+  }));
+  const journal = request.jobJournal;
+  const intentId = journal ? await journal.open(request.from, request.to ?? request.from, picked) : undefined;
+  const moved: MovedJob[] = [];
+  try {
+    for (const [i, job] of jobs.entries()) {
+      const one = picked[i] as PickedJob;
+      await moveOne(job, to, one.targetId);
+      moved.push(one);
+    }
+  } finally {
+    if (journal && intentId !== undefined) await journal.settle(intentId, moved, picked.length);
+    else if (moved.length) await request.onBatch(moved);
+  }
+  return moved;
 }
 
 function movedJob(job: Job, request: MoveRequest): MovedJob {
@@ -68,12 +121,8 @@ async function moveNamed(
   const limited = jobs.slice(0, request.limit ?? jobs.length);
   result.matched = limited.length;
   if (request.dryRun) return result;
-  for (const job of limited) {
-    if (request.shouldStop()) break;
-    await moveOne(job, to);
-    result.moved++;
-    await request.onBatch([movedJob(job, request)]);
-  }
+  for (let i = 0; i < limited.length && !request.shouldStop(); i += request.batch)
+    result.moved += (await moveBatch(limited.slice(i, i + request.batch), to, request)).length;
   return result;
 }
 
@@ -107,6 +156,7 @@ export async function moveFailed(target: BullmqTarget, request: MoveRequest): Pr
       moved: 0,
       runId: request.runId,
     };
+    if (!request.dryRun && request.jobJournal) await nameRun(target.client, request.runId);
     if (request.jobIds?.length) return await moveNamed(from, to, request, result);
     if (request.dryRun) return result;
     const { batch } = pacing(request.ratePerSecond, request.batch);
@@ -115,18 +165,9 @@ export async function moveFailed(target: BullmqTarget, request: MoveRequest): Pr
     while (left > 0 && !request.shouldStop()) {
       const jobs = await from.getFailed(0, Math.min(batch, left) - 1);
       if (jobs.length === 0) break;
-      const moved: MovedJob[] = [];
-      try {
-        for (const job of jobs as Job[]) {
-          await moveOne(job, to);
-          moved.push(movedJob(job, request));
-        }
-      } finally {
-        // The jobs of the batch that moved before one failed are audited all the same.
-        result.moved += moved.length;
-        left -= moved.length;
-        if (moved.length) await request.onBatch(moved);
-      }
+      const moved = await moveBatch(jobs as Job[], to, request);
+      result.moved += moved.length;
+      left -= moved.length;
       await pacer.wait(result.moved);
     }
     return result;
@@ -187,17 +228,20 @@ export async function retryIfStillFailed(
   }
 }
 
-/** Where a job is now: its state and `finishedOn`; null when BullMQ no longer holds it. Reads only. */
-export async function jobState(
-  target: BullmqTarget,
-  queue: string,
-  jobId: string,
-): Promise<{ state: string; finishedOn: number | null } | null> {
+/**
+ * Where a job is now: its state, `finishedOn`, and for an active job whether a worker holds its lock;
+ * null when BullMQ no longer holds it. Reads only.
+ */
+export async function jobState(target: BullmqTarget, queue: string, jobId: string): Promise<JobWhere | null> {
   const q = openQueue(target.client, target.prefix, queue);
   try {
     const job = await Job.fromId(q, jobId);
     if (!job) return null;
-    return { state: await job.getState(), finishedOn: job.finishedOn ?? null };
+    const state = await job.getState();
+    const finishedOn = job.finishedOn ?? null;
+    if (state !== 'active') return { state, finishedOn };
+    const locked = (await target.client.exists(`${target.prefix}:${queue}:${jobId}:lock`)) === 1;
+    return { state, finishedOn, locked };
   } finally {
     await q.close();
   }

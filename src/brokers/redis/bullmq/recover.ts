@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskreconError, usageError } from '../../../errors.js';
-import type { MoveRequest, MoveResult } from '../../types.js';
+import type { MovedJob, MoveRequest, MoveResult } from '../../types.js';
 import { stalledIds } from './inspect.js';
 import type { BullmqTarget } from './move.js';
 import { bullmqQueueNames, openQueue, requireQueue } from './queues.js';
+import { nameRun } from './run.js';
 
 /**
  * `queues recover` on BullMQ: its own stalled check (the moveStalledJobsToWait script a worker runs
@@ -11,7 +12,9 @@ import { bullmqQueueNames, openQueue, requireQueue } from './queues.js';
  * the active jobs, the next moves those still without a lock to wait (a job stalled more than
  * `maxStalledCount` times is failed by the worker that takes it) — so it is run until no stalled
  * job is left. A running worker's check in the last interval makes the script a no-op: its workers
- * are handling the queue.
+ * are handling the queue. Each check run goes through a write-ahead intent naming the stalled jobs
+ * it may move (active, without a lock), committed before the script and settled with the audit rows
+ * of the jobs it moved after.
  */
 
 /** BullMQ's default maxStalledCount. */
@@ -62,19 +65,7 @@ async function recoverQueue(
   });
   try {
     for (let run = 0; run < CHECK_RUNS && !request.shouldStop(); run++) {
-      const moved = await q.scripts.moveStalledJobsToWait();
-      if (moved.length) {
-        result.moved += moved.length;
-        await request.onBatch(
-          moved.map((id) => ({
-            jobId: String(id),
-            from: queue,
-            to: queue,
-            fromSet: 'active',
-            toSet: 'wait',
-          })),
-        );
-      }
+      result.moved += await checkOnce(target, request, queue, () => q.scripts.moveStalledJobsToWait());
       if ((await stalledIds(target.client, target.prefix, queue)).length === 0) break;
       await sleep(CHECK_INTERVAL_MS * 5);
     }
@@ -83,6 +74,36 @@ async function recoverQueue(
   }
   result.matched = Math.max(result.matched, result.moved);
   return result;
+}
+
+/** One stalled check through the journal (when there is one). Out: how many jobs it moved to wait. */
+async function checkOnce(
+  target: BullmqTarget,
+  request: BullmqRecoverRequest,
+  queue: string,
+  check: () => Promise<Array<string | number>>,
+): Promise<number> {
+  const asMoved = (id: string): MovedJob => ({
+    jobId: id,
+    from: queue,
+    to: queue,
+    fromSet: 'active',
+    toSet: 'wait',
+  });
+  const journal = request.jobJournal;
+  const picked = journal ? await stalledIds(target.client, target.prefix, queue) : [];
+  const intentId = journal
+    ? await journal.open(
+        queue,
+        queue,
+        picked.map((id) => ({ ...asMoved(id), finishedOn: null })),
+      )
+    : undefined;
+  const moved = (await check()).map((id) => asMoved(String(id)));
+  if (journal && intentId !== undefined)
+    await journal.settle(intentId, moved, Math.max(picked.length, moved.length));
+  else if (moved.length) await request.onBatch(moved);
+  return moved.length;
 }
 
 export async function recoverStalled(
@@ -96,6 +117,7 @@ export async function recoverStalled(
       "BullMQ's stalled check returns every stalled job of a queue at once; leave --limit out (--dry-run counts them).",
     );
   }
+  if (!request.dryRun && request.jobJournal) await nameRun(target.client, request.runId);
   let queues: string[];
   if (request.from !== undefined) {
     await requireQueue(target.client, target.prefix, target.broker, request.from);

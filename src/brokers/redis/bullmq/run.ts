@@ -1,0 +1,58 @@
+import { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { BullmqTarget } from './move.js';
+import { openQueue } from './queues.js';
+
+/**
+ * What a later run needs to settle a BullMQ move a killed run left open: whether that run is still
+ * connected (a move names its connection after its run; the kernel closes a killed process's socket,
+ * and Redis drops the name with it), and the last step of a `--to` move left half done.
+ */
+
+/** The connection name of a run (CLIENT SETNAME takes no spaces; run ids are uuids). */
+export function runClientName(runId: string): string {
+  return `taskrecon-run-${runId.replace(/\s/g, '_')}`;
+}
+
+/** Names the broker's connection after the run, for as long as it stays open (and again on reconnect). */
+export async function nameRun(client: Redis, runId: string): Promise<void> {
+  const name = runClientName(runId);
+  // ioredis sends its `connectionName` again on each reconnect.
+  client.options.connectionName = name;
+  try {
+    await client.client('SETNAME', name);
+  } catch {
+    // A server that refuses CLIENT SETNAME: later runs fall back to the intent's age.
+  }
+}
+
+/** Whether a connection named after the run is open; undefined when CLIENT LIST is refused. */
+export async function runAlive(client: Redis, runId: string): Promise<boolean | undefined> {
+  const name = `name=${runClientName(runId)}`;
+  try {
+    const list = String(await client.client('LIST'));
+    return list.split('\n').some((line) => line.split(' ').includes(name));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes the job from the failed set of `queue` through BullMQ (`Job.remove`) while it is still the
+ * failure the move read (same `finishedOn`): the other queue holds its copy already.
+ */
+export async function finishMove(
+  target: BullmqTarget,
+  queue: string,
+  jobId: string,
+  finishedOn: number | null,
+): Promise<void> {
+  const q = openQueue(target.client, target.prefix, queue);
+  try {
+    const job = await Job.fromId(q, jobId);
+    if (!job || (job.finishedOn ?? null) !== finishedOn) return;
+    if ((await job.getState()) === 'failed') await job.remove();
+  } finally {
+    await q.close();
+  }
+}
