@@ -166,12 +166,14 @@ export async function scanSummary(
 export async function scan(source: BoundSource, options: ScanOptions): Promise<ScanResult> {
   const head = await scanSummary(source, options);
   const lists: Record<ListKind, Task[]> = { stuck: [], due: [], failed: [] };
-  for (const kind of options.lists ?? ALL_LISTS) {
-    const rows = streamList(source, kind, options);
-    if (!rows) continue;
-    for await (const row of rows) lists[kind].push(source.sql.toTask(row));
-  }
-  const orphans = await orphanList(source, options);
+  // The lists are read side by side, each on a connection of the pool the summary opened.
+  const [orphans] = await Promise.all([
+    orphanList(source, options),
+    ...(options.lists ?? ALL_LISTS).map(async (kind) => {
+      const rows = streamList(source, kind, options);
+      if (rows) for await (const row of rows) lists[kind].push(source.sql.toTask(row));
+    }),
+  ]);
   return {
     source: sourceInfo(source),
     now: toIso(options.nowEpoch) as string,
