@@ -3,6 +3,7 @@ export {
   openIntent,
   requireIntentTable,
   settleIntentWithAudit,
+  settledByJson,
   settleOpenIntents,
   type IntentLook,
   type IntentMeta,

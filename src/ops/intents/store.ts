@@ -48,9 +48,10 @@ export interface Settlement {
 /**
  * A kind's settle-by-looking hook: where did this intent's jobs go? It may make the answer final at
  * the broker (a batch that has not landed is fenced off so it never can), and it must not write to
- * the database itself: what it returns commits with the settlement, or not at all.
+ * the database itself: what it returns commits with the settlement, or not at all. Undefined: not
+ * yet (the run that opened it may still be working); the intent stays open.
  */
-export type IntentLook = (intent: IntentRecord) => Promise<Settlement>;
+export type IntentLook = (intent: IntentRecord) => Promise<Settlement | undefined>;
 
 export interface SettledIntent {
   id: number;
@@ -127,6 +128,11 @@ export async function listOpenIntents(
 
 class AlreadySettled extends Error {}
 
+/** An audit row's after image with the run that settled a killed run's intent (`settledBy`). */
+export function settledByJson(afterJson: string | null | undefined, settledRun: string): string {
+  return JSON.stringify({ ...(JSON.parse(afterJson ?? '{}') as object), settledBy: settledRun });
+}
+
 /**
  * Settles every open intent of the kinds `looks` knows (and of `filter`), by looking: each kind's
  * look says what landed, and the settlement, its audit rows and its `apply` commit together,
@@ -151,6 +157,7 @@ export async function settleOpenIntents(
       const look = looks[intent.kind];
       if (!look) continue;
       const settlement = await look(intent);
+      if (!settlement) continue;
       try {
         await db.transaction(async (tx) => {
           const closed = await settleIntentWithAudit(

@@ -93,6 +93,11 @@ export async function openShardSet(
   };
 }
 
+/** How a merged result names the tables it read: how many shards, on how many databases. */
+export function shardsWhere(shards: number, databases: readonly string[]): { table: string; db: string } {
+  return { table: `${shards} shards`, db: `${new Set(databases).size} databases` };
+}
+
 /** Runs `fn` on every open shard, the set's concurrency at a time; results in shard order. */
 export function eachShard<R>(set: ShardSet, fn: (shard: OpenShard) => Promise<R>): Promise<R[]> {
   return boundedAll(set.shards, set.concurrency, (shard) =>

@@ -3,7 +3,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { usageError } from '../../errors.js';
 import { requireAuditTable } from '../../ops/audit-trail.js';
 import type { EffectSetup } from '../../ops/effect/index.js';
-import { eachShard, type OpenShard, type ShardSet } from '../../ops/shards/set.js';
+import { eachShard, shardsWhere, type OpenShard, type ShardSet } from '../../ops/shards/set.js';
 import { compensate, previewCandidates } from './compensate.js';
 import { runCompensate, type CompensateRun } from './orchestrate.js';
 import { compensateRequest, type CompensateInput } from './request.js';
@@ -135,8 +135,10 @@ function mergeCompensate(
     source: {
       ...first.source,
       name: set.name,
-      table: `${parts.length} shards`,
-      db: `${new Set(parts.map((p) => p.source.db.display)).size} databases`,
+      ...shardsWhere(
+        parts.length,
+        parts.map((p) => p.source.db.display),
+      ),
     },
     interrupted: parts.some((p) => p.result.interrupted),
     durationMs: Math.max(...parts.map((p) => p.result.durationMs)),

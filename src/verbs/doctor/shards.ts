@@ -2,6 +2,7 @@ import { boundedAll, type ShardSpec } from '../../core/shards.js';
 import type { Profile } from '../../db/profiles/types.js';
 import type { Db } from '../../db/types.js';
 import { driftLines, schemaDrift } from '../../ops/shards/drift.js';
+import { shardsWhere } from '../../ops/shards/set.js';
 import { TaskreconError } from '../../errors.js';
 import { check, type DoctorCheck } from './check.js';
 import { runDoctor, type DoctorOptions, type DoctorResult } from './doctor.js';
@@ -81,8 +82,10 @@ export async function runDoctorShards(
     ...first.result,
     source: {
       ...first.result.source,
-      table: `${specs.length} shards`,
-      db: `${new Set(specs.map((s) => s.db)).size} databases`,
+      ...shardsWhere(
+        specs.length,
+        specs.map((s) => s.db),
+      ),
     },
     status: 'ok',
     summary: { ok: 0, warn: 0, fail: 0 },

@@ -3,10 +3,12 @@ import { store, SWEEP_RETRY_ACTION, type AuditInsert, type IntentRecord } from '
 import type { Db } from '../../db/types.js';
 import { TaskreconError } from '../../errors.js';
 import {
-  listOpenIntents,
   openIntent,
   requireIntentTable,
+  settledByJson,
   settleIntentWithAudit,
+  settleOpenIntents,
+  type IntentLook,
   type SettledIntent,
   type Settlement,
 } from '../../ops/intents/index.js';
@@ -138,7 +140,7 @@ async function look(
     if (landed)
       moved.push({
         ...row,
-        afterJson: JSON.stringify({ ...JSON.parse(row.afterJson ?? '{}'), settledBy: settledRun }),
+        afterJson: settledByJson(row.afterJson, settledRun),
       });
   }
   return moved;
@@ -153,30 +155,17 @@ export async function settleKilledBullmqMoves(
   broker: BrokerClient,
   settledRun: string,
 ): Promise<SettledIntent[]> {
-  if (!broker.jobState || !broker.runAlive) return [];
-  const open = await listOpenIntents(db, { kinds: Object.values(BULLMQ_KIND), source: broker.name });
-  if (open.length === 0) return [];
+  const { runAlive } = broker;
+  if (!broker.jobState || !runAlive) return [];
   const now = await db.nowEpoch();
-  const settled: SettledIntent[] = [];
   const runs = new Map<string, boolean | undefined>();
-  for (const intent of open) {
-    if (!runs.has(intent.runId)) runs.set(intent.runId, await broker.runAlive(intent.runId));
+  const settle: IntentLook = async (intent) => {
+    if (!runs.has(intent.runId)) runs.set(intent.runId, await runAlive.call(broker, intent.runId));
     const alive = runs.get(intent.runId);
-    if (alive === true || (alive === undefined && now - intent.openedEpoch < STALE_SECONDS)) continue;
+    if (alive === true || (alive === undefined && now - intent.openedEpoch < STALE_SECONDS)) return undefined;
     const audit = await look(db, broker, intent, settledRun);
-    const state = stateOf(audit.length, intent.jobs.length);
-    const closed = await db.transaction((tx) =>
-      settleIntentWithAudit(tx, db, intent.id, state, settledRun, audit),
-    );
-    if (closed)
-      settled.push({
-        id: intent.id,
-        kind: intent.kind,
-        runId: intent.runId,
-        state,
-        jobs: intent.jobs.length,
-        audited: audit.length,
-      });
-  }
-  return settled;
+    return { state: stateOf(audit.length, intent.jobs.length), audit };
+  };
+  const looks = Object.fromEntries(Object.values(BULLMQ_KIND).map((kind) => [kind, settle]));
+  return (await settleOpenIntents(db, looks, settledRun, { source: broker.name })).settled;
 }

@@ -1,8 +1,9 @@
 import { combineMetrics, failingBizTypes, type ReportResult } from '../../core/report.js';
 import { mergeShardReportRows } from '../../core/report-shards.js';
 import { store } from '../../db/port/index.js';
+import { toIso } from '../../db/task-sql.js';
 import { sourceInfo } from '../../ops/task-lists.js';
-import { eachShard, type ShardSet } from '../../ops/shards/set.js';
+import { eachShard, shardsWhere, type ShardSet } from '../../ops/shards/set.js';
 import { DEFAULT_SAMPLES, finishReport, reportInputs, type ReportOptions } from './report.js';
 
 /** One shard in a sharded report: reached or not, and its own as-of-now figures. */
@@ -65,8 +66,10 @@ export async function buildShardReport(
   const report = finishReport(
     {
       ...info,
-      table: `${parts.length} shards`,
-      db: `${new Set(parts.map((p) => p.source.db.display)).size} databases`,
+      ...shardsWhere(
+        parts.length,
+        parts.map((p) => p.source.db.display),
+      ),
     },
     { ...options, nowEpoch },
     metrics,
@@ -81,7 +84,7 @@ export async function buildShardReport(
     ...parts.map((p) => ({
       name: p.spec.name,
       ok: true,
-      now: new Date(p.nowEpoch * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      now: toIso(p.nowEpoch) as string,
       due: total(p.rows.due, capabilities.due),
       stuck: total(p.rows.stuck, capabilities.stuck),
       failedOpen: total(p.rows.failedOpen, capabilities.failedOpen),

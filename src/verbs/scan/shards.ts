@@ -1,6 +1,6 @@
 import { mergeSorted } from '../../core/shards.js';
 import type { Task } from '../../core/task.js';
-import { eachShard, type MissingShard, type ShardSet } from '../../ops/shards/set.js';
+import { eachShard, shardsWhere, type MissingShard, type ShardSet } from '../../ops/shards/set.js';
 import { scanRequest, type ScanFlags } from './request.js';
 import { scan, type BizTypeSummary, type ScanResult, type ScanSummary, type StatusCounts } from './scan.js';
 
@@ -52,8 +52,10 @@ export async function scanShards(
     ...first,
     source: {
       ...first.source,
-      table: `${parts.length} shards`,
-      db: `${new Set(set.shards.map((s) => s.source.db.display)).size} databases`,
+      ...shardsWhere(
+        parts.length,
+        set.shards.map((s) => s.source.db.display),
+      ),
     },
     summary: sumSummaries(parts.map((p) => p.result.summary)),
     byBizType: sumBizTypes(parts.map((p) => p.result.byBizType)),

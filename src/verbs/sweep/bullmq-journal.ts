@@ -3,10 +3,12 @@ import { store, SWEEP_RETRY_ACTION, type AuditInsert, type IntentRecord } from '
 import type { Db } from '../../db/types.js';
 import { TaskreconError } from '../../errors.js';
 import {
-  listOpenIntents,
   openIntent,
   requireIntentTable,
+  settledByJson,
   settleIntentWithAudit,
+  settleOpenIntents,
+  type IntentLook,
   type SettledIntent,
 } from '../../ops/intents/index.js';
 
@@ -112,41 +114,21 @@ export async function settleKilledRetries(
   broker: BrokerClient,
   settledRun: string,
 ): Promise<SettledIntent[]> {
-  if (!broker.jobState) return [];
-  const open = await listOpenIntents(db, { kinds: [BULLMQ_RETRY_KIND], source: broker.name });
-  if (open.length === 0) return [];
+  const { jobState } = broker;
+  if (!jobState) return [];
   const now = await db.nowEpoch();
-  const settled: SettledIntent[] = [];
-  for (const intent of open) {
-    if (now - intent.openedEpoch < RETRY_INTENT_STALE_SECONDS) continue;
+  const look: IntentLook = async (intent) => {
+    if (now - intent.openedEpoch < RETRY_INTENT_STALE_SECONDS) return undefined;
     const detail = intent.detail as RetryDetail;
-    const where = await broker.jobState(detail.queue, detail.jobId);
+    const where = await jobState.call(broker, detail.queue, detail.jobId);
     const untouched = where === null || (where.state === 'failed' && where.finishedOn === detail.finishedOn);
     const landed = !untouched && !(await auditedSince(db, intent, detail));
-    const audit = landed
-      ? [
-          {
-            ...detail.audit,
-            afterJson: JSON.stringify({
-              ...JSON.parse(detail.audit.afterJson ?? '{}'),
-              settledBy: settledRun,
-            }),
-          },
-        ]
-      : [];
-    const state = landed ? 'landed' : 'not-landed';
-    const closed = await db.transaction((tx) =>
-      settleIntentWithAudit(tx, db, intent.id, state, settledRun, audit),
-    );
-    if (closed)
-      settled.push({
-        id: intent.id,
-        kind: intent.kind,
-        runId: intent.runId,
-        state,
-        jobs: 1,
-        audited: audit.length,
-      });
-  }
-  return settled;
+    if (!landed) return { state: 'not-landed', audit: [] };
+    return {
+      state: 'landed',
+      audit: [{ ...detail.audit, afterJson: settledByJson(detail.audit.afterJson, settledRun) }],
+    };
+  };
+  return (await settleOpenIntents(db, { [BULLMQ_RETRY_KIND]: look }, settledRun, { source: broker.name }))
+    .settled;
 }
