@@ -1,4 +1,6 @@
-import { Command, Errors, type Interfaces } from '@oclif/core';
+import { Command } from '@oclif/core/command';
+import { ExitError } from '@oclif/core/errors';
+import type { InferredArgs, InferredFlags } from '@oclif/core/interfaces';
 import { closest } from './config/suggest.js';
 import { prepareConfigReader } from './config/find.js';
 import { Context } from './context.js';
@@ -16,10 +18,8 @@ import { setPasteConnection, withPasteConnection } from './render/paste.js';
 import { holdOutput, type QuietGate } from './render/quiet.js';
 import { chalk, configureColor, setWideOutput, writeErr } from './render/terminal.js';
 
-export type Flags<T extends typeof Command> = Interfaces.InferredFlags<
-  (typeof BaseCommand)['baseFlags'] & T['flags']
->;
-export type Args<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
+export type Flags<T extends typeof Command> = InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
+export type Args<T extends typeof Command> = InferredArgs<T['args']>;
 
 /**
  * What every command shares: --json, the connection flags, one Context that opens and
@@ -183,7 +183,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<void> {
-    if (error instanceof Errors.ExitError) throw error;
+    if (error instanceof ExitError) throw error;
     const described = describeError(error, this.flagNames());
     process.exitCode = described.exit;
     if (this.jsonEnabled()) {

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { parseDuration } from './core/duration.js';
 import { LOGICAL_STATUSES } from './core/task.js';
 import { usageError } from './errors.js';

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { BaseCommand } from '../base-command.js';
 import { countFlag, FORMATS, resolveTime, shardFlags, timeFlag } from '../flags.js';
 import { type AuditEntry, latestAudit, resolveRunId, shardAudit, streamAudit } from '../verbs/audit/index.js';

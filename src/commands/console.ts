@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { hostname } from 'node:os';
 import { BaseCommand } from '../base-command.js';
 import { diffPages } from '../console/diff-pages.js';

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { relative } from 'node:path';
 import { BaseCommand } from '../base-command.js';
 import { countFlag } from '../flags.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 
 /**
  * The `brokers:` section of the config file: named Redis and RabbitMQ brokers that `queues`,

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
+import { parseYaml } from '../core/yaml.js';
+import type { z } from '../core/zod.js';
 import { configError } from '../errors.js';
 import { configSchema, type TaskreconConfig } from './schema.js';
 import { configFileFor } from './find.js';

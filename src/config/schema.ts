@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { brokersSchema, oneUrlForm, THINKPHP_LAYOUTS } from './brokers.js';
 import { createMissingSchema, sweepsSchema } from '../core/sweep-config.js';
 import { LOGICAL_FIELDS, LOGICAL_STATUSES, TIME_FIELDS, TIME_TYPES } from '../core/task.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod.js';
 import { everEligible, parseDailyRange, type DailyRange } from './sweep-window.js';
 
 /**

@@ -95,7 +95,8 @@ export async function openShardSet(
 
 /** How a merged result names the tables it read: how many shards, on how many databases. */
 export function shardsWhere(shards: number, databases: readonly string[]): { table: string; db: string } {
-  return { table: `${shards} shards`, db: `${new Set(databases).size} databases` };
+  const count = new Set(databases).size;
+  return { table: `${shards} shards`, db: `${count} ${count === 1 ? 'database' : 'databases'}` };
 }
 
 /** Runs `fn` on every open shard, the set's concurrency at a time; results in shard order. */

@@ -1,4 +1,5 @@
-import { Args, Flags } from '@oclif/core';
+import * as Args from '@oclif/core/args';
+import * as Flags from '@oclif/core/flags';
 import { countFlag, errorLikeFlag, queueFlag, shardFlags, statusFlag, timeFlag } from '../../flags.js';
 import { COMPENSATE_ACTIONS } from '../../core/compensate-plan.js';
 

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { DEFAULT_CHUNK_TIME_MS } from '../../core/diff.js';
 import { countFlag, durationFlag, FORMATS, timeFlag } from '../../flags.js';
 import { WALK_CHOICES } from './prepare.js';

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { REDIS_FRAMEWORKS } from '../../config/brokers.js';
 import { countFlag } from '../../flags.js';
 

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import * as Flags from '@oclif/core/flags';
 import { durationFlag, shardFlags } from '../../flags.js';
 import { TREND_SPAN_NAMES } from './trend.js';
 

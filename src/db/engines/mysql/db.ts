@@ -1,5 +1,5 @@
 // Over 300 lines: one Db over a mysql2 pool, with its sessions, transactions, streams and encoded streams, reads best whole.
-import mysql from 'mysql2/promise';
+import { mysql } from './driver.js';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { Connection as CallbackConnection } from 'mysql2';
 import { TaskreconError } from '../../../errors.js';
