@@ -51,6 +51,28 @@ export function trendStart(span: TrendSpan, nowEpoch: number): number {
   return last - spanSeconds + bucketSeconds;
 }
 
+/**
+ * Bucket rows of several tables (a sharded source's shards) added bucket by bucket: counts and
+ * latency sums add, so the merged trend is the one a single table of all the rows would give.
+ */
+export function mergeTrendRows(parts: readonly (readonly TrendBucketRow[])[]): TrendBucketRow[] {
+  const byStart = new Map<number, TrendBucketRow>();
+  for (const rows of parts)
+    for (const r of rows) {
+      const seen = byStart.get(r.start);
+      if (!seen) {
+        byStart.set(r.start, { ...r });
+        continue;
+      }
+      seen.created += r.created;
+      seen.failed += r.failed;
+      seen.succeeded += r.succeeded;
+      seen.latencySum =
+        seen.latencySum === null && r.latencySum === null ? null : (seen.latencySum ?? 0) + (r.latencySum ?? 0);
+    }
+  return [...byStart.values()].sort((a, b) => a.start - b.start);
+}
+
 export function buildTrend(span: TrendSpan, nowEpoch: number, rows: readonly TrendBucketRow[]): Trend {
   const { spanSeconds, bucketSeconds } = TREND_SPANS[span];
   const first = trendStart(span, nowEpoch);

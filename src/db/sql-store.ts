@@ -32,7 +32,7 @@ import { selectAuditIdsBefore } from './sql/console-audit.js';
 import { countList, countListByError } from './sql/console-errors.js';
 import { selectListIds, selectListPage, selectTasksByIds } from './sql/console-list.js';
 import { selectSnapshotsSince } from './sql/console-snapshots.js';
-import { loadTrend } from './sql/console-trends.js';
+import { loadTrend, selectTrendBuckets } from './sql/console-trends.js';
 import { insertTaskIfAbsent, selectBusinessColumns } from './sql/create-missing.js';
 import { executionWrite } from './sql/executions.js';
 import {
@@ -216,6 +216,7 @@ export const sqlStore: Store = {
     pruneSnapshots,
     selectSnapshotsSince,
     loadTrend,
+    selectTrendBuckets,
     ensureNotifyTable,
     readNotified,
     writeNotified,

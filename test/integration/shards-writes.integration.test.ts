@@ -374,6 +374,40 @@ describe('sweep on a sharded source', () => {
       hook.close();
     }
   }, 60_000);
+
+  it('report carries the sweep figures and the trend of every shard, added', async () => {
+    const { code, json } = await runJson<{
+      sweep?: { secondFailures: number; deferred: number };
+      trend?: { bucketSeconds: number; points: { start: number; created: number; failed: number }[] };
+    }>(['report', '--config', config, '--window', '1h', '--trend', '24h'], { cwd: dir });
+    expect([0, 1, 2]).toContain(code);
+    // The 16 second failures the sweeps above alerted, four on each shard.
+    expect(json.sweep).toEqual({ secondFailures: 16, deferred: 0 });
+    const trend = json.trend;
+    expect(trend?.points).toHaveLength(24);
+    const first = trend?.points[0]?.start ?? 0;
+    const size = trend?.bucketSeconds ?? 3600;
+    // The truth: every shard's rows created in the span, bucketed by the same arithmetic, added.
+    const truth = new Map<number, { created: number; failed: number }>();
+    for (const sh of layout.shards) {
+      const rows = await onShard<{ b: unknown; n: unknown; f: unknown }>(
+        sh,
+        `SELECT UNIX_TIMESTAMP(created_at) - UNIX_TIMESTAMP(created_at) % ${size} AS b, COUNT(*) AS n,
+           SUM(status = ${FAILED}) AS f FROM \`${sh.table}\` WHERE UNIX_TIMESTAMP(created_at) >= ${first} GROUP BY b`,
+      );
+      for (const r of rows) {
+        const at = truth.get(Number(r.b)) ?? { created: 0, failed: 0 };
+        truth.set(Number(r.b), { created: at.created + Number(r.n), failed: at.failed + Number(r.f) });
+      }
+    }
+    const created = [...truth.values()].reduce((sum, t) => sum + t.created, 0);
+    expect(created).toBeGreaterThan(0);
+    for (const p of trend?.points ?? [])
+      expect({ start: p.start, created: p.created, failed: p.failed }).toEqual({
+        start: p.start,
+        ...(truth.get(p.start) ?? { created: 0, failed: 0 }),
+      });
+  }, 60_000);
 });
 
 interface AuditJson {

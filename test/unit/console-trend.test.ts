@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildTrend, trendStart } from '../../src/core/trend.js';
+import { buildTrend, mergeTrendRows, trendStart } from '../../src/core/trend.js';
 import { renderTrend, sparkline } from '../../src/render/trend.js';
 import { decodeCursor, encodeCursor, parseListQuery, parseWhen } from '../../src/console/filters.js';
 
@@ -23,6 +23,27 @@ describe('trend series', () => {
     expect(trend.points[5]).toMatchObject({ created: 0, failed: 0, failureRate: null });
     // The last bucket holds now.
     expect(NOW - (trend.points[23]?.start ?? 0)).toBeLessThan(3600);
+  });
+
+  it("adds shards' buckets: counts and latency sums, a bucket only one shard has kept as it is", () => {
+    const first = trendStart('24h', NOW);
+    const merged = mergeTrendRows([
+      [
+        { start: first, created: 10, failed: 2, succeeded: 8, latencySum: 80 },
+        { start: first + 3600, created: 1, failed: 1, succeeded: 0, latencySum: null },
+      ],
+      [{ start: first, created: 6, failed: 0, succeeded: 4, latencySum: 120 }],
+      [{ start: first + 3600, created: 2, failed: 0, succeeded: 0, latencySum: null }],
+    ]);
+    expect(merged).toEqual([
+      { start: first, created: 16, failed: 2, succeeded: 12, latencySum: 200 },
+      { start: first + 3600, created: 3, failed: 1, succeeded: 0, latencySum: null },
+    ]);
+    // The merged trend is the one of a single table: latency averaged over every success.
+    expect(buildTrend('24h', NOW, merged).points[0]).toMatchObject({
+      failureRate: 2 / 16,
+      latencyAvgSeconds: 200 / 12,
+    });
   });
 
   it('has 28 six-hour buckets over 7 days', () => {

@@ -18,6 +18,7 @@ export interface StateStore {
   pruneSnapshots: typeof queueSnapshot.pruneSnapshots;
   selectSnapshotsSince: typeof consoleSnapshots.selectSnapshotsSince;
   loadTrend: typeof consoleTrends.loadTrend;
+  selectTrendBuckets: typeof consoleTrends.selectTrendBuckets;
   ensureNotifyTable: typeof reportNotify.ensureNotifyTable;
   readNotified: typeof reportNotify.readNotified;
   writeNotified: typeof reportNotify.writeNotified;

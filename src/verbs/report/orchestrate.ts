@@ -8,7 +8,7 @@ import { reportQueues, type QueueReportSection } from '../../ops/queue-report.js
 import { sweepCounts, sweepFigures } from '../../ops/sweep/figures.js';
 import { notifyReport } from './notify.js';
 import { buildReport } from './report.js';
-import { buildShardReport, type ShardReportEntry } from './shards.js';
+import { buildShardReport, shardSweepCounts, shardTrend, type ShardReportEntry } from './shards.js';
 import type { ShardSet } from '../../ops/shards/set.js';
 import { checkReportSource, type ReportRequest } from './request.js';
 import { reportTrend } from './trend.js';
@@ -17,7 +17,7 @@ import { reportTrend } from './trend.js';
 export interface ReportRun {
   /** The source; for a sharded one, its first shard (taskrecon's own tables: notifications, acks). */
   source: BoundSource;
-  /** A sharded source: every shard is read and merged (sweep figures and the trend are left out). */
+  /** A sharded source: every shard is read and merged (the trend and the sweep figures too). */
   shards?: ShardSet;
   config: TaskreconConfig;
   /** The checked inputs (see reportRequest). */
@@ -41,8 +41,6 @@ export type FullReport = ReportResult & {
  * `report`: the metrics against their thresholds, the notifications they call for, the sweep's
  * figures, the brokers' queues and the trend, as one result whose status is the worst of them.
  */
-const sweepRulesOf = (config: TaskreconConfig): boolean => (config.sweeps?.length ?? 0) > 0;
-
 export async function runReport(run: ReportRun): Promise<FullReport> {
   const { source, request } = run;
   checkReportSource(source, run.bizTypes);
@@ -65,18 +63,21 @@ export async function runReport(run: ReportRun): Promise<FullReport> {
   });
   for (const n of notifications)
     if (n.outcome === 'failed') run.warn(`webhook ${n.kind} ${n.target} failed: ${n.error}`);
+  const windowSeconds = Math.round(request.windowMs / 1000);
   const sweep = run.shards
-    ? undefined
-    : await sweepFigures(source, run.config, Math.round(request.windowMs / 1000));
+    ? await shardSweepCounts(run.shards, run.config, windowSeconds)
+    : await sweepFigures(source, run.config, windowSeconds).then((f) => (f ? sweepCounts(f) : null));
   const queues = run.config.brokers
     ? await reportQueues(run.config, undefined, await activeAcks(source.db))
     : undefined;
-  if (run.shards && (run.trend || sweepRulesOf(run.config)))
-    run.warn('sharded source: the trend and the sweep figures are not computed across shards yet');
-  const trend = run.trend && !run.shards ? await reportTrend(source, run.trend, nowEpoch) : undefined;
+  const trend = !run.trend
+    ? undefined
+    : run.shards
+      ? await shardTrend(run.shards, run.trend, nowEpoch)
+      : await reportTrend(source, run.trend, nowEpoch);
   const result: FullReport = {
     ...report,
-    ...(sweep ? { sweep: sweepCounts(sweep) } : {}),
+    ...(sweep ? { sweep } : {}),
     ...(queues ? { queues } : {}),
     ...(trend ? { trend } : {}),
     notifications,

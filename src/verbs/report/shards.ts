@@ -1,9 +1,12 @@
+import type { TaskreconConfig } from '../../config/schema.js';
 import { combineMetrics, failingBizTypes, type ReportResult } from '../../core/report.js';
 import { mergeShardReportRows } from '../../core/report-shards.js';
+import { buildTrend, mergeTrendRows, trendStart, TREND_SPANS, type Trend, type TrendSpan } from '../../core/trend.js';
 import { store } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
 import { sourceInfo } from '../../ops/task-lists.js';
 import { eachShard, shardsWhere, type ShardSet } from '../../ops/shards/set.js';
+import { sweepCounts, sweepFigures } from '../../ops/sweep/figures.js';
 import { DEFAULT_SAMPLES, finishReport, reportInputs, type ReportOptions } from './report.js';
 
 /** One shard in a sharded report: reached or not, and its own as-of-now figures. */
@@ -100,4 +103,36 @@ export async function buildShardReport(
     shards,
     ...(set.missing.length ? { missingShards: set.missing.map((m) => m.name) } : {}),
   };
+}
+
+/**
+ * `report --trend` of a sharded source: every shard's buckets since the span's first bucket (as of
+ * the merged report's now), added bucket by bucket.
+ */
+export async function shardTrend(set: ShardSet, span: string, nowEpoch: number): Promise<Trend> {
+  const name = span as TrendSpan;
+  const since = trendStart(name, nowEpoch);
+  const parts = await eachShard(set, ({ source }) =>
+    store.state.selectTrendBuckets(source, since, TREND_SPANS[name].bucketSeconds),
+  );
+  return buildTrend(name, nowEpoch, mergeTrendRows(parts));
+}
+
+/**
+ * The sweep figures of a sharded source: each shard's second failures and deferred rows, on its own
+ * clock (as a sweep plans it), added; null when the rules apply to no shard.
+ */
+export async function shardSweepCounts(
+  set: ShardSet,
+  config: TaskreconConfig,
+  sinceSeconds: number,
+): Promise<{ secondFailures: number; deferred: number } | null> {
+  const parts = (await eachShard(set, ({ source }) => sweepFigures(source, config, sinceSeconds))).filter(
+    (p) => p !== null,
+  );
+  if (!parts.length) return null;
+  return parts.map(sweepCounts).reduce((a, b) => ({
+    secondFailures: a.secondFailures + b.secondFailures,
+    deferred: a.deferred + b.deferred,
+  }));
 }
