@@ -68,7 +68,9 @@ export function mergeTrendRows(parts: readonly (readonly TrendBucketRow[])[]): T
       seen.failed += r.failed;
       seen.succeeded += r.succeeded;
       seen.latencySum =
-        seen.latencySum === null && r.latencySum === null ? null : (seen.latencySum ?? 0) + (r.latencySum ?? 0);
+        seen.latencySum === null && r.latencySum === null
+          ? null
+          : (seen.latencySum ?? 0) + (r.latencySum ?? 0);
     }
   return [...byStart.values()].sort((a, b) => a.start - b.start);
 }

@@ -1,7 +1,14 @@
 import type { TaskreconConfig } from '../../config/schema.js';
 import { combineMetrics, failingBizTypes, type ReportResult } from '../../core/report.js';
 import { mergeShardReportRows } from '../../core/report-shards.js';
-import { buildTrend, mergeTrendRows, trendStart, TREND_SPANS, type Trend, type TrendSpan } from '../../core/trend.js';
+import {
+  buildTrend,
+  mergeTrendRows,
+  trendStart,
+  TREND_SPANS,
+  type Trend,
+  type TrendSpan,
+} from '../../core/trend.js';
 import { store } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
 import { sourceInfo } from '../../ops/task-lists.js';
