@@ -74,7 +74,7 @@ export function renderDiff(result: DiffResult): string {
         ],
         rule.samples.map((s) => [
           KIND_COLOR[s.kind](s.kind),
-          s.taskId === null ? '' : String(s.taskId),
+          s.taskId === null ? '' : s.shard ? `${s.shard}:${String(s.taskId)}` : String(s.taskId),
           s.key ?? 'NULL',
           s.eventId ?? '',
           s.status ?? '',
@@ -115,23 +115,28 @@ function csvCell(value: unknown): string {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** One finding as a CSV line, in FINDING_CSV_HEADER order. */
-export function findingCsv(f: Finding): string {
-  return `${[f.rule, f.kind, f.taskId, f.key, f.bizId, f.eventId, f.status, f.businessRows].map(csvCell).join(',')}\n`;
+/** One finding as a CSV line, in FINDING_CSV_HEADER order (a sharded run's `shard` last). */
+export function findingCsv(f: Finding, sharded = false): string {
+  const cells = [f.rule, f.kind, f.taskId, f.key, f.bizId, f.eventId, f.status, f.businessRows];
+  return `${(sharded ? [...cells, f.shard] : cells).map(csvCell).join(',')}\n`;
 }
 
 /**
  * NDJSON or CSV findings written to stdout as they come, in chunks of about 64 KiB; flush()
  * writes the rest.
  */
-export function findingStream(format: 'ndjson' | 'csv'): {
+export function findingStream(
+  format: 'ndjson' | 'csv',
+  sharded = false,
+): {
   onFinding: (finding: Finding) => Promise<void>;
   flush: () => Promise<void>;
 } {
-  let streamed = format === 'csv' ? FINDING_CSV_HEADER : '';
+  let streamed =
+    format === 'csv' ? (sharded ? `${FINDING_CSV_HEADER.trimEnd()},shard\n` : FINDING_CSV_HEADER) : '';
   return {
     onFinding: async (finding) => {
-      streamed += format === 'ndjson' ? findingNdjson(finding) : findingCsv(finding);
+      streamed += format === 'ndjson' ? findingNdjson(finding) : findingCsv(finding, sharded);
       if (streamed.length > 65_536) {
         // Emptied before the await: findings of another walk may arrive while stdout drains.
         const text = streamed;
