@@ -1,5 +1,5 @@
 import type { Finding } from '../core/diff.js';
-import type { DiffResult } from '../verbs/diff/index.js';
+import type { DiffResult, ShardDiffEntry } from '../verbs/diff/index.js';
 import { heading, renderTable } from './table.js';
 import { chalk, writeOut } from './terminal.js';
 
@@ -14,7 +14,7 @@ const n = (value: number): string => value.toLocaleString('en-US');
 const cell = (value: number): string => (value === 0 ? chalk.dim('0') : chalk.bold(n(value)));
 
 /** The human view of a diff: one line per rule, the samples, and what --enqueue did. */
-export function renderDiff(result: DiffResult): string {
+export function renderDiff(result: DiffResult & { shards?: ShardDiffEntry[] }): string {
   const out: string[] = [];
   out.push(
     renderTable(
@@ -58,6 +58,7 @@ export function renderDiff(result: DiffResult): string {
       ],
     ),
   );
+  if (result.shards) out.push('', renderShards(result.shards));
   for (const rule of result.rules) {
     if (rule.samples.length === 0) continue;
     out.push('');
@@ -100,6 +101,24 @@ export function renderDiff(result: DiffResult): string {
     );
   }
   return out.join('\n');
+}
+
+/** A sharded diff's shards: each one's own findings (orphans belong to no shard), or why it is left out. */
+function renderShards(shards: readonly ShardDiffEntry[]): string {
+  return renderTable(
+    [{ title: 'shard', fit: 'whole' }, 'tasks checked', 'missing', 'duplicate', 'unsettled'],
+    shards.map((s) =>
+      s.ok && s.findings
+        ? [
+            s.name,
+            n(s.tasksChecked ?? 0),
+            cell(s.findings.missing),
+            cell(s.findings.duplicate),
+            cell(s.findings.unsettled),
+          ]
+        : [s.name, chalk.red(`left out: ${s.error ?? 'unreachable'}`), '', '', ''],
+    ),
+  );
 }
 
 export const FINDING_CSV_HEADER = 'rule,kind,taskId,key,bizId,eventId,status,businessRows\n';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Finding } from '../../../core/diff.js';
+import type { TaskId } from '../../../core/task.js';
 import { resolveTime } from '../../../flags.js';
 import { usageError } from '../../../errors.js';
 import { requireAuditTable } from '../../../ops/audit-trail.js';
@@ -14,6 +15,7 @@ import {
 } from '../create-missing.js';
 import { prepareRules, runDiff, type DiffResult, type RuleTarget } from '../diff.js';
 import { confirmEnqueue, enqueueDeclined } from '../enqueue-confirm.js';
+import { enqueueMissing } from '../enqueue.js';
 import type { DiffRun, DiffRunFlags } from '../orchestrate.js';
 import type { DiffPlan } from '../plan.js';
 import type { WalkChoice } from '../prepare.js';
@@ -106,10 +108,12 @@ export async function reconcileShards(run: ShardDiffRun): Promise<ShardedDiffRes
     if (!(await confirmEnqueue(flags, run.interactive, run.ask))) throw enqueueDeclined();
     const runId = randomUUID();
     const enqueue = enqueueRequest(flags);
+    const missing = new Map<OpenShard, TaskId[]>(set.shards.map((shard) => [shard, []]));
     const progress = run.progress?.();
     const parts: ShardPart[] = await eachShard(set, async (shard) => {
       const { plans, now } = planned.find((p) => p.shard === shard) as ShardPlans & { now: number };
       const name = shard.spec.name;
+      const ids = missing.get(shard) as TaskId[];
       const result = await runDiff(plans, {
         sinceEpoch: resolveTime(flags.since, now),
         untilEpoch: resolveTime(flags.until, now),
@@ -117,13 +121,23 @@ export async function reconcileShards(run: ShardDiffRun): Promise<ShardedDiffRes
         samplesPerKind: flags.samples,
         progress: progress ? (text) => progress.update(`${name}: ${text}`) : undefined,
         onWarning: run.onWarning ? (message) => run.onWarning?.(`shard ${name}: ${message}`) : undefined,
-        onFinding: run.onFinding ? (finding) => run.onFinding?.({ ...finding, shard: name }) : undefined,
+        onFinding: async (finding) => {
+          if (enqueue && finding.kind === 'missing' && finding.taskId !== null) ids.push(finding.taskId);
+          await run.onFinding?.({ ...finding, shard: name });
+        },
         holdOrphan: (finding, plan) => orphans.hold(name, shard.spec.db, finding, plan),
-        enqueue: enqueue ? { ...enqueue, runId } : undefined,
       });
       result.rules.forEach((r) => (r.samples = r.samples.map((s) => ({ ...s, shard: name }))));
       return { shard: name, result };
     }).finally(() => progress?.stop());
+    // Every shard is walked before any is written: a shard that fails its walk leaves all unchanged.
+    if (enqueue)
+      await eachShard(set, async (shard) => {
+        const part = parts.find((p) => p.shard === shard.spec.name) as ShardPart;
+        const ids = [...new Set(missing.get(shard))];
+        const done = await enqueueMissing(shard.source, ids, { ...enqueue, runId });
+        part.result.enqueue = { ...done, dryRun: enqueue.dryRun };
+      });
     const found = await orphans.resolve(rules.map((r) => r.name));
     const byRule = new Map<string, Finding[]>();
     for (const { rule, orphans: list } of found) {
