@@ -309,6 +309,16 @@ describe('diff on a sharded source', () => {
     expect(rows.find((r) => r.includes(',P2,'))?.endsWith(`,${A0}`)).toBe(true);
   });
 
+  it('the table lists each shard and shows task ids as SHARD:ID', async () => {
+    const table = await runCli(['diff', '--source', 'tasks', '--samples', '50', '--config', config], {
+      cwd: dir,
+    });
+    expect(table.code, table.stderr).toBe(1);
+    for (const shard of [A0, A1, B2]) expect(table.stdout).toContain(shard);
+    const p2 = (await q<{ id: unknown }>(`SELECT id FROM \`${A}\`.async_task_0 WHERE biz_id = 'P2'`))[0]?.id;
+    expect(table.stdout).toContain(`${A0}:${String(p2)}`);
+  });
+
   it('--enqueue --dry-run and --create-missing --dry-run write nothing', async () => {
     const before = await snapshot();
     const dry = await diff(['--enqueue', '--dry-run']);
@@ -333,6 +343,20 @@ describe('diff on a sharded source', () => {
     const unknown = await diff(['--create-missing', '--into-shard', 'nosuch.async_task_9', '--yes']);
     expect(unknown.code).toBe(3);
     expect(JSON.stringify(unknown.json)).toMatch(/unknown shard 'nosuch.async_task_9'/);
+    expect(await snapshot()).toBe(before);
+  });
+
+  it('--enqueue with one shard database lacking its audit table exits 3 naming it and writes nothing', async () => {
+    const before = await snapshot();
+    await q(`RENAME TABLE \`${B}\`.taskrecon_audit TO \`${B}\`.taskrecon_audit_away`);
+    try {
+      // One shard at a time, B's last: without the check up front, A's shards would be written first.
+      const { code, json } = await diff(['--enqueue', '--yes', '--shard-concurrency', '1']);
+      expect(code).toBe(3);
+      expect(JSON.stringify(json)).toContain(B2);
+    } finally {
+      await q(`RENAME TABLE \`${B}\`.taskrecon_audit_away TO \`${B}\`.taskrecon_audit`);
+    }
     expect(await snapshot()).toBe(before);
   });
 
