@@ -165,6 +165,7 @@ function writeConfig(extraShard = ''): string {
       `      - { db: "${dsn(A)}", table: "async_task_{0..1}" }`,
       `      - { db: "${dsn(B)}", table: "async_task_2" }`,
       ...(extraShard ? [extraShard] : []),
+      `  plain: { profile: async-task, db: "${dsn(A)}", table: async_task_0 }`,
       '  only-b:',
       '    profile: async-task',
       '    shards:',
@@ -343,6 +344,15 @@ describe('diff on a sharded source', () => {
     const unknown = await diff(['--create-missing', '--into-shard', 'nosuch.async_task_9', '--yes']);
     expect(unknown.code).toBe(3);
     expect(JSON.stringify(unknown.json)).toMatch(/unknown shard 'nosuch.async_task_9'/);
+    const alone = await diff(['--into-shard', B2]);
+    expect(alone.code).toBe(3);
+    expect(JSON.stringify(alone.json)).toContain('--into-shard goes with --create-missing');
+    const plain = await runJson<DiffJson>(
+      ['diff', '--source', 'plain', '--create-missing', '--into-shard', B2, '--yes', '--config', config],
+      { cwd: dir },
+    );
+    expect(plain.code).toBe(3);
+    expect(JSON.stringify(plain.json)).toContain('--into-shard is for a sharded source');
     expect(await snapshot()).toBe(before);
   });
 
