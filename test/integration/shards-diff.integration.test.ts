@@ -374,6 +374,7 @@ describe('diff on a sharded source', () => {
     const { code, json, stderr } = await diff(['--enqueue', '--yes', '--reason', 'lost in the outage']);
     expect(code, stderr).toBe(1);
     expect(json.enqueue?.applied).toBe(3);
+    assertMatchesSchema('diff', json);
     expect(json.enqueue?.results.map((r) => r.shard).sort()).toEqual([A0, A1, B2].sort());
     const runId = json.enqueue?.runId as string;
     for (const [db, table, key] of [
@@ -406,6 +407,7 @@ describe('diff on a sharded source', () => {
     ]);
     expect(code, stderr).toBe(1);
     expect(json.createMissing?.created).toBe(2);
+    assertMatchesSchema('diff', json);
     const created = await q<{ biz_id: string; event_id: string; status: number; payload: string }>(
       `SELECT biz_id, event_id, status, payload FROM \`${B}\`.async_task_2 WHERE event_id LIKE 'order-paid:%' ORDER BY biz_id`,
     );
@@ -436,6 +438,7 @@ describe('diff on a sharded source', () => {
     const partial = await diff(['--allow-partial'], file);
     expect(partial.code, partial.stderr).toBe(1);
     expect(partial.json.missingShards).toEqual(['gone-9']);
+    assertMatchesSchema('diff', partial.json);
     expect(partial.json.shards.find((s) => s.name === 'gone-9')?.ok).toBe(false);
     const full = await diff([]);
     expect(partial.json.total).toEqual(full.json.total);
