@@ -130,7 +130,13 @@ export async function reconcileShards(run: ShardDiffRun): Promise<ShardedDiffRes
       result.rules.forEach((r) => (r.samples = r.samples.map((s) => ({ ...s, shard: name }))));
       return { shard: name, result };
     }).finally(() => progress?.stop());
-    // Every shard is walked before any is written: a shard that fails its walk leaves all unchanged.
+    const found = await orphans.resolve(rules.map((r) => r.name));
+    const byRule = new Map<string, Finding[]>();
+    for (const { rule, orphans: list } of found) {
+      byRule.set(rule, [...(byRule.get(rule) ?? []), ...list]);
+      for (const orphan of list) await run.onFinding?.(orphan);
+    }
+    // Every shard walked and every orphan looked up before any write: a failed read changes nothing.
     if (enqueue)
       await eachShard(set, async (shard) => {
         const part = parts.find((p) => p.shard === shard.spec.name) as ShardPart;
@@ -138,12 +144,6 @@ export async function reconcileShards(run: ShardDiffRun): Promise<ShardedDiffRes
         const done = await enqueueMissing(shard.source, ids, { ...enqueue, runId });
         part.result.enqueue = { ...done, dryRun: enqueue.dryRun };
       });
-    const found = await orphans.resolve(rules.map((r) => r.name));
-    const byRule = new Map<string, Finding[]>();
-    for (const { rule, orphans: list } of found) {
-      byRule.set(rule, [...(byRule.get(rule) ?? []), ...list]);
-      for (const orphan of list) await run.onFinding?.(orphan);
-    }
     const merged = mergeShardDiffs(parts, byRule, {
       source: set.name,
       ...shardsWhere(
