@@ -173,6 +173,11 @@ export interface Finding {
   /** The task's logical status (null for an orphan). */
   status: LogicalStatus | 'unknown' | null;
   businessRows: number;
+  /**
+   * On a sharded source: the shard the task is on; null for an orphan (no shard has its task).
+   * Absent on a one-table source.
+   */
+  shard?: string | null;
 }
 
 export function emptyFindingCounts(): FindingCounts {

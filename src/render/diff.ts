@@ -1,5 +1,5 @@
 import type { Finding } from '../core/diff.js';
-import type { DiffResult } from '../verbs/diff/index.js';
+import type { DiffResult, ShardDiffEntry } from '../verbs/diff/index.js';
 import { heading, renderTable } from './table.js';
 import { chalk, writeOut } from './terminal.js';
 
@@ -14,7 +14,7 @@ const n = (value: number): string => value.toLocaleString('en-US');
 const cell = (value: number): string => (value === 0 ? chalk.dim('0') : chalk.bold(n(value)));
 
 /** The human view of a diff: one line per rule, the samples, and what --enqueue did. */
-export function renderDiff(result: DiffResult): string {
+export function renderDiff(result: DiffResult & { shards?: ShardDiffEntry[] }): string {
   const out: string[] = [];
   out.push(
     renderTable(
@@ -58,6 +58,7 @@ export function renderDiff(result: DiffResult): string {
       ],
     ),
   );
+  if (result.shards) out.push('', renderShards(result.shards));
   for (const rule of result.rules) {
     if (rule.samples.length === 0) continue;
     out.push('');
@@ -74,7 +75,7 @@ export function renderDiff(result: DiffResult): string {
         ],
         rule.samples.map((s) => [
           KIND_COLOR[s.kind](s.kind),
-          s.taskId === null ? '' : String(s.taskId),
+          s.taskId === null ? '' : s.shard ? `${s.shard}:${String(s.taskId)}` : String(s.taskId),
           s.key ?? 'NULL',
           s.eventId ?? '',
           s.status ?? '',
@@ -102,6 +103,24 @@ export function renderDiff(result: DiffResult): string {
   return out.join('\n');
 }
 
+/** A sharded diff's shards: each one's own findings (orphans belong to no shard), or why it is left out. */
+function renderShards(shards: readonly ShardDiffEntry[]): string {
+  return renderTable(
+    [{ title: 'shard', fit: 'whole' }, 'tasks checked', 'missing', 'duplicate', 'unsettled'],
+    shards.map((s) =>
+      s.ok && s.findings
+        ? [
+            s.name,
+            n(s.tasksChecked ?? 0),
+            cell(s.findings.missing),
+            cell(s.findings.duplicate),
+            cell(s.findings.unsettled),
+          ]
+        : [s.name, chalk.red(`left out: ${s.error ?? 'unreachable'}`), '', '', ''],
+    ),
+  );
+}
+
 export const FINDING_CSV_HEADER = 'rule,kind,taskId,key,bizId,eventId,status,businessRows\n';
 
 /** One finding as an NDJSON line. */
@@ -115,23 +134,28 @@ function csvCell(value: unknown): string {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** One finding as a CSV line, in FINDING_CSV_HEADER order. */
-export function findingCsv(f: Finding): string {
-  return `${[f.rule, f.kind, f.taskId, f.key, f.bizId, f.eventId, f.status, f.businessRows].map(csvCell).join(',')}\n`;
+/** One finding as a CSV line, in FINDING_CSV_HEADER order (a sharded run's `shard` last). */
+export function findingCsv(f: Finding, sharded = false): string {
+  const cells = [f.rule, f.kind, f.taskId, f.key, f.bizId, f.eventId, f.status, f.businessRows];
+  return `${(sharded ? [...cells, f.shard] : cells).map(csvCell).join(',')}\n`;
 }
 
 /**
  * NDJSON or CSV findings written to stdout as they come, in chunks of about 64 KiB; flush()
  * writes the rest.
  */
-export function findingStream(format: 'ndjson' | 'csv'): {
+export function findingStream(
+  format: 'ndjson' | 'csv',
+  sharded = false,
+): {
   onFinding: (finding: Finding) => Promise<void>;
   flush: () => Promise<void>;
 } {
-  let streamed = format === 'csv' ? FINDING_CSV_HEADER : '';
+  let streamed =
+    format === 'csv' ? (sharded ? `${FINDING_CSV_HEADER.trimEnd()},shard\n` : FINDING_CSV_HEADER) : '';
   return {
     onFinding: async (finding) => {
-      streamed += format === 'ndjson' ? findingNdjson(finding) : findingCsv(finding);
+      streamed += format === 'ndjson' ? findingNdjson(finding) : findingCsv(finding, sharded);
       if (streamed.length > 65_536) {
         // Emptied before the await: findings of another walk may arrive while stdout drains.
         const text = streamed;

@@ -207,7 +207,7 @@ export interface SiblingRow {
  */
 export async function keySiblings(
   q: Queryable,
-  t: TaskSide,
+  t: Pick<TaskSide, 'table' | 'key' | 'role' | 'bizType' | 'bizTypeValue'>,
   keys: readonly unknown[],
 ): Promise<SiblingRow[]> {
   if (keys.length === 0) return [];

@@ -190,11 +190,7 @@ export class CreateMissingSession {
     configured: readonly RuleConfig[],
     consent: { dryRun: boolean; yes: boolean; interactive: boolean },
   ): Promise<CreateMissingSession> {
-    if (!consent.dryRun && !consent.yes && !consent.interactive)
-      throw usageError(
-        '--create-missing refuses to create tasks without a confirmation: this is not a terminal',
-        'Pass --yes to create every missing task, or --dry-run to see what would be created.',
-      );
+    requireCreateConsent(consent);
     return new CreateMissingSession(await checkCreatable(targets, configured), configured);
   }
 
@@ -216,6 +212,15 @@ export class CreateMissingSession {
       return { dryRun: true, created: 0, existing: 0, refused: 0, results: [] };
     return createMissing(this.targets, this.configured, this.orphans, request);
   }
+}
+
+/** Creating needs a person's yes (a terminal), --yes, or --dry-run; exit 3 before anything is read. */
+export function requireCreateConsent(consent: { dryRun: boolean; yes: boolean; interactive: boolean }): void {
+  if (!consent.dryRun && !consent.yes && !consent.interactive)
+    throw usageError(
+      '--create-missing refuses to create tasks without a confirmation: this is not a terminal',
+      'Pass --yes to create every missing task, or --dry-run to see what would be created.',
+    );
 }
 
 /** One onFinding that feeds both the collector and the command's own handler (either may be absent). */

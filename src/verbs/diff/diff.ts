@@ -74,6 +74,11 @@ export interface DiffOptions {
   onWarning?: (message: string) => void;
   progress?: (text: string) => void;
   enqueue?: EnqueueRequest;
+  /**
+   * On a sharded source: orphans go here instead of the tally and onFinding, since a business
+   * row without a task on this shard may have it on another (see shards/orphans.ts).
+   */
+  holdOrphan?: (finding: Finding, plan: DiffPlan) => void;
 }
 
 /** Checks every rule against the live schemas first (exit 3 before anything is read), then diffs each. */
@@ -127,6 +132,10 @@ export async function runDiff(plans: DiffPlan[], options: DiffOptions): Promise<
       chunkTimeMs: options.chunkTimeMs,
       progress: (text: string) => options.progress?.(`${plan.rule.name}: ${text}`),
       emit: async (finding: Finding) => {
+        if (options.holdOrphan && finding.kind === 'orphan') {
+          options.holdOrphan(finding, plan);
+          return;
+        }
         tally.add(finding);
         if (options.enqueue && finding.kind === 'missing' && finding.taskId !== null) {
           const list = missing.get(plan.source) ?? [];

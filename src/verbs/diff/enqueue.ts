@@ -17,6 +17,8 @@ export interface EnqueueRequest {
   host: string;
   reason: string;
   dryRun: boolean;
+  /** The run id of the audit rows (default: a new one); a sharded run gives every shard one. */
+  runId?: string;
 }
 
 export interface EnqueueOutcome {
@@ -44,7 +46,7 @@ export async function enqueueMissing(
   ids: readonly TaskId[],
   request: EnqueueRequest,
 ): Promise<EnqueueResult> {
-  const result: EnqueueResult = { runId: randomUUID(), applied: 0, skipped: 0, results: [] };
+  const result: EnqueueResult = { runId: request.runId ?? randomUUID(), applied: 0, skipped: 0, results: [] };
   const record = (o: EnqueueOutcome) => {
     if (o.outcome === 'applied' || o.outcome === 'would-apply') result.applied++;
     else result.skipped++;

@@ -1,6 +1,6 @@
 import * as Flags from '@oclif/core/flags';
 import { DEFAULT_CHUNK_TIME_MS } from '../../core/diff.js';
-import { countFlag, durationFlag, FORMATS, timeFlag } from '../../flags.js';
+import { countFlag, durationFlag, FORMATS, shardFlags, timeFlag } from '../../flags.js';
 import { WALK_CHOICES } from './prepare.js';
 
 /** The flags of `diff`; their combinations are checked by checkDiffFlags(). */
@@ -45,4 +45,8 @@ export const DIFF_FLAGS = {
       'Who is acting, for the audit of --enqueue (default: TASKRECON_OPERATOR, else config operator, else OS user@host).',
   }),
   reason: Flags.string({ summary: 'Why, for the audit of --enqueue.' }),
+  'into-shard': Flags.string({
+    summary: 'On a sharded source, with --create-missing: the shard (by name) the created tasks go to.',
+  }),
+  ...shardFlags,
 };

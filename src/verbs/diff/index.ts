@@ -17,3 +17,9 @@ export { ruleIndexes } from '../../ops/rule-indexes.js';
 export { DIFF_FLAGS } from './flags.js';
 export { checkDiffFlags, diffActor, enqueueRequest } from './request.js';
 export { reconcile, type DiffRun, type DiffRunFlags, type DiffRunResult } from './orchestrate.js';
+export {
+  checkShardDiffFlags,
+  reconcileShards,
+  type ShardDiffEntry,
+  type ShardedDiffResult,
+} from './shards/index.js';

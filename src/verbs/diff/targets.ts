@@ -42,11 +42,13 @@ export class RuleTargets {
   constructor(
     private readonly context: Context,
     private readonly main: BoundSource,
+    /** The DSN `main` was opened with (a shard's); default: the command's source's. */
+    private readonly mainDsn?: string,
   ) {}
 
   async open(rule: DiffRule): Promise<RuleTarget> {
     let source = this.main;
-    let sourceDsn = this.context.dsn(this.context.source());
+    let sourceDsn = this.mainDsn ?? this.context.dsn(this.context.source());
     if (rule.source && rule.source !== this.main.name) {
       const context = new Context({
         ...this.context.input,
