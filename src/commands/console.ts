@@ -1,16 +1,13 @@
 import * as Flags from '@oclif/core/flags';
 import { hostname } from 'node:os';
 import { BaseCommand } from '../base-command.js';
-import { diffPages } from '../console/diff-pages.js';
-import { queuePages } from '../console/queue-pages.js';
 import { requestLink } from '../console/control/client.js';
 import { startConsole } from '../console/server.js';
-import { verdictSource } from '../console/verdict-source.js';
+import { wireConsole } from '../console/wiring.js';
 import { usageError } from '../errors.js';
-import { countFlag } from '../flags.js';
+import { countFlag, shardFlags } from '../flags.js';
 import { writeErr } from '../render/terminal.js';
 import { defaultOperator } from '../ops/operator.js';
-import { contextEffectGate } from '../verbs/compensate/index.js';
 
 export interface ConsoleResult {
   url: string;
@@ -27,7 +24,8 @@ export default class Console extends BaseCommand<typeof Console> {
     'Mark failed and Forget on one task or on a frozen preview of a filtered list, each with a required reason, ' +
     'through the state machine and audited. The first stdout line is the URL with a one-time token (with --json: ' +
     'one JSON line with the URL); `console --link` prints a fresh one-time link of the running console for another ' +
-    'browser. Only 127.0.0.1 is served; --read-only refuses every change.';
+    'browser. Only 127.0.0.1 is served; --read-only refuses every change. On a sharded source the overview adds ' +
+    'every shard and lists each one; every other page, and every change, is per shard under /shards/NAME/.';
   static override examples = [
     '<%= config.bin %> console --db mysql://ops@127.0.0.1:3306/shop --operator alice',
     '<%= config.bin %> console --port 8731 --read-only',
@@ -44,8 +42,9 @@ export default class Console extends BaseCommand<typeof Console> {
         'Asks the running console over its control socket (a Unix socket only its owner can reach) for a new ' +
         'one-time link, valid 10 minutes, for one more browser; browsers already signed in stay signed in. ' +
         'With several consoles running, --port says which.',
-      exclusive: ['read-only', 'operator'],
+      exclusive: ['read-only', 'operator', 'allow-partial'],
     }),
+    ...shardFlags,
     operator: Flags.string({
       summary:
         'Who is acting, for the audit (default: TASKRECON_OPERATOR, else config operator, else OS user@host).',
@@ -56,23 +55,12 @@ export default class Console extends BaseCommand<typeof Console> {
     if (this.flags.port > 65_535) throw usageError(`--port ${this.flags.port}: a port is at most 65535`);
     if (this.flags.link) return this.printLink();
     const choice = this.context.source();
-    const source = await this.openSource();
+    const opened = await this.openSourceOrShards(this.flags);
     const operator = this.flags.operator ?? defaultOperator(this.context.env, this.context.config.operator);
     const readOnly = this.flags['read-only'];
-    const running = await startConsole(
-      {
-        source,
-        stuckAfterMs: choice.stuckAfterMs,
-        operator,
-        host: hostname(),
-        readOnly,
-        diff: diffPages(this.context, source),
-        queues: queuePages(this.context),
-        effects: (force) => contextEffectGate(this.context, source, force),
-        verdict: verdictSource(this.context, source, choice.stuckAfterMs),
-      },
-      this.flags.port,
-    );
+    const common = { stuckAfterMs: choice.stuckAfterMs, operator, host: hostname(), readOnly };
+    const deps = wireConsole(this.context, opened, common);
+    const running = await startConsole(deps, this.flags.port);
     if (running.controlProblem)
       this.warnLine(`\`console --link\` cannot reach this console: ${running.controlProblem}`);
     // Listen for Ctrl-C before the URL goes out: whoever reads the URL may stop the console at once.
@@ -87,7 +75,7 @@ export default class Console extends BaseCommand<typeof Console> {
     process.stdout.write(this.jsonEnabled() ? `${JSON.stringify(result)}\n` : `${running.url}\n`);
     if (!quiet)
       this.note(
-        `console for source ${source.name} on ${running.address.address}:${result.port}${readOnly ? ' (read-only)' : ''}; ` +
+        `console for source ${opened.source.name} on ${running.address.address}:${result.port}${readOnly ? ' (read-only)' : ''}; ` +
           '`taskrecon console --link` prints a link for another browser; Ctrl-C stops it',
       );
     await stopped;

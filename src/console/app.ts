@@ -6,7 +6,9 @@ import type { ConsoleEnv } from './env.js';
 import { errorPage, notFoundPage } from './errors.js';
 import { Flashes } from './flash.js';
 import { actionRoutes } from './routes/actions.js';
-import { pageRoutes } from './routes/pages.js';
+import { pageRoutes, queuesRoute } from './routes/pages.js';
+import { shardedRoutes } from './routes/shards.js';
+import { shardDispatch, type ShardApp } from './shards/mount.js';
 import { queueActionRoutes } from './routes/queue-actions.js';
 import { csrfGuard } from './security/csrf.js';
 import { securityHeaders } from './security/headers.js';
@@ -23,19 +25,32 @@ export interface Served {
 export interface ConsoleApp {
   app: Hono<ConsoleEnv>;
   sessions: Sessions;
-  bulk: BulkRuns;
+  /** The bulk runs of this console and of every shard's (the server waits for them on close). */
+  bulks: BulkRuns[];
 }
 
 /**
  * The console as a Hono app: security first (headers on every answer, the Host check, read-only,
  * the session, then Origin and CSRF on every state change), then the pages and the actions.
+ * On a sharded source, each shard is a console app of its own (this same function, the sessions
+ * shared) served under `/shards/<name>/`; the top level keeps the merged overview and the queues.
  */
-export function createConsoleApp(deps: ConsoleDeps, served: Served): ConsoleApp {
-  const sessions = new Sessions();
+export function createConsoleApp(deps: ConsoleDeps, served: Served, shared?: Sessions): ConsoleApp {
+  const sessions = shared ?? new Sessions();
   const bulk = new BulkRuns();
+  const bulks = [bulk];
   const flashes = new Flashes();
   const origin = () => `http://127.0.0.1:${served.port}`;
   const app = new Hono<ConsoleEnv>();
+  if (deps.shards) {
+    const apps = new Map<string, ShardApp>();
+    for (const shard of deps.shards.shards) {
+      const inner = createConsoleApp(shard.deps, served, sessions);
+      apps.set(shard.name, inner.app);
+      bulks.push(...inner.bulks);
+    }
+    app.use('*', shardDispatch(apps));
+  }
   app.use('*', securityHeaders());
   app.use(
     '*',
@@ -53,12 +68,15 @@ export function createConsoleApp(deps: ConsoleDeps, served: Served): ConsoleApp 
     if (!found) return notFoundPage(c);
     return c.body(found.body, 200, { 'Content-Type': found.type });
   });
-  pageRoutes(app, deps, { bulk, flashes });
+  if (deps.shards) {
+    shardedRoutes(app, deps, deps.shards, { bulk, flashes });
+    queuesRoute(app, deps, { bulk, flashes });
+  } else pageRoutes(app, deps, { bulk, flashes });
   if (!deps.readOnly) {
-    actionRoutes(app, deps, { bulk, flashes });
+    if (!deps.shards) actionRoutes(app, deps, { bulk, flashes });
     queueActionRoutes(app, deps, { bulk, flashes });
   }
   app.notFound((c) => notFoundPage(c));
   app.onError((error, c) => errorPage(c, error));
-  return { app, sessions, bulk };
+  return { app, sessions, bulks };
 }

@@ -12,9 +12,29 @@ export interface DiffPages {
   run(name: string): Promise<RuleResult>;
 }
 
+/** One shard of a sharded source: served under `/shards/<name>/` as a console of its own. */
+export interface ConsoleShard {
+  name: string;
+  /** The shard's console: its table as `source`, no queues, no verdict (the merged overview has them). */
+  deps: ConsoleDeps;
+}
+
+/** The shards of a sharded source the console serves, and those it could not reach (--allow-partial). */
+export interface ConsoleShards {
+  shards: ConsoleShard[];
+  missing: ReadonlyArray<{ name: string; error: string }>;
+  /** How many shards the merged overview reads at once. */
+  concurrency: number;
+}
+
 /** What the console serves and acts on. */
 export interface ConsoleDeps {
+  /** The table (on a sharded source: the first shard, which stands for the source's own tables, such as queue snapshots). */
   source: BoundSource;
+  /** On a sharded source: every shard, each a console under its own prefix; the top level merges. */
+  shards?: ConsoleShards;
+  /** On one shard's console: that shard's name (shown on every page). */
+  shardName?: string;
   stuckAfterMs: number;
   /** Who acts, for the audit. */
   operator: string;

@@ -24,7 +24,7 @@ export interface RunningConsole {
  */
 export async function startConsole(deps: ConsoleDeps, port: number): Promise<RunningConsole> {
   const served = { port };
-  const { app, sessions, bulk } = createConsoleApp(deps, served);
+  const { app, sessions, bulks } = createConsoleApp(deps, served);
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port, hostname: LOOPBACK }, () => resolve(s));
     s.once('error', (error: NodeJS.ErrnoException) =>
@@ -57,11 +57,12 @@ export async function startConsole(deps: ConsoleDeps, port: number): Promise<Run
     ...(controlProblem ? { controlProblem } : {}),
     async close() {
       await control?.close();
-      bulk.stop();
+      for (const bulk of bulks) bulk.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       if ('closeAllConnections' in server) server.closeAllConnections();
       const deadline = Date.now() + 10_000;
-      while (bulk.running().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (bulks.some((b) => b.running().length > 0) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
       await closed;
     },
   };

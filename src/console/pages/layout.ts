@@ -1,4 +1,5 @@
 import { html, type Html } from '../html.js';
+import { UNSCOPED } from '../shards/paths.js';
 import { CSRF_FIELD } from '../security/csrf.js';
 
 /** What every page shows around its content. */
@@ -16,6 +17,10 @@ export interface Frame {
   /** Reload every N seconds (bulk progress, without script). */
   refreshSeconds?: number;
   hasQueues?: boolean;
+  /** On one shard's pages: the shard's name (the header links back to the merged overview). */
+  shard?: string;
+  /** On a sharded console's top level: how many shards it serves. */
+  shardCount?: number;
 }
 
 const NAV: Array<[Frame['nav'], string, string]> = [
@@ -51,7 +56,10 @@ export function page(frame: Frame, body: Html): string {
             ${nav.map(([key, href, label]) => html`<a href="${href}" ${key === frame.nav ? html` aria-current="page"` : ''}>${label}</a>`)}
           </nav>
           <span class="who"
-            >source <b>${frame.sourceName}</b> (${frame.table}) · operator
+            >source
+            <b>${frame.sourceName}</b>
+            (${frame.table})${frame.shard !== undefined ? html` · shard <b class="shard">${frame.shard}</b> · <a href="/" ${UNSCOPED}>all shards</a>` : ''}
+            · operator
             <b>${frame.operator}</b
             >${frame.readOnly ? html` · <span class="badge ro">read-only</span>` : ''}</span
           >

@@ -168,16 +168,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     return c.html(page(frame, auditBody(query, entries, older, linked)));
   });
 
-  app.get('/queues', async (c) => {
-    if (!deps.queues) return notFoundPage(c);
-    const nowEpoch = await source.db.nowEpoch();
-    const [result, history] = await Promise.all([
-      deps.queues.inspect(nowEpoch),
-      snapshotHistory(source.db, nowEpoch),
-    ]);
-    const frame = frameFor(c, deps, state, { title: 'Queues', nav: 'queues' });
-    return c.html(page(frame, queuesBody(result, history, deps.readOnly ? undefined : frame.csrf)));
-  });
+  queuesRoute(app, deps, state);
 
   app.get('/diff', (c) => {
     const frame = frameFor(c, deps, state, { title: 'Diff', nav: 'diff' });
@@ -197,5 +188,20 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     const result = await diff.run(name);
     const frame = frameFor(c, deps, state, { title: `Diff: ${name}`, nav: 'diff' });
     return c.html(page(frame, diffRuleBody(result)));
+  });
+}
+
+/** The queues page: per broker, so a sharded console serves it once, at the top level. */
+export function queuesRoute(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: RouteState): void {
+  const { source } = deps;
+  app.get('/queues', async (c) => {
+    if (!deps.queues) return notFoundPage(c);
+    const nowEpoch = await source.db.nowEpoch();
+    const [result, history] = await Promise.all([
+      deps.queues.inspect(nowEpoch),
+      snapshotHistory(source.db, nowEpoch),
+    ]);
+    const frame = frameFor(c, deps, state, { title: 'Queues', nav: 'queues' });
+    return c.html(page(frame, queuesBody(result, history, deps.readOnly ? undefined : frame.csrf)));
   });
 }

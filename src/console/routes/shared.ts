@@ -34,6 +34,13 @@ export function frameFor(
     table: deps.source.profile.table,
     flash: state.flashes.take(c.req.query('flash')),
     hasQueues: deps.queues !== undefined,
+    ...(deps.shardName !== undefined ? { shard: deps.shardName } : {}),
+    ...(deps.shards
+      ? {
+          shardCount: deps.shards.shards.length + deps.shards.missing.length,
+          table: `${deps.shards.shards.length + deps.shards.missing.length} shards`,
+        }
+      : {}),
     ...part,
   };
 }

@@ -12,11 +12,12 @@ export function effectSetup(context: Context, dsn?: string): EffectSetup {
   };
 }
 
-/** The effect gate of a retry on the context's source (undefined when no diff rule covers it). */
+/** The effect gate of a retry on the context's source, or on one shard of it by its DSN (undefined when no diff rule covers it). */
 export function contextEffectGate(
   context: Context,
   source: BoundSource,
   force: boolean,
+  shardDsn?: string,
 ): EffectGate | undefined {
-  return effectGate(source, effectSetup(context), force);
+  return effectGate(source, effectSetup(context, shardDsn), force);
 }

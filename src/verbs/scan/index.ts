@@ -15,4 +15,5 @@ export {
 } from './list-page.js';
 export { listErrors, type ListErrors } from './list-errors.js';
 export { scanShards, type ShardedScanResult, type ShardTask } from './shards.js';
+export { shardOverview, type ShardOverview, type ShardOverviewEntry } from './shard-overview.js';
 export { SCAN_FLAGS } from './flags.js';

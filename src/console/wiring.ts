@@ -1,0 +1,64 @@
+import type { Context } from '../context.js';
+import type { BoundSource } from '../db/bind-source.js';
+import type { ShardSet } from '../ops/shards/set.js';
+import { contextEffectGate } from '../verbs/compensate/index.js';
+import type { ConsoleDeps, ConsoleShards, DiffPages } from './deps.js';
+import { diffPages } from './diff-pages.js';
+import { queuePages } from './queue-pages.js';
+import { verdictSource } from './verdict-source.js';
+
+/** What every console of one run shares: who acts, from where, and the stuck cut-off. */
+export type ConsoleCommon = Pick<ConsoleDeps, 'stuckAfterMs' | 'operator' | 'host' | 'readOnly'>;
+
+/** The diff page of a shard's console: off, saying why and what to run instead. */
+const SHARD_DIFF: DiffPages = {
+  names: [],
+  problem:
+    'Diff rules do not run on a sharded source yet: run `taskrecon diff` on one shard (--db DSN --table TABLE, without --source).',
+  run: () => Promise.reject(new Error('diff rules do not run on a sharded source')),
+};
+
+/**
+ * The console's sources wired to the configured rules, brokers and report: one table, or a
+ * sharded source's top level (merged overview, verdict over every shard, queues) with a console
+ * per shard. A shard's console has its table, its retries' effect checks against its own database
+ * (as `compensate` on shards), no queues and no verdict (the top level has them), and no diff page.
+ */
+export function wireConsole(
+  context: Context,
+  opened: { source: BoundSource; set?: ShardSet },
+  common: ConsoleCommon,
+): ConsoleDeps {
+  const { source, set } = opened;
+  const queues = queuePages(context);
+  if (!set)
+    return {
+      ...common,
+      source,
+      diff: diffPages(context, source),
+      queues,
+      effects: (force) => contextEffectGate(context, source, force),
+      verdict: verdictSource(context, source, common.stuckAfterMs),
+    };
+  const shards: ConsoleShards = {
+    shards: set.shards.map((shard) => ({
+      name: shard.spec.name,
+      deps: {
+        ...common,
+        source: shard.source,
+        shardName: shard.spec.name,
+        diff: SHARD_DIFF,
+        effects: (force) => contextEffectGate(context, shard.source, force, shard.spec.db),
+      },
+    })),
+    missing: set.missing,
+    concurrency: set.concurrency,
+  };
+  return {
+    ...common,
+    source,
+    shards,
+    queues,
+    verdict: verdictSource(context, source, common.stuckAfterMs, set),
+  };
+}
