@@ -271,6 +271,30 @@ describe('console on a sharded source', () => {
     expect(anonymous.status).toBe(401);
   });
 
+  it('--read-only refuses a change under a prefix and shows no action there', async () => {
+    const ro = await startConsoleCli(['--read-only'], { cwd: dir });
+    try {
+      const roCookie = await signIn(ro.url);
+      const [id] = await failedIds(A);
+      const before = await checksum(A);
+      const page = await fetch(`${ro.origin}${prefixOf(A)}/tasks/${id}`, { headers: { cookie: roCookie } });
+      const text = await page.text();
+      expect(page.status).toBe(200);
+      expect(text).not.toContain('/actions"');
+      const res = await fetch(`${ro.origin}${prefixOf(A)}/tasks/${id}/actions`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: roCookie, origin: ro.origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'action=retry&reason=read-only+test&_csrf=x',
+      });
+      expect(res.status).toBe(403);
+      expect(await res.text()).toMatch(/read-only/);
+      expect(await checksum(A)).toBe(before);
+    } finally {
+      await ro.stop();
+    }
+  });
+
   it('an unknown shard is a 404; a per-shard page at the top level offers each shard', async () => {
     expect((await get('/shards/nope/')).status).toBe(404);
     expect((await get('/shards/nope/tasks?list=failed')).status).toBe(404);

@@ -22,8 +22,13 @@ export function shardDispatch(apps: ReadonlyMap<string, ShardApp>): MiddlewareHa
     const prefix = shardPrefix(split.name);
     const inner = new URL(split.rest + url.search, url.origin);
     const raw = c.req.raw;
-    const body = raw.method === 'GET' || raw.method === 'HEAD' ? undefined : await raw.arrayBuffer();
-    const answer = await app.fetch(new Request(inner, { method: raw.method, headers: raw.headers, body }));
+    // The body is streamed through unread: the shard's guards (read-only first) decide whether it is read.
+    const init: RequestInit & { duplex?: 'half' } = { method: raw.method, headers: raw.headers };
+    if (raw.body) {
+      init.body = raw.body;
+      init.duplex = 'half';
+    }
+    const answer = await app.fetch(new Request(inner, init));
     const headers = new Headers(answer.headers);
     const location = headers.get('location');
     if (location) headers.set('location', scopePath(location, prefix));
