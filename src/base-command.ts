@@ -106,7 +106,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (this.context.shards(choice))
       throw usageError(
         `source '${choice.name}' is sharded, and ${this.id ?? 'this command'} works on one table at a time`,
-        'scan, show, report, doctor, redrive, compensate, sweep, audit and diff work on every shard; for this command name one shard with --db DSN --table TABLE and no --source.',
+        'scan, show, report, doctor, redrive, compensate, sweep, audit, diff and console work on every shard; for this command name one shard with --db DSN --table TABLE and no --source.',
       );
     const db = await this.context.open(choice, options);
     for (const warning of db.warnings) this.warnLine(warning);

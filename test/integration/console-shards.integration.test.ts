@@ -12,6 +12,9 @@ import {
   openShardDb,
   seedShards,
   shardsConfigYaml,
+  startMariadbServers,
+  stopMariadbServers,
+  type MariadbServer,
   type ShardLayout,
   type ShardServer,
   type ShardSpec,
@@ -327,4 +330,52 @@ describe('console on a sharded source', () => {
       rmSync(partial, { recursive: true, force: true });
     }
   });
+
+  it('a shard whose server stops while the console runs: the overview names it and sums the others exactly', async () => {
+    let extra: MariadbServer[] = [];
+    const partial = mkdtempSync(join(tmpdir(), 'taskrecon-console-shards-'));
+    let second: ConsoleProcess | undefined;
+    try {
+      extra = await startMariadbServers(1);
+      const all = [servers[0] as ShardServer, ...extra];
+      const late: ShardSpec = {
+        name: `${prefix}x.async_task_3`,
+        index: 3,
+        server: 1,
+        database: `${prefix}x`,
+        table: 'async_task_3',
+        rows: 81,
+      };
+      await seedShards(all, { shards: [late] });
+      writeFileSync(
+        join(partial, 'taskrecon.config.yaml'),
+        shardsConfigYaml(all, { shards: [...layout.shards, late] }),
+      );
+      second = await startConsoleCli([], { cwd: partial });
+      const signed = await signIn(second.url);
+      const overview = async () => {
+        const res = await fetch(`${second?.origin}/`, { headers: { cookie: signed } });
+        return { status: res.status, text: await res.text() };
+      };
+      const truth = await groundTruth(servers, layout);
+      const before = await overview();
+      expect(before.status).toBe(200);
+      expect(card(before.text, 'Tasks')).toBe(truth.total + 81);
+      await (extra[0] as MariadbServer).stop();
+      const after = await overview();
+      expect(after.status).toBe(200);
+      expect(card(after.text, 'Tasks')).toBe(truth.total);
+      expect(card(after.text, 'Failed')).toBe(truth.byStatus.failed);
+      expect(card(after.text, 'Due')).toBe(truth.due);
+      expect(after.text).toMatch(
+        new RegExp(`id="shards-missing"[\\s\\S]*${late.name.replace(/\./g, '\\.')}`),
+      );
+      expect(after.text).toMatch(/class="shard-error"[\s\S]*did not answer/);
+      expect(after.text).toMatch(/id="verdict-error"/);
+    } finally {
+      await second?.stop();
+      await stopMariadbServers(extra);
+      rmSync(partial, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

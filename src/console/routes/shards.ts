@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import { describeForPage } from '../errors.js';
 import { html } from '../html.js';
 import { snapshotHistory } from '../../verbs/queues/index.js';
 import { shardOverview } from '../../verbs/scan/index.js';
@@ -34,12 +35,21 @@ export function shardedRoutes(
       { stuckAfterMs: deps.stuckAfterMs, concurrency: sharded.concurrency },
     );
     const refresh = refreshOf(c.req.query('refresh'));
-    const verdict = deps.verdict ? verdictBody(await deps.verdict(), refresh) : '';
+    // A shard that stops answering while the console runs leaves the overview up, saying so.
+    const verdict = deps.verdict
+      ? await deps.verdict().then(
+          (report) => verdictBody(report, refresh),
+          (error: unknown) =>
+            html`<p class="flash error" id="verdict-error">
+              No verdict now: ${describeForPage(error).message}
+            </p>`,
+        )
+      : '';
     const csrf = deps.readOnly ? undefined : c.get('csrf');
-    const nowEpoch = await deps.source.db.nowEpoch();
+    const nowEpoch = await deps.source.db.nowEpoch().catch(() => Math.floor(Date.now() / 1000));
     const inspected = deps.queues ? await deps.queues.inspect(nowEpoch).catch(() => undefined) : undefined;
     const findings = inspected ? findingsBody(inspected.findings, csrf) : '';
-    const history = await snapshotHistory(deps.source.db, nowEpoch);
+    const history = await snapshotHistory(deps.source.db, nowEpoch).catch(() => []);
     const merged = overview.summary
       ? overviewBody({
           summary: overview.summary,
