@@ -183,6 +183,22 @@ describe('console on a sharded source', () => {
     expect(page.text).toMatch(/<a href="\/" data-unscoped>all shards<\/a>/);
   });
 
+  it("a shard's own overview counts that shard alone; its diff page is off, saying why", async () => {
+    const truth = await groundTruth(servers, layout);
+    for (const spec of [A, C]) {
+      const own = truth.shards.find((s) => s.name === spec.name);
+      const page = await get(`${prefixOf(spec)}/`);
+      expect(page.status).toBe(200);
+      expect(card(page.text, 'Tasks')).toBe(own?.total);
+      expect(card(page.text, 'Failed')).toBe(own?.byStatus.failed);
+      expect(card(page.text, 'Stuck')).toBe(own?.stuck);
+    }
+    const diff = await get(`${prefixOf(A)}/diff`);
+    expect(diff.status).toBe(200);
+    expect(diff.text).toContain('Diff rules do not run on a sharded source yet');
+    expect((await get(`${prefixOf(A)}/diff/anything`)).status).toBe(404);
+  });
+
   it("a task's page under a shard, its actions posting to that shard", async () => {
     const [id] = await failedIds(B);
     const page = await get(`${prefixOf(B)}/tasks/${id}`);
