@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { csrfOf, signIn, startConsoleCli, type ConsoleProcess } from '../support/console.js';
+import { csrfOf, launchChromium, signIn, startConsoleCli, type ConsoleProcess } from '../support/console.js';
 import {
   dropShards,
   groundTruth,
@@ -346,6 +346,49 @@ describe('console on a sharded source', () => {
       rmSync(partial, { recursive: true, force: true });
     }
   });
+
+  it('in a browser: overview → a shard → its failed list → a task → retry, all inside the shard, then back to all shards', async () => {
+    const browser = await launchChromium();
+    try {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        // A refused script, style or form (the Content-Security-Policy) shows here; the favicon's 404 does not count.
+        if (m.type() === 'error' && !/status of 404/.test(m.text())) problems.push(m.text());
+      });
+      page.on('dialog', (d) => void d.accept());
+      const minted = await runCli(['console', '--link', '--port', String(cons.port)], { cwd: dir });
+      expect(minted.code, minted.stderr).toBe(0);
+      await page.goto(minted.stdout.trim());
+      expect(page.url()).toBe(`${cons.origin}/`);
+      await Promise.all([
+        page.waitForURL(`${cons.origin}${prefixOf(B)}/`),
+        page.click(`#shards a.shard >> text=${B.name}`),
+      ]);
+      await page.click('nav >> text=Failed');
+      expect(page.url()).toBe(`${cons.origin}${prefixOf(B)}/tasks?list=failed`);
+      const first = page.locator('table.tasks tbody tr').first();
+      const id = Number((await first.locator('td').first().textContent())?.trim());
+      await first.locator('a').first().click();
+      expect(page.url()).toBe(`${cons.origin}${prefixOf(B)}/tasks/${id}`);
+      const retry = page.locator('section.actions:not(.force-effect) form.task-actions');
+      await retry.locator('input[name="reason"]').fill('retried in a browser');
+      await Promise.all([page.waitForURL(/flash=/), retry.locator('button[value="retry"]').click()]);
+      expect(page.url().startsWith(`${cons.origin}${prefixOf(B)}/tasks/${id}?flash=`)).toBe(true);
+      await expect(page.locator('#task-status').textContent()).resolves.toBe('pending');
+      const audit = await onShard<{ reason: string }>(
+        B,
+        `SELECT reason FROM taskrecon_audit WHERE task_id = '${id}'`,
+      );
+      expect(audit.map((a) => a.reason)).toEqual(['retried in a browser']);
+      await Promise.all([page.waitForURL(`${cons.origin}/`), page.click('a[data-unscoped]')]);
+      await expect(page.locator('h1').textContent()).resolves.toBe('Overview');
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 
   it('a shard whose server stops while the console runs: the overview names it and sums the others exactly', async () => {
     let extra: MariadbServer[] = [];
