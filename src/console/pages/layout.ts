@@ -19,8 +19,6 @@ export interface Frame {
   hasQueues?: boolean;
   /** On one shard's pages: the shard's name (the header links back to the merged overview). */
   shard?: string;
-  /** On a sharded console's top level: how many shards it serves. */
-  shardCount?: number;
 }
 
 const NAV: Array<[Frame['nav'], string, string]> = [

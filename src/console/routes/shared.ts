@@ -35,12 +35,8 @@ export function frameFor(
     flash: state.flashes.take(c.req.query('flash')),
     hasQueues: deps.queues !== undefined,
     ...(deps.shardName !== undefined ? { shard: deps.shardName } : {}),
-    ...(deps.shards
-      ? {
-          shardCount: deps.shards.shards.length + deps.shards.missing.length,
-          table: `${deps.shards.shards.length + deps.shards.missing.length} shards`,
-        }
-      : {}),
+    // A sharded console's top level reads no one table: the header names how many shards.
+    ...(deps.shards ? { table: `${deps.shards.shards.length + deps.shards.missing.length} shards` } : {}),
     ...part,
   };
 }
