@@ -1,3 +1,4 @@
+import type { Trend } from '../core/trend.js';
 import type { BoundSource } from '../db/bind-source.js';
 import type { EffectGate } from '../verbs/compensate/index.js';
 import type { RuleResult } from '../verbs/diff/index.js';
@@ -25,6 +26,8 @@ export interface ConsoleShards {
   missing: ReadonlyArray<{ name: string; error: string }>;
   /** How many shards the merged overview reads at once. */
   concurrency: number;
+  /** The overview's trend charts over every shard, bucket by bucket, as of `nowEpoch`. */
+  trends(nowEpoch: number): Promise<Trend[]>;
 }
 
 /** What the console serves and acts on. */

@@ -2,6 +2,7 @@ import type { Context } from '../context.js';
 import type { BoundSource } from '../db/bind-source.js';
 import type { ShardSet } from '../ops/shards/set.js';
 import { contextEffectGate } from '../verbs/compensate/index.js';
+import { allShardTrends } from '../verbs/report/index.js';
 import type { ConsoleDeps, ConsoleShards, DiffPages } from './deps.js';
 import { diffPages } from './diff-pages.js';
 import { queuePages } from './queue-pages.js';
@@ -53,6 +54,7 @@ export function wireConsole(
     })),
     missing: set.missing,
     concurrency: set.concurrency,
+    trends: (nowEpoch) => allShardTrends(set, nowEpoch),
   };
   return {
     ...common,

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatRate } from '../../src/console/pages/charts.js';
+import { trendStart } from '../../src/core/trend.js';
 import { runCli } from '../support/cli.js';
 import { csrfOf, launchChromium, signIn, startConsoleCli, type ConsoleProcess } from '../support/console.js';
 import {
@@ -155,6 +157,35 @@ describe('console on a sharded source', () => {
       expect(row?.[1], s.name).toBe(String(s.total));
       expect(table).toContain(`href="${prefixOf(spec)}/tasks?list=failed">${s.byStatus.failed}</a>`);
     }
+    // The trend charts add every shard's buckets: the 24 h failure rate is failed ÷ created over every
+    // shard's rows created since the span's first bucket (one clock: every shard is on this server).
+    const [clock] = await onShard<{ now: unknown }>(A, 'SELECT UNIX_TIMESTAMP() AS now');
+    const since = trendStart('24h', Number(clock?.now));
+    let created = 0;
+    let failed = 0;
+    for (const spec of layout.shards) {
+      const [r] = await onShard<{ n: unknown; f: unknown }>(
+        spec,
+        `SELECT COUNT(*) AS n, SUM(status = ${FAILED}) AS f FROM \`${spec.table}\` WHERE UNIX_TIMESTAMP(created_at) >= ${since}`,
+      );
+      created += Number(r?.n);
+      failed += Number(r?.f ?? 0);
+    }
+    expect(created).toBeGreaterThan(0);
+    expect(page.text).toMatch(/Last 24h/);
+    expect(page.text).toMatch(/Last 7d/);
+    const rate = /<span class="label">Failure rate, 24 h<\/span\s*><span class="value">([^<]+)<\/span>/.exec(
+      page.text,
+    );
+    expect(rate?.[1]).toBe(formatRate(failed / created));
+    // The 24 h Created chart: its bars (one an hour, each titled with its count) add up to every shard's rows.
+    const day = page.text.slice(page.text.indexOf('Last 24h'));
+    const chart = /<figure class="chart">\s*<figcaption>\s*Created[\s\S]*?<\/figure>/.exec(day)?.[0] ?? '';
+    const bars = [...chart.matchAll(/<title>[^<]*: ([\d,]+)<\/title>/g)].map((m) =>
+      Number((m[1] as string).replace(/,/g, '')),
+    );
+    expect(bars.length).toBe(24);
+    expect(bars.reduce((a, b) => a + b, 0)).toBe(created);
     // The odd name is text, escaped; never markup.
     expect(page.text).toContain('eu/&lt;i&gt;&amp;&#39;9');
     expect(page.text).not.toContain(ODD);
@@ -431,6 +462,8 @@ describe('console on a sharded source', () => {
       );
       expect(after.text).toMatch(/class="shard-error"[\s\S]*did not answer/);
       expect(after.text).toMatch(/id="verdict-error"/);
+      expect(after.text).toContain('no trend charts while a shard does not answer');
+      expect(after.text).not.toMatch(/Last 24h/);
     } finally {
       await second?.stop();
       await stopMariadbServers(extra);

@@ -50,15 +50,20 @@ export function shardedRoutes(
     const inspected = deps.queues ? await deps.queues.inspect(nowEpoch).catch(() => undefined) : undefined;
     const findings = inspected ? findingsBody(inspected.findings, csrf) : '';
     const history = await snapshotHistory(deps.source.db, nowEpoch).catch(() => []);
+    // Trends need every shard's buckets: a shard that does not answer leaves the charts out, saying so.
+    const trends =
+      overview.nowEpoch === undefined
+        ? undefined
+        : await sharded.trends(overview.nowEpoch).catch(() => undefined);
     const merged = overview.summary
       ? overviewBody({
           summary: overview.summary,
           byBizType: overview.byBizType,
           notes: [
             ...overview.notes,
-            `Totals of ${overview.shards.filter((s) => s.summary).length} shards, each counted on its own clock; trend charts are per shard (open one below).`,
+            `Totals of ${overview.shards.filter((s) => s.summary).length} shards, each counted on its own clock${trends ? '' : '; no trend charts while a shard does not answer'}.`,
           ],
-          trends: [],
+          trends: trends ?? [],
         })
       : html`<p class="flash error">No shard answered.</p>`;
     const body = html`${verdict}${findings}${merged}${shardTableBody(overview, sharded.missing)}${

@@ -5,6 +5,7 @@ import {
   buildTrend,
   mergeTrendRows,
   trendStart,
+  TREND_SPAN_NAMES,
   TREND_SPANS,
   type Trend,
   type TrendSpan,
@@ -123,6 +124,11 @@ export async function shardTrend(set: ShardSet, span: string, nowEpoch: number):
     store.state.selectTrendBuckets(source, since, TREND_SPANS[name].bucketSeconds),
   );
   return buildTrend(name, nowEpoch, mergeTrendRows(parts));
+}
+
+/** Every span's trend of a sharded source (in TREND_SPAN_NAMES order), as of `nowEpoch`: the sharded console's charts. */
+export function allShardTrends(set: ShardSet, nowEpoch: number): Promise<Trend[]> {
+  return Promise.all(TREND_SPAN_NAMES.map((span) => shardTrend(set, span, nowEpoch)));
 }
 
 /**

@@ -18,6 +18,8 @@ export interface ShardOverview {
   summary?: ScanSummary;
   byBizType: BizTypeSummary[];
   notes: string[];
+  /** The latest clock of the shards that answered (as `report` on shards takes it); undefined when none did. */
+  nowEpoch?: number;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function shardOverview(
     try {
       const nowEpoch = await source.db.nowEpoch();
       const head = await scanSummary(source, { nowEpoch, stuckAfterMs: options.stuckAfterMs, limit: 0 });
-      return { name, head };
+      return { name, head, nowEpoch };
     } catch (error) {
       return { name, error: maskDsnText((error as Error)?.message ?? String(error)) };
     }
@@ -46,5 +48,6 @@ export async function shardOverview(
     ...(answered.length ? { summary: sumSummaries(answered.map((h) => h.summary)) } : {}),
     byBizType: sumBizTypes(answered.map((h) => h.byBizType)),
     notes: [...new Set(answered.flatMap((h) => h.notes))],
+    ...(answered.length ? { nowEpoch: Math.max(...parts.flatMap((p) => (p.head ? [p.nowEpoch] : []))) } : {}),
   };
 }
