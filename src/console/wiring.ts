@@ -11,19 +11,20 @@ import { verdictSource } from './verdict-source.js';
 /** What every console of one run shares: who acts, from where, and the stuck cut-off. */
 export type ConsoleCommon = Pick<ConsoleDeps, 'stuckAfterMs' | 'operator' | 'host' | 'readOnly'>;
 
-/** The diff page of a shard's console: off, saying why and what to run instead. */
-const SHARD_DIFF: DiffPages = {
+/** The diff page of a sharded console, at the top and on every shard: off, saying why and what to run instead. */
+export const SHARDED_DIFF: DiffPages = {
   names: [],
   problem:
-    'Diff rules do not run on a sharded source yet: run `taskrecon diff` on one shard (--db DSN --table TABLE, without --source).',
-  run: () => Promise.reject(new Error('diff rules do not run on a sharded source')),
+    "The console's diff page does not run on a sharded source yet: run `taskrecon diff`, which reconciles every rule over every shard.",
+  run: () => Promise.reject(new Error("the console's diff page does not run on a sharded source")),
 };
 
 /**
  * The console's sources wired to the configured rules, brokers and report: one table, or a
  * sharded source's top level (merged overview, verdict over every shard, queues) with a console
  * per shard. A shard's console has its table, its retries' effect checks against its own database
- * (as `compensate` on shards), no queues and no verdict (the top level has them), and no diff page.
+ * (as `compensate` on shards), no queues and no verdict (the top level has them); the diff page is
+ * off on a sharded source.
  */
 export function wireConsole(
   context: Context,
@@ -48,7 +49,7 @@ export function wireConsole(
         ...common,
         source: shard.source,
         shardName: shard.spec.name,
-        diff: SHARD_DIFF,
+        diff: SHARDED_DIFF,
         effects: (force) => contextEffectGate(context, shard.source, force, shard.spec.db),
       },
     })),
@@ -60,6 +61,7 @@ export function wireConsole(
     ...common,
     source,
     shards,
+    diff: SHARDED_DIFF,
     queues,
     verdict: verdictSource(context, source, common.stuckAfterMs, set),
   };

@@ -214,7 +214,7 @@ describe('console on a sharded source', () => {
     expect(page.text).toMatch(/<a href="\/" data-unscoped>all shards<\/a>/);
   });
 
-  it("a shard's own overview counts that shard alone; its diff page is off, saying why", async () => {
+  it("a shard's own overview counts that shard alone; the diff page is off there and at the top, saying why", async () => {
     const truth = await groundTruth(servers, layout);
     for (const spec of [A, C]) {
       const own = truth.shards.find((s) => s.name === spec.name);
@@ -226,7 +226,10 @@ describe('console on a sharded source', () => {
     }
     const diff = await get(`${prefixOf(A)}/diff`);
     expect(diff.status).toBe(200);
-    expect(diff.text).toContain('Diff rules do not run on a sharded source yet');
+    expect(diff.text).toContain('The console&#39;s diff page does not run on a sharded source yet');
+    const top = await get('/diff');
+    expect(top.status).toBe(200);
+    expect(top.text).toContain('The console&#39;s diff page does not run on a sharded source yet');
     expect((await get(`${prefixOf(A)}/diff/anything`)).status).toBe(404);
   });
 

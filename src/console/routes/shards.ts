@@ -5,6 +5,7 @@ import { snapshotHistory } from '../../verbs/queues/index.js';
 import { shardOverview } from '../../verbs/scan/index.js';
 import type { ConsoleDeps, ConsoleShards } from '../deps.js';
 import type { ConsoleEnv } from '../env.js';
+import { diffIndexBody } from '../pages/diff.js';
 import { page } from '../pages/layout.js';
 import { overviewBody } from '../pages/overview.js';
 import { backlogHistory } from '../pages/queues.js';
@@ -14,12 +15,12 @@ import { refreshOf, verdictBody } from '../pages/verdict.js';
 import { frameFor, type RouteState } from './shared.js';
 
 /** The pages a shard's console serves: asked for at the top level, they offer each shard. */
-const PER_SHARD = ['/tasks', '/tasks/*', '/bulk/*', '/audit', '/diff', '/diff/*'];
+const PER_SHARD = ['/tasks', '/tasks/*', '/bulk/*', '/audit'];
 
 /**
  * The top level of a sharded console: the overview merged over every shard (counts add; each
  * shard's own figures in a table linking into its console), the verdict of `report` over the
- * shards, and a page offering each shard for every per-shard page.
+ * shards, the diff page (off, saying why), and a page offering each shard for every per-shard page.
  */
 export function shardedRoutes(
   app: Hono<ConsoleEnv>,
@@ -88,10 +89,13 @@ export function shardedRoutes(
           ? list
           : url.pathname.startsWith('/audit')
             ? 'audit'
-            : url.pathname.startsWith('/diff')
-              ? 'diff'
-              : '';
+            : '';
       const frame = frameFor(c, deps, state, { title: 'Pick a shard', nav });
       return c.html(page(frame, pickShardBody(names, `${url.pathname}${url.search}`)));
     });
+
+  app.get('/diff', (c) => {
+    const frame = frameFor(c, deps, state, { title: 'Diff', nav: 'diff' });
+    return c.html(page(frame, diffIndexBody([], deps.diff?.problem)));
+  });
 }
