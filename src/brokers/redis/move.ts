@@ -4,7 +4,7 @@ import { TaskreconError, usageError } from '../../errors.js';
 import type { MovedJob, MoveRequest, MoveResult, MoveWhat } from '../types.js';
 import { redisNow } from './inspect.js';
 import { journaled } from './intents.js';
-import { jobIdOf } from './job-id.js';
+import { jobIdOf, jobsOfDigests } from './job-id.js';
 import { pushEnd, queueKeys, type QueueKeys, type RedisLayout } from './layout.js';
 import { MIGRATE_DUE, MOVE_READY, MOVE_ZSET } from './scripts.js';
 
@@ -135,8 +135,8 @@ async function movePart(
             takeEnd,
             notify.length ? '1' : '0',
             ttl,
-          )) as string[],
-        (reply) => reply.map(jobOf),
+          )) as (string | number)[],
+        (reply) => jobsOfDigests(reply, batch),
       ));
       if (jobs.length === 0) break;
     } else {

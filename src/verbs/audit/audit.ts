@@ -21,8 +21,11 @@ export async function latestAudit(db: Db, query: AuditQuery): Promise<AuditEntry
   return (await store.audit.selectLatest(db, db.dialect, query, query.limit)).map(toAuditEntry);
 }
 
-/** Every entry matching the filter, oldest first, a page at a time (constant memory). */
-export async function* streamAudit(db: Db, filter: AuditFilter, pageSize = 1000): AsyncGenerator<AuditEntry> {
+/**
+ * Every entry matching the filter, oldest first, a page of rows at a time (constant memory: a page
+ * of job-batch rows holds one entry per job, hence pages of a few hundred rows).
+ */
+export async function* streamAudit(db: Db, filter: AuditFilter, pageSize = 200): AsyncGenerator<AuditEntry> {
   await requireAuditTable(db);
   let after = 0;
   for (;;) {
