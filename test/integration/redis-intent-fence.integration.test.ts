@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { markerKey } from '../../src/brokers/redis/intents.js';
 import { moveJobs } from '../../src/brokers/redis/move.js';
@@ -66,7 +66,13 @@ describe('the Redis side of a write-ahead intent', () => {
       'another run settled this batch as not moved',
     );
     // The first batch moved and was settled with its two jobs; the fenced one moved nothing.
-    expect(settled.map((s) => s.moved.map((m) => m.payload))).toEqual([['j1', 'j2']]);
+    const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+    expect(settled.map((s) => s.moved.map((m) => [m.jobId, m.digest]))).toEqual([
+      [
+        [`sha1:${sha1('j1')}`, { sha1: sha1('j1'), bytes: 2 }],
+        [`sha1:${sha1('j2')}`, { sha1: sha1('j2'), bytes: 2 }],
+      ],
+    ]);
     expect(await redis.lrange(list('queues:a'), 0, -1)).toEqual(['j3']);
     expect(await redis.lrange(list('queues:b'), 0, -1)).toEqual(['j1', 'j2']);
     expect(await redis.get(markerKey(run, second))).toBe('fenced');
