@@ -65,13 +65,18 @@ describe('the Redis side of a write-ahead intent', () => {
     await expect(moveJobs(target(), { ...request(journal(settled)), limit: 3 })).rejects.toThrow(
       'another run settled this batch as not moved',
     );
-    // The first batch moved and was settled with its two jobs; the fenced one moved nothing.
+    // The first batch moved and was settled with its two jobs; the fenced one moved nothing and is
+    // left to the run that fenced it; the intent opened ahead for a third batch is closed unmoved.
     const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
-    expect(settled.map((s) => s.moved.map((m) => [m.jobId, m.digest]))).toEqual([
+    expect(settled.map((s) => [s.id, s.moved.map((m) => [m.jobId, m.digest])])).toEqual([
       [
-        [`sha1:${sha1('j1')}`, { sha1: sha1('j1'), bytes: 2 }],
-        [`sha1:${sha1('j2')}`, { sha1: sha1('j2'), bytes: 2 }],
+        second - 1,
+        [
+          [`sha1:${sha1('j1')}`, { sha1: sha1('j1'), bytes: 2 }],
+          [`sha1:${sha1('j2')}`, { sha1: sha1('j2'), bytes: 2 }],
+        ],
       ],
+      [second + 1, []],
     ]);
     expect(await redis.lrange(list('queues:a'), 0, -1)).toEqual(['j3']);
     expect(await redis.lrange(list('queues:b'), 0, -1)).toEqual(['j1', 'j2']);
