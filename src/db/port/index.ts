@@ -95,7 +95,7 @@ export type { ScanFilter } from '../fragment.js';
 
 // Constants and pure helpers (no statement runs): names, columns, fragments, text.
 export { AUDIT_WRITE_COLUMNS } from '../sql/audit.js';
-export { JOB_BATCH_TASK_ID } from '../sql/audit-batch.js';
+export { expandAuditRecord, JOB_BATCH_TASK_ID } from '../sql/audit-batch.js';
 export { idRangeWhere } from '../sql/compensate.js';
 export { CREATE_FIELDS } from '../sql/create-missing.js';
 export { DEMO_BUSINESS_DDL, isDemoBizType } from '../sql/demo.js';

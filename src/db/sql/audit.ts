@@ -157,8 +157,9 @@ function toRecord(row: Row): AuditRecord {
 /**
  * One page of audit records in id order (chronological), after `afterId`; a job-batch row comes
  * expanded, one record per job (see audit-batch.ts), all with the row's id.
- * In: filter, afterId (0 for the first page), limit (rows). Out: the records of up to `limit` rows
- * (more records than rows when a job-batch row is among them; read on after the last record's id).
+ * In: filter, afterId (0 for the first page), limit (rows), expand (false: job-batch rows as they
+ * are, for a reader that expands them one at a time). Out: the records of up to `limit` rows (more
+ * records than rows when a job-batch row is among them; read on after the last record's id).
  * Reads only.
  */
 export async function selectAuditPage(
@@ -167,13 +168,15 @@ export async function selectAuditPage(
   filter: AuditFilter,
   afterId: number,
   limit: number,
+  expand = true,
 ): Promise<AuditRecord[]> {
   const where = auditWhere(dialect, filter);
   const rows = await db.query<Row>(
     `SELECT ${selectList(dialect)} FROM ${dialect.quoteId(AUDIT_TABLE)} WHERE ${where.sql} AND ${dialect.quoteId('id')} > ? ORDER BY ${dialect.quoteId('id')} LIMIT ${Math.trunc(limit)}`,
     [...where.params, afterId],
   );
-  return rows.map(toRecord).flatMap((r) => expandAuditRecord(r, filter.taskIds));
+  const records = rows.map(toRecord);
+  return expand ? records.flatMap((r) => expandAuditRecord(r, filter.taskIds)) : records;
 }
 
 /**
