@@ -83,6 +83,36 @@ describe('the Redis side of a write-ahead intent', () => {
     expect(await redis.get(markerKey(run, second))).toBe('fenced');
   });
 
+  it('batches overlap without loosening the journal: a failed settlement stops the move, nothing unaccounted', async () => {
+    await redis.rpush(list('queues:c'), 'k1', 'k2', 'k3', 'k4', 'k5', 'k6');
+    const events: string[] = [];
+    const first = nextIntent;
+    const failing: MoveJournal = {
+      open: async () => {
+        const id = nextIntent++;
+        events.push(`open ${id - first}`);
+        return id;
+      },
+      settle: async (id, moved) => {
+        // The script of a batch ran only after its intent was opened.
+        events.push(`settle ${id - first}: ${moved.length}`);
+        if (id === first) throw new Error('the database went away');
+      },
+    };
+    await expect(moveJobs(target(), { ...request(failing), from: 'c', to: 'd', limit: 6 })).rejects.toThrow(
+      'the database went away',
+    );
+    // Batch 0 failed to settle while batch 1's script ran: batch 1 is settled, then the move stops;
+    // the intent opened ahead for batch 2 is closed as not moved. Batch 0 keeps its marker (the
+    // next run settles it by looking); batch 1's marker is removed once settled.
+    expect(events).toEqual(['open 0', 'open 1', 'settle 0: 2', 'open 2', 'settle 1: 2', 'settle 2: 0']);
+    expect(await redis.lrange(list('queues:c'), 0, -1)).toEqual(['k5', 'k6']);
+    expect(await redis.lrange(list('queues:d'), 0, -1)).toEqual(['k1', 'k2', 'k3', 'k4']);
+    expect(await redis.lrange(markerKey(run, first), 0, -1)).toEqual(['k1', 'k2']);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await redis.exists(markerKey(run, first + 1))).toBe(0);
+  });
+
   it('a failed-job push writes its marker in the same MULTI, and pushes nothing once the marker is fenced', async () => {
     const lists = new RedisLists(`redis://127.0.0.1:6379/${DB}`);
     try {
