@@ -231,6 +231,8 @@ export interface MovedJob {
   toSet?: string;
   /** The payload as it was, when the move kept it (audit `before_json`). */
   payload?: string;
+  /** The payload's SHA-1 and byte size, when the broker gave them instead of the payload. */
+  digest?: { sha1: string; bytes: number };
 }
 
 /** A batch's write-ahead intent, as the verb keeps it: opened before the broker write, settled after. */

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { perJob } from '../support/audit-jobs.js';
 import { runJson } from '../support/cli.js';
 import { csrfOf, signIn, startConsoleCli, type ConsoleProcess } from '../support/console.js';
 import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
@@ -142,12 +143,14 @@ describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
     expect(applied.status).toBe(303);
     expect(await redis.zcard(delayed)).toBe(0);
     expect(await redis.llen(`${prefix}queues:default`)).toBe(5);
-    const audit = await db.rows<{ action: string; operator: string; reason: string; source: string }>(
-      "SELECT action, operator, reason, source FROM taskrecon_audit WHERE action = 'queue-recover'",
+    const audit = perJob(
+      await db.rows<{ action: string; operator: string; reason: string; source: string }>(
+        "SELECT action, operator, reason, source, task_id, before_json FROM taskrecon_audit WHERE action = 'queue-recover'",
+      ),
     );
     expect(audit).toHaveLength(2);
-    for (const row of audit)
-      expect(row).toEqual({
+    for (const { action, operator, reason, source } of audit)
+      expect({ action, operator, reason, source }).toEqual({
         action: 'queue-recover',
         operator: OPERATOR,
         reason: 'workers were down',
@@ -182,10 +185,10 @@ describe.each(TEST_ENGINES)('console queues page on %s', (engine) => {
     expect((await send({ to: 'spare', reason: 'drain default' }, '/queues/apply')).status).toBe(303);
     expect(await redis.llen(`${prefix}queues:default`)).toBe(0);
     expect(await redis.llen(`${prefix}queues:spare`)).toBe(before);
-    const [row] = await db.rows<{ n: number }>(
-      "SELECT COUNT(*) AS n FROM taskrecon_audit WHERE action = 'queue-move' AND reason = 'drain default'",
+    const moves = await db.rows<Record<string, unknown>>(
+      "SELECT task_id, before_json FROM taskrecon_audit WHERE action = 'queue-move' AND reason = 'drain default'",
     );
-    expect(Number(row?.n)).toBe(before);
+    expect(perJob(moves)).toHaveLength(before);
   });
   it('an unreachable broker does not hide the overview: the verdict names it', async () => {
     const down = join(cwd, 'down');

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { perJob } from '../support/audit-jobs.js';
 import { BIN, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { openTestRedis, laravelBrokerYaml } from '../support/redis.js';
@@ -105,7 +106,9 @@ async function replayAudit(after: Census): Promise<Replay> {
   );
   const at = new Map(seededAt);
   const unaccounted = new Set<string>();
-  const audit = rows as Array<{ task_id: string; run_id: string; before_json: string; after_json: string }>;
+  const audit = perJob(
+    rows as Array<{ task_id: string; run_id: string; before_json: string; after_json: string }>,
+  );
   for (const row of audit) {
     const from = (JSON.parse(row.before_json) as { queue: string }).queue.slice(prefix.length);
     const to = (JSON.parse(row.after_json) as { queue: string }).queue.slice(prefix.length);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { perJob } from '../support/audit-jobs.js';
 import { BIN, runCli, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { dropPrefix, openTestRedis, laravelBrokerYaml } from '../support/redis.js';
@@ -31,7 +32,7 @@ async function auditRows(runId: string): Promise<Array<Record<string, unknown>>>
     'SELECT action, source, task_table, task_id, from_status, to_status, before_json, after_json, reason FROM taskrecon_audit WHERE run_id = ? ORDER BY id',
     [runId],
   );
-  return rows as Array<Record<string, unknown>>;
+  return perJob(rows as Array<Record<string, unknown>>);
 }
 
 const move = (...args: string[]) =>
@@ -115,7 +116,7 @@ describe('queues move', () => {
     expect(await auditRows(String(json.runId))).toEqual([]);
   });
 
-  it('moves ready jobs in worker order, notify elements with them, one audit row per job', async () => {
+  it('moves ready jobs in worker order, notify elements with them, every job audited', async () => {
     await seed('old', 5);
     const { code, json } = await move(
       '--from',
@@ -153,6 +154,76 @@ describe('queues move', () => {
       bytes: Buffer.byteLength(job('old-r0')),
     });
     expect(JSON.parse(String(rows[0]?.after_json))).toEqual({ queue: key('new'), set: 'ready' });
+  });
+
+  it('audits each batch as one row naming its jobs; `audit` lists them one entry per job', async () => {
+    const members = [
+      job('m-1'),
+      JSON.stringify({ displayName: 'App\\Jobs\\Ship', uuid: 'm-2' }),
+      'not a json payload',
+    ];
+    await redis.rpush(key('mix'), ...members);
+    const { code, json } = await move(
+      '--from',
+      'mix',
+      '--to',
+      'new',
+      '--batch',
+      '2',
+      '--reason',
+      'mixed',
+      '--yes',
+    );
+    expect(code).toBe(0);
+    expect(json).toMatchObject({ moved: 3 });
+    const runId = String(json.runId);
+    const [raw] = await schema.sql.query('SELECT task_id FROM taskrecon_audit WHERE run_id = ? ORDER BY id', [
+      runId,
+    ]);
+    expect(raw).toEqual([{ task_id: '(jobs)' }, { task_id: '(jobs)' }]);
+    const ids = [
+      'm-1',
+      'm-2',
+      `sha1:${createHash('sha1')
+        .update(members[2] as string)
+        .digest('hex')}`,
+    ];
+    const listed = await runJson<{ count: number; entries: Array<Record<string, unknown>> }>(
+      ['audit', '--run', runId.slice(0, 8), '--json'],
+      { cwd },
+    );
+    expect(listed.code).toBe(0);
+    expect(listed.json.entries.map((e) => e.taskId)).toEqual(ids);
+    listed.json.entries.forEach((entry, i) => {
+      const member = members[i] as string;
+      expect(entry).toMatchObject({
+        action: 'queue-move',
+        source: 'app',
+        table: key('mix'),
+        taskId: ids[i],
+        eventId: ids[i],
+        from: 'ready',
+        to: 'ready',
+        reason: 'mixed',
+        runId,
+        before: {
+          queue: key('mix'),
+          set: 'ready',
+          sha1: createHash('sha1').update(member).digest('hex'),
+          bytes: Buffer.byteLength(member),
+        },
+        after: { queue: key('new'), set: 'ready' },
+      });
+    });
+    // The newest N entries are N jobs, not N rows; the streamed form lists every job too.
+    const newest = await runJson<{ entries: Array<{ taskId: string }> }>(
+      ['audit', '--run', runId, '--limit', '1', '--json'],
+      { cwd },
+    );
+    expect(newest.json.entries.map((e) => e.taskId)).toEqual([ids[2]]);
+    const streamed = await runCli(['audit', '--run', runId, '--limit', '0', '--format', 'ndjson'], { cwd });
+    const lines = streamed.stdout.trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { taskId: string }).taskId)).toEqual(ids);
   });
 
   it('--what all moves delayed jobs and reservations with their scores, verbatim', async () => {

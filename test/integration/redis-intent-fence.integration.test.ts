@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { markerKey } from '../../src/brokers/redis/intents.js';
 import { moveJobs } from '../../src/brokers/redis/move.js';
@@ -65,11 +65,52 @@ describe('the Redis side of a write-ahead intent', () => {
     await expect(moveJobs(target(), { ...request(journal(settled)), limit: 3 })).rejects.toThrow(
       'another run settled this batch as not moved',
     );
-    // The first batch moved and was settled with its two jobs; the fenced one moved nothing.
-    expect(settled.map((s) => s.moved.map((m) => m.payload))).toEqual([['j1', 'j2']]);
+    // The first batch moved and was settled with its two jobs; the fenced one moved nothing and is
+    // left to the run that fenced it; the intent opened ahead for a third batch is closed unmoved.
+    const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+    expect(settled.map((s) => [s.id, s.moved.map((m) => [m.jobId, m.digest])])).toEqual([
+      [
+        second - 1,
+        [
+          [`sha1:${sha1('j1')}`, { sha1: sha1('j1'), bytes: 2 }],
+          [`sha1:${sha1('j2')}`, { sha1: sha1('j2'), bytes: 2 }],
+        ],
+      ],
+      [second + 1, []],
+    ]);
     expect(await redis.lrange(list('queues:a'), 0, -1)).toEqual(['j3']);
     expect(await redis.lrange(list('queues:b'), 0, -1)).toEqual(['j1', 'j2']);
     expect(await redis.get(markerKey(run, second))).toBe('fenced');
+  });
+
+  it('batches overlap without loosening the journal: a failed settlement stops the move, nothing unaccounted', async () => {
+    await redis.rpush(list('queues:c'), 'k1', 'k2', 'k3', 'k4', 'k5', 'k6');
+    const events: string[] = [];
+    const first = nextIntent;
+    const failing: MoveJournal = {
+      open: async () => {
+        const id = nextIntent++;
+        events.push(`open ${id - first}`);
+        return id;
+      },
+      settle: async (id, moved) => {
+        // The script of a batch ran only after its intent was opened.
+        events.push(`settle ${id - first}: ${moved.length}`);
+        if (id === first) throw new Error('the database went away');
+      },
+    };
+    await expect(moveJobs(target(), { ...request(failing), from: 'c', to: 'd', limit: 6 })).rejects.toThrow(
+      'the database went away',
+    );
+    // Batch 0 failed to settle while batch 1's script ran: batch 1 is settled, then the move stops;
+    // the intent opened ahead for batch 2 is closed as not moved. Batch 0 keeps its marker (the
+    // next run settles it by looking); batch 1's marker is removed once settled.
+    expect(events).toEqual(['open 0', 'open 1', 'settle 0: 2', 'open 2', 'settle 1: 2', 'settle 2: 0']);
+    expect(await redis.lrange(list('queues:c'), 0, -1)).toEqual(['k5', 'k6']);
+    expect(await redis.lrange(list('queues:d'), 0, -1)).toEqual(['k1', 'k2', 'k3', 'k4']);
+    expect(await redis.lrange(markerKey(run, first), 0, -1)).toEqual(['k1', 'k2']);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await redis.exists(markerKey(run, first + 1))).toBe(0);
   });
 
   it('a failed-job push writes its marker in the same MULTI, and pushes nothing once the marker is fenced', async () => {

@@ -90,7 +90,9 @@ describe('the Redis move', () => {
       llen: async () => ready.length,
       exists: async () => 1,
       del: async () => 1,
-      eval: async (_script: string, keys: number, ...args: string[]) => ready.splice(0, Number(args[keys])),
+      // The script's reply: four values per job (id, SHA-1, bytes, payload when no id was read).
+      eval: async (_script: string, keys: number, ...args: string[]) =>
+        ready.splice(0, Number(args[keys])).flatMap((m) => ['', 'sha1', m.length, m]),
     };
     const clock = new SteppingClock();
     const result = await moveJobs(

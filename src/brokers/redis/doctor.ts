@@ -2,7 +2,7 @@ import type { BrokerCheck } from '../types.js';
 import { keyFormatFindings, serverFindings } from './findings.js';
 import { discover } from './inspect.js';
 import { describeOther } from './layout.js';
-import { bullmqQueueNames, otherBullmqPrefixes } from './bullmq/queues.js';
+import { bullmqApi } from './bullmq-api.js';
 import type { RedisBroker } from './index.js';
 import { readWeakestSettings } from './server.js';
 import { describeSlots } from './slots.js';
@@ -95,6 +95,7 @@ export async function redisDoctor(broker: RedisBroker): Promise<BrokerCheck[]> {
 /** BullMQ: the queues of the prefix, or which prefixes the BullMQ queues of the DB have. */
 async function bullmqLayoutCheck(broker: RedisBroker): Promise<BrokerCheck> {
   const prefix = broker.layout.prefix;
+  const { bullmqQueueNames, otherBullmqPrefixes } = await bullmqApi();
   const names = await bullmqQueueNames(broker.client, prefix);
   if (names.length > 0) {
     return {

@@ -24,11 +24,7 @@ import { describeOther, pushEnd, queueKeys, type RedisLayout } from './layout.js
 import { moveJobs, recoverJobs, type RecoverRequest } from './move.js';
 import { redisDoctor } from './doctor.js';
 import { readWeakestSettings } from './server.js';
-import { bullmqFindings, bullmqQueueStats, failedPage } from './bullmq/inspect.js';
-import { jobState, moveFailed, retryIfStillFailed } from './bullmq/move.js';
-import { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './bullmq/queues.js';
-import { recoverStalled } from './bullmq/recover.js';
-import { finishMove as finishBullmqMove, runAlive as bullmqRunAlive } from './bullmq/run.js';
+import { bullmqApi } from './bullmq-api.js';
 
 /**
  * The Redis data API (`BrokerClient`): counts and findings, atomic moves, the framework's migrate,
@@ -83,7 +79,8 @@ export class RedisBroker implements BrokerClient {
   }
 
   private async queueNamesOnNodes(): Promise<string[]> {
-    if (this.layout.framework === 'bullmq') return bullmqQueueNames(this.client, this.layout.prefix);
+    if (this.layout.framework === 'bullmq')
+      return (await bullmqApi()).bullmqQueueNames(this.client, this.layout.prefix);
     const found = await discover(this.nodes, this.layout);
     return [...found.found.keys()].sort();
   }
@@ -145,6 +142,8 @@ export class RedisBroker implements BrokerClient {
     failedDetail: number,
   ): Promise<{ report: BrokerReport; findings: QueueFinding[] }> {
     const prefix = this.layout.prefix;
+    const { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes, bullmqQueueStats, bullmqFindings } =
+      await bullmqApi();
     const found = await bullmqQueueNames(this.client, prefix);
     const configured = this.config.queues ?? [];
     if (found.length === 0) {
@@ -186,13 +185,14 @@ export class RedisBroker implements BrokerClient {
   }
 
   async move(request: MoveRequest): Promise<MoveResult> {
-    if (this.layout.framework === 'bullmq') return moveFailed(this.bullmq, request);
+    if (this.layout.framework === 'bullmq') return (await bullmqApi()).moveFailed(this.bullmq, request);
     const keys = checkOneSlot(this, request);
     return this.onNodes(() => moveJobs(this.targetFor(keys.from), request));
   }
 
   async recover(request: RecoverRequest): Promise<MoveResult[]> {
     if (this.layout.framework === 'bullmq') {
+      const { noBullmqQueues, otherBullmqPrefixes, recoverStalled } = await bullmqApi();
       if ((await this.queueNames()).length === 0) {
         throw noBullmqQueues(
           this.name,
@@ -234,6 +234,7 @@ export class RedisBroker implements BrokerClient {
           hint: 'Sweep rules with `broker:` name brokers with framework: bullmq.',
         },
       );
+    const { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } = await bullmqApi();
     const names = await bullmqQueueNames(this.client, this.layout.prefix);
     if (names.length === 0)
       throw noBullmqQueues(
@@ -246,17 +247,18 @@ export class RedisBroker implements BrokerClient {
   }
 
   async failedJobs(queue: string, start: number, count: number): Promise<FailedJobDetail[]> {
-    return failedPage(this.client, this.layout.prefix, queue, start, count);
+    return (await bullmqApi()).failedPage(this.client, this.layout.prefix, queue, start, count);
   }
 
   async retryFailedJob(queue: string, job: FailedJobRef): Promise<FailedRetryOutcome> {
-    return retryIfStillFailed(this.bullmq, queue, job);
+    return (await bullmqApi()).retryIfStillFailed(this.bullmq, queue, job);
   }
 
-  readonly jobState = (queue: string, jobId: string) => jobState(this.bullmq, queue, jobId);
-  readonly runAlive = (runId: string) => bullmqRunAlive(this.client, runId);
-  readonly finishMove = (queue: string, id: string, at: number | null) =>
-    finishBullmqMove(this.bullmq, queue, id, at);
+  readonly jobState = async (queue: string, jobId: string) =>
+    (await bullmqApi()).jobState(this.bullmq, queue, jobId);
+  readonly runAlive = async (runId: string) => (await bullmqApi()).runAlive(this.client, runId);
+  readonly finishMove = async (queue: string, id: string, at: number | null) =>
+    (await bullmqApi()).finishMove(this.bullmq, queue, id, at);
 
   async lookBatch(batch: BatchLanding): Promise<MovedJob[] | null> {
     return this.onNodes(() => lookBatch(this.nodes, batch));

@@ -72,28 +72,97 @@ function journalOf(request: Pick<MoveRequest, 'journal'>): MoveJournal {
   return request.journal;
 }
 
+type BatchKeys = { from: string; to: string; fromSet: string; toSet: string };
+
+/** A promise whose rejection is seen where it is awaited, not reported as unhandled meanwhile. */
+function held<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
 /**
- * One batch through the journal: the intent committed, the script run with the intent's marker as
- * its last key, the intent settled with what moved; the marker is removed after (pipelined).
+ * The batches of one part of a move through the journal, one after another, overlapped: while a
+ * batch's script runs, the next batch's intent is committed; while the next script runs, the batch
+ * before is settled (its audit and intent in one transaction, its marker removed after). Each
+ * script still runs only once its own intent is committed, and each intent is settled only after
+ * Redis answered its script. At most one settlement is in flight: a failed one stops the move at the
+ * next batch. `end()` waits for the last settlement and closes the intent opened ahead for a batch
+ * that never ran (as not landed: its script never touched Redis).
  */
-export async function journaled<T>(
+export class BatchPipe {
+  private ahead: Promise<number> | undefined;
+  private settling: Promise<void> | undefined;
+  private readonly journal: MoveJournal;
+
+  constructor(
+    private readonly target: { client: Redis; cluster?: boolean },
+    private readonly request: Pick<MoveRequest, 'journal' | 'runId'>,
+    private readonly batch: BatchKeys,
+  ) {
+    this.journal = journalOf(request);
+  }
+
+  /** One batch: `run` gets the marker of its committed intent; out: the reply and the jobs it moved. */
+  async step<T>(
+    run: (marker: string, ttl: string) => Promise<T>,
+    movedOf: (reply: T) => MovedJob[],
+  ): Promise<{ reply: T; moved: MovedJob[] }> {
+    const intentId = await (this.ahead ?? this.journal.open(this.batch));
+    this.ahead = held(this.journal.open(this.batch));
+    const marker = batchMarker(this.request.runId, intentId, this.batch.from, this.target.cluster === true);
+    let reply: T;
+    try {
+      reply = await run(marker, String(MARKER_TTL_SECONDS));
+    } catch (error) {
+      throw fencedError(error) ?? error;
+    }
+    const moved = movedOf(reply);
+    const { client } = this.target;
+    const settle = () =>
+      this.journal.settle(intentId, moved).then(() => {
+        client.del(marker).catch(() => undefined);
+      });
+    try {
+      await this.settling;
+    } catch (error) {
+      // The batch before could not be settled: this one is, then the move stops.
+      this.settling = undefined;
+      await settle().catch(() => undefined);
+      throw error;
+    }
+    this.settling = held(settle());
+    return { reply, moved };
+  }
+
+  /** After the last batch (or a failed one): the last settlement waited for, the unused intent closed. */
+  async end(): Promise<void> {
+    const ahead = this.ahead;
+    this.ahead = undefined;
+    try {
+      await this.settling;
+    } finally {
+      const unused = await ahead?.catch(() => undefined);
+      // Its script never ran: nothing of it is in Redis. Left open, the next run settles it alike.
+      if (unused !== undefined) await this.journal.settle(unused, []).catch(() => undefined);
+    }
+  }
+}
+
+/** Runs `each` with a pipe for `batch`, ending the pipe however `each` ends. */
+export async function throughPipe<R>(
   target: { client: Redis; cluster?: boolean },
   request: Pick<MoveRequest, 'journal' | 'runId'>,
-  batch: { from: string; to: string; fromSet: string; toSet: string },
-  run: (marker: string, ttl: string) => Promise<T>,
-  movedOf: (reply: T) => MovedJob[],
-): Promise<{ reply: T; moved: MovedJob[] }> {
-  const journal = journalOf(request);
-  const intentId = await journal.open(batch);
-  const marker = batchMarker(request.runId, intentId, batch.from, target.cluster === true);
-  let reply: T;
+  batch: BatchKeys,
+  each: (pipe: BatchPipe) => Promise<R>,
+): Promise<R> {
+  const pipe = new BatchPipe(target, request, batch);
+  let result: R;
   try {
-    reply = await run(marker, String(MARKER_TTL_SECONDS));
+    result = await each(pipe);
   } catch (error) {
-    throw fencedError(error) ?? error;
+    await pipe.end().catch(() => undefined);
+    throw error;
   }
-  const moved = movedOf(reply);
-  await journal.settle(intentId, moved);
-  target.client.del(marker).catch(() => undefined);
-  return { reply, moved };
+  await pipe.end();
+  return result;
 }

@@ -3,8 +3,8 @@ import { Pacer, pacing } from '../../core/pacer.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import type { MovedJob, MoveRequest, MoveResult, MoveWhat } from '../types.js';
 import { redisNow } from './inspect.js';
-import { journaled } from './intents.js';
-import { jobIdOf } from './job-id.js';
+import { throughPipe } from './intents.js';
+import { jobIdOf, jobsOfDigests } from './job-id.js';
 import { pushEnd, queueKeys, type QueueKeys, type RedisLayout } from './layout.js';
 import { MIGRATE_DUE, MOVE_READY, MOVE_ZSET } from './scripts.js';
 
@@ -13,8 +13,9 @@ export { jobIdOf };
 /**
  * `queues move` and `queues recover` on Redis: one Lua script per batch (see scripts.ts), each
  * batch's intent committed through the journal before its script runs and settled (with the audit)
- * after it, `shouldStop` checked between batches (SIGINT finishes the batch in hand), `--rate` kept
- * by sleeping between batches.
+ * after it, the next batch's script running while the one before settles (BatchPipe),
+ * `shouldStop` checked between batches (SIGINT finishes the batch in hand), `--rate` kept by
+ * sleeping between batches.
  */
 
 export interface MoveTarget {
@@ -110,64 +111,60 @@ async function movePart(
   const fromKey = partKey(from, part) as string;
   const toKey = partKey(to, part) as string;
   const takeEnd = pushEnd(target.layout.framework) === 'right' ? 'left' : 'right';
-  let moved = 0;
-  let skipped = 0;
-  while (budget.left > 0 && !request.shouldStop()) {
-    const n = Math.min(batchFor(request), budget.left);
-    const batch = { from: fromKey, to: toKey, fromSet: part, toSet: part };
-    const jobOf = (m: string): MovedJob => ({ jobId: jobIdOf(m), ...batch, payload: m });
-    let jobs: MovedJob[];
-    if (part === 'ready') {
-      const notify = from.notify && to.notify ? [from.notify, to.notify] : [];
-      ({ moved: jobs } = await journaled(
-        target,
-        request,
-        batch,
-        async (marker, ttl) =>
-          (await target.client.eval(
-            MOVE_READY,
-            3 + notify.length,
-            fromKey,
-            toKey,
-            ...notify,
-            marker,
-            String(n),
-            takeEnd,
-            notify.length ? '1' : '0',
-            ttl,
-          )) as string[],
-        (reply) => reply.map(jobOf),
-      ));
-      if (jobs.length === 0) break;
-    } else {
-      const done = await journaled(
-        target,
-        request,
-        batch,
-        async (marker, ttl) =>
-          (await target.client.eval(
-            MOVE_ZSET,
-            3,
-            fromKey,
-            toKey,
-            marker,
-            String(n),
-            String(skipped),
-            ttl,
-          )) as string[],
-        (r) => zsetMembers(r).map(jobOf),
-      );
-      const skippedNow = Number(done.reply[done.reply.length - 1]);
-      skipped += skippedNow;
-      jobs = done.moved;
-      if (jobs.length === 0 && skippedNow === 0) break;
+  const batch = { from: fromKey, to: toKey, fromSet: part, toSet: part };
+  const jobOf = (m: string): MovedJob => ({ jobId: jobIdOf(m), ...batch, payload: m });
+  const notify = part === 'ready' && from.notify && to.notify ? [from.notify, to.notify] : [];
+  return throughPipe(target, request, batch, async (pipe) => {
+    let moved = 0;
+    let skipped = 0;
+    while (budget.left > 0 && !request.shouldStop()) {
+      const n = Math.min(batchFor(request), budget.left);
+      let jobs: MovedJob[];
+      if (part === 'ready') {
+        ({ moved: jobs } = await pipe.step(
+          async (marker, ttl) =>
+            (await target.client.eval(
+              MOVE_READY,
+              3 + notify.length,
+              fromKey,
+              toKey,
+              ...notify,
+              marker,
+              String(n),
+              takeEnd,
+              notify.length ? '1' : '0',
+              ttl,
+            )) as (string | number)[],
+          (reply) => jobsOfDigests(reply, batch),
+        ));
+        if (jobs.length === 0) break;
+      } else {
+        const done = await pipe.step(
+          async (marker, ttl) =>
+            (await target.client.eval(
+              MOVE_ZSET,
+              3,
+              fromKey,
+              toKey,
+              marker,
+              String(n),
+              String(skipped),
+              ttl,
+            )) as string[],
+          (r) => zsetMembers(r).map(jobOf),
+        );
+        const skippedNow = Number(done.reply[done.reply.length - 1]);
+        skipped += skippedNow;
+        jobs = done.moved;
+        if (jobs.length === 0 && skippedNow === 0) break;
+      }
+      moved += jobs.length;
+      budget.left -= jobs.length;
+      budget.done += jobs.length;
+      await budget.pacer.wait(budget.done);
     }
-    moved += jobs.length;
-    budget.left -= jobs.length;
-    budget.done += jobs.length;
-    await budget.pacer.wait(budget.done);
-  }
-  return moved;
+    return moved;
+  });
 }
 
 /** The members of MOVE_ZSET's reply { member1, score1, …, skippedNow }. */
@@ -231,37 +228,36 @@ async function migrate(
     return result;
   }
   const end = pushEnd(target.layout.framework);
-  while (budget.left > 0 && !request.shouldStop()) {
-    const n = Math.min(batchFor(request), budget.left);
-    const nowEpoch = Math.floor(await redisNow(target.client));
-    const notify = keys.notify ? [keys.notify] : [];
-    const batch = { from: fromKey, to: keys.ready, fromSet: part, toSet: 'ready' };
-    const { moved: members } = await journaled(
-      target,
-      request,
-      batch,
-      async (marker, ttl) =>
-        (await target.client.eval(
-          MIGRATE_DUE,
-          3 + notify.length,
-          fromKey,
-          keys.ready,
-          ...notify,
-          marker,
-          String(nowEpoch),
-          String(n),
-          end,
-          notify.length ? '1' : '0',
-          ttl,
-        )) as string[],
-      (reply) => reply.map((m) => ({ jobId: jobIdOf(m), ...batch, payload: m })),
-    );
-    if (members.length === 0) break;
-    result.moved += members.length;
-    budget.left -= members.length;
-    budget.done += members.length;
-    await budget.pacer.wait(budget.done);
-  }
+  const notify = keys.notify ? [keys.notify] : [];
+  const batch = { from: fromKey, to: keys.ready, fromSet: part, toSet: 'ready' };
+  await throughPipe(target, request, batch, async (pipe) => {
+    while (budget.left > 0 && !request.shouldStop()) {
+      const n = Math.min(batchFor(request), budget.left);
+      const nowEpoch = Math.floor(await redisNow(target.client));
+      const { moved: members } = await pipe.step(
+        async (marker, ttl) =>
+          (await target.client.eval(
+            MIGRATE_DUE,
+            3 + notify.length,
+            fromKey,
+            keys.ready,
+            ...notify,
+            marker,
+            String(nowEpoch),
+            String(n),
+            end,
+            notify.length ? '1' : '0',
+            ttl,
+          )) as string[],
+        (reply) => reply.map((m) => ({ jobId: jobIdOf(m), ...batch, payload: m })),
+      );
+      if (members.length === 0) break;
+      result.moved += members.length;
+      budget.left -= members.length;
+      budget.done += members.length;
+      await budget.pacer.wait(budget.done);
+    }
+  });
   result.matched = Math.max(result.matched, result.moved);
   return result;
 }

@@ -25,6 +25,27 @@ local function mark(members, ttl)
 end
 `;
 
+/**
+ * What a script answers for the members it moved, four values each: the job's id when the payload
+ * opens with a plain `{"uuid":"…"` (Laravel's payloads, whose first key it is), its SHA-1, its size
+ * in bytes, and the payload itself only when no id was read there ('' otherwise). The audit needs
+ * the id and digest of every job, not its text: a batch's reply stays small.
+ */
+const DIGESTS = `
+local function digests(members)
+  local out, n = {}, 0
+  local match, sha1hex = string.match, redis.sha1hex
+  for i = 1, #members do
+    local m = members[i]
+    local id = match(m, '^{"uuid":"([%w%-]+)"[,}]')
+    if id and #id > 64 then id = nil end
+    out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id or '', sha1hex(m), #m, id and '' or m
+    n = n + 4
+  end
+  return out
+end
+`;
+
 /** What a fenced script answers (the client raises it as a lost race). */
 export const FENCED = 'TASKRECON_FENCED';
 
@@ -33,9 +54,9 @@ export const FENCED = 'TASKRECON_FENCED';
  * KEYS[1] source list, KEYS[2] target list, KEYS[3] source notify, KEYS[4] target notify (laravel
  * only), then the marker. ARGV[1] how many, ARGV[2] the end workers take from ('left' | 'right'),
  * ARGV[3] '1' when notify keys are given, ARGV[4] the marker's time to live (seconds).
- * Returns the moved members, next-to-run first.
+ * Returns the moved members as DIGESTS gives them, next-to-run first.
  */
-export const MOVE_READY = `${MARKER}
+export const MOVE_READY = `${MARKER}${DIGESTS}
 if fenced() then return redis.error_reply('${FENCED}') end
 local n = tonumber(ARGV[1])
 local vals
@@ -61,7 +82,7 @@ if ARGV[3] == '1' and #vals > 0 then
   end
 end
 mark(vals, ARGV[4])
-return vals
+return digests(vals)
 `;
 
 /**

@@ -54,6 +54,7 @@ export { sqlStore };
 // The vocabulary of the port: the rows, filters and cursors its methods take and return.
 export type { AckInsert, AckRow } from '../sql/acks.js';
 export type { AuditFilter, AuditInsert, AuditRecord } from '../sql/audit.js';
+export type { BatchJob, JobBatchBefore } from '../sql/audit-batch.js';
 export type { ClaimBatch, ClaimCursor, ClaimedTask, ClaimKind, ClaimRequest } from '../sql/claims.js';
 export type { CandidateCursor, IdRange, ManualFilter, QueueJobInsert } from '../sql/compensate.js';
 export type { IntentFilter, IntentInsert, IntentRecord, IntentState } from '../sql/intents.js';
@@ -94,6 +95,7 @@ export type { ScanFilter } from '../fragment.js';
 
 // Constants and pure helpers (no statement runs): names, columns, fragments, text.
 export { AUDIT_WRITE_COLUMNS } from '../sql/audit.js';
+export { expandAuditRecord, JOB_BATCH_TASK_ID } from '../sql/audit-batch.js';
 export { idRangeWhere } from '../sql/compensate.js';
 export { CREATE_FIELDS } from '../sql/create-missing.js';
 export { DEMO_BUSINESS_DDL, isDemoBizType } from '../sql/demo.js';

@@ -3,6 +3,7 @@ import type { Dialect } from '../dialect.js';
 import type { Fragment } from '../fragment.js';
 import { placeholders } from '../task-sql.js';
 import type { Queryable, Row } from '../types.js';
+import { expandAuditRecord, taskIdsWhere } from './audit-batch.js';
 
 /**
  * Statements on `taskrecon_audit`, the append-only log of manual changes. taskrecon only ever
@@ -105,12 +106,7 @@ function auditWhere(dialect: Dialect, filter: AuditFilter): Fragment {
   if (filter.source !== undefined) parts.push({ sql: `${q('source')} = ?`, params: [filter.source] });
   if (filter.taskTable !== undefined)
     parts.push({ sql: `${q('task_table')} = ?`, params: [filter.taskTable] });
-  if (filter.taskIds?.length) {
-    parts.push({
-      sql: `${q('task_id')} IN (${placeholders(filter.taskIds)})`,
-      params: filter.taskIds,
-    });
-  }
+  if (filter.taskIds?.length) parts.push(taskIdsWhere(dialect, filter.taskIds));
   if (filter.operator !== undefined) parts.push({ sql: `${q('operator')} = ?`, params: [filter.operator] });
   if (filter.actions?.length) {
     parts.push({
@@ -159,8 +155,12 @@ function toRecord(row: Row): AuditRecord {
 }
 
 /**
- * One page of audit rows in id order (chronological), after `afterId`.
- * In: filter, afterId (0 for the first page), limit. Out: up to `limit` rows. Reads only.
+ * One page of audit records in id order (chronological), after `afterId`; a job-batch row comes
+ * expanded, one record per job (see audit-batch.ts), all with the row's id.
+ * In: filter, afterId (0 for the first page), limit (rows), expand (false: job-batch rows as they
+ * are, for a reader that expands them one at a time). Out: the records of up to `limit` rows (more
+ * records than rows when a job-batch row is among them; read on after the last record's id).
+ * Reads only.
  */
 export async function selectAuditPage(
   db: Queryable,
@@ -168,18 +168,21 @@ export async function selectAuditPage(
   filter: AuditFilter,
   afterId: number,
   limit: number,
+  expand = true,
 ): Promise<AuditRecord[]> {
   const where = auditWhere(dialect, filter);
   const rows = await db.query<Row>(
     `SELECT ${selectList(dialect)} FROM ${dialect.quoteId(AUDIT_TABLE)} WHERE ${where.sql} AND ${dialect.quoteId('id')} > ? ORDER BY ${dialect.quoteId('id')} LIMIT ${Math.trunc(limit)}`,
     [...where.params, afterId],
   );
-  return rows.map(toRecord);
+  const records = rows.map(toRecord);
+  return expand ? records.flatMap((r) => expandAuditRecord(r, filter.taskIds)) : records;
 }
 
 /**
- * The newest `limit` audit rows matching the filter, returned oldest first.
- * In: filter, limit (> 0). Out: up to `limit` rows. Reads only (id index, backwards).
+ * The newest `limit` audit records matching the filter, returned oldest first (job-batch rows
+ * expanded, one record per job).
+ * In: filter, limit (> 0). Out: up to `limit` records. Reads only (id index, backwards).
  */
 export async function selectLatestAudit(
   db: Queryable,
@@ -192,7 +195,11 @@ export async function selectLatestAudit(
     `SELECT ${selectList(dialect)} FROM ${dialect.quoteId(AUDIT_TABLE)} WHERE ${where.sql} ORDER BY ${dialect.quoteId('id')} DESC LIMIT ${Math.trunc(limit)}`,
     where.params,
   );
-  return rows.map(toRecord).reverse();
+  const records = rows
+    .map(toRecord)
+    .reverse()
+    .flatMap((r) => expandAuditRecord(r, filter.taskIds));
+  return records.slice(Math.max(0, records.length - Math.trunc(limit)));
 }
 
 /**

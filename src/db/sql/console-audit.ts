@@ -2,6 +2,7 @@ import { AUDIT_TABLE } from '../ddl.js';
 import type { Dialect } from '../dialect.js';
 import type { Fragment } from '../fragment.js';
 import type { Queryable } from '../types.js';
+import { taskIdsWhere } from './audit-batch.js';
 
 /** What the console's audit log filters on (every audited change: tasks, broker moves and recoveries). */
 export interface ConsoleAuditFilter {
@@ -30,7 +31,7 @@ export async function selectAuditIdsBefore(
   if (filter.source) parts.push({ sql: `${q('source')} = ?`, params: [filter.source] });
   if (filter.operator) parts.push({ sql: `${q('operator')} = ?`, params: [filter.operator] });
   if (filter.action) parts.push({ sql: `${q('action')} = ?`, params: [filter.action] });
-  if (filter.taskId) parts.push({ sql: `${q('task_id')} = ?`, params: [filter.taskId] });
+  if (filter.taskId) parts.push(taskIdsWhere(dialect, [filter.taskId]));
   if (filter.runId) parts.push({ sql: `${q('run_id')} = ?`, params: [filter.runId] });
   if (beforeId !== undefined) parts.push({ sql: `${q('id')} < ?`, params: [beforeId] });
   const rows = await db.query<{ id: unknown }>(

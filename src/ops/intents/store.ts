@@ -37,8 +37,10 @@ const AUDIT_CHUNK = 1000;
 /** How an open intent ended, as its kind's look found it at the broker. */
 export interface Settlement {
   state: 'landed' | 'not-landed' | 'partial';
-  /** One audit row per job that landed (naming the run that opened the intent). */
+  /** The audit rows of the jobs that landed (naming the run that opened the intent). */
   audit: AuditInsert[];
+  /** How many jobs those rows audit, when a row names more than one (a job-batch row); else one each. */
+  audited?: number;
   /** Statements that commit with the settlement (e.g. deleting failed rows whose job was pushed). */
   apply?: (tx: Queryable) => Promise<void>;
   /** Runs after the settlement committed (e.g. removing the broker-side marker). */
@@ -182,7 +184,7 @@ export async function settleOpenIntents(
         runId: intent.runId,
         state: settlement.state,
         jobs: intent.jobs.length,
-        audited: settlement.audit.length,
+        audited: settlement.audited ?? settlement.audit.length,
       });
     }
   }

@@ -10,11 +10,12 @@ import {
   type IntentLook,
   type SettleSummary,
 } from '../../ops/intents/index.js';
-import { auditRows, metaOfIntent, type MoveAuditMeta } from './move-audit.js';
+import { batchAuditRows, metaOfIntent, type MoveAuditMeta } from './move-audit.js';
 
 /**
  * The write-ahead journal of Redis `queues move` and `queues recover`: each batch's intent is
- * committed before its script runs and settled with the batch's audit rows after; intents a killed
+ * committed before its script runs and settled with the batch's audit after (one job-batch row per
+ * batch, naming every job: see batchAuditRows); intents a killed
  * run left open are settled first, by looking at the batch's marker in Redis.
  */
 
@@ -48,7 +49,7 @@ export async function moveJournal(db: Db, meta: MoveAuditMeta): Promise<MoveJour
       return opened.id;
     },
     async settle(intentId, moved: readonly MovedJob[]) {
-      const rows = auditRows(moved, meta);
+      const rows = batchAuditRows(moved, meta);
       const closed = await db.transaction((tx) =>
         settleIntentWithAudit(tx, db, intentId, moved.length ? 'landed' : 'not-landed', meta.runId, rows),
       );
@@ -82,7 +83,8 @@ export async function settleOpenMoves(
     if (!moved) return { state: 'not-landed', audit: [] };
     return {
       state: moved.length ? 'landed' : 'not-landed',
-      audit: auditRows(moved, metaOfIntent(intent), settledRun),
+      audit: batchAuditRows(moved, metaOfIntent(intent), settledRun),
+      audited: moved.length,
       after: () => forgetBatch.call(broker, landing),
     };
   };

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { AuditInsert, IntentRecord } from '../../db/port/index.js';
+import {
+  JOB_BATCH_TASK_ID,
+  type AuditInsert,
+  type BatchJob,
+  type IntentRecord,
+  type JobBatchBefore,
+} from '../../db/port/index.js';
 import type { MovedJob } from '../../brokers/types.js';
 
 /** The audit table's columns are this wide; longer queue keys are cut, the whole key stays in the JSON. */
@@ -57,7 +63,11 @@ export function auditRows(jobs: readonly MovedJob[], meta: MoveAuditMeta, settle
     eventId: cut(job.jobId),
     fromStatus: job.fromSet ?? null,
     toStatus: job.toSet ?? null,
-    beforeJson: JSON.stringify({ queue: job.from, set: job.fromSet ?? null, ...payloadDigest(job.payload) }),
+    beforeJson: JSON.stringify({
+      queue: job.from,
+      set: job.fromSet ?? null,
+      ...(job.digest ?? payloadDigest(job.payload)),
+    }),
     afterJson: JSON.stringify({
       queue: job.to,
       set: job.toSet ?? null,
@@ -66,4 +76,63 @@ export function auditRows(jobs: readonly MovedJob[], meta: MoveAuditMeta, settle
     reason: meta.reason,
     runId: meta.runId,
   }));
+}
+
+function sameWay(a: MovedJob, b: MovedJob): boolean {
+  return a.from === b.from && a.to === b.to && a.fromSet === b.fromSet && a.toSet === b.toSet;
+}
+
+/**
+ * The audit of one Redis batch as job-batch rows: one row per (from, to) of the batch (a batch has
+ * one) naming every job with its payload's digest; `audit` and every other reader expand it into
+ * the per-job entries of auditRows(). One INSERT of one row instead of one index entry per job in
+ * each of the audit table's indexes: what lets a move keep its per-batch audit at Redis's pace.
+ */
+export function batchAuditRows(
+  jobs: readonly MovedJob[],
+  meta: MoveAuditMeta,
+  settledBy?: string,
+): AuditInsert[] {
+  const groups = new Map<string, MovedJob[]>();
+  let last: MovedJob | undefined;
+  let lastGroup: MovedJob[] = [];
+  for (const job of jobs) {
+    if (!last || !sameWay(last, job)) {
+      const key = JSON.stringify([job.from, job.fromSet ?? null, job.to, job.toSet ?? null]);
+      lastGroup = groups.get(key) ?? [];
+      groups.set(key, lastGroup);
+      last = job;
+    }
+    lastGroup.push(job);
+  }
+  return [...groups.values()].map((group) => {
+    const first = group[0] as MovedJob;
+    const before: JobBatchBefore = {
+      queue: first.from,
+      set: first.fromSet ?? null,
+      jobs: group.map((job): BatchJob => {
+        const { sha1, bytes } = job.digest ?? payloadDigest(job.payload);
+        return [job.jobId, sha1, bytes];
+      }),
+    };
+    return {
+      operator: meta.operator,
+      host: meta.host,
+      action: meta.action,
+      source: cut(meta.broker),
+      taskTable: cut(first.from),
+      taskId: JOB_BATCH_TASK_ID,
+      eventId: null,
+      fromStatus: first.fromSet ?? null,
+      toStatus: first.toSet ?? null,
+      beforeJson: JSON.stringify(before),
+      afterJson: JSON.stringify({
+        queue: first.to,
+        set: first.toSet ?? null,
+        ...(settledBy ? { settledBy } : {}),
+      }),
+      reason: meta.reason,
+      runId: meta.runId,
+    };
+  });
 }
