@@ -1,3 +1,4 @@
+// Over 300 lines: the one Redis data API of every framework (lists, BullMQ, clusters) and its run liveness.
 import type { Redis } from 'ioredis';
 import type { RedisBrokerConfig, WithUrl } from '../../config/brokers.js';
 import { TaskreconError } from '../../errors.js';
@@ -28,7 +29,8 @@ import { bullmqFindings, bullmqQueueStats, failedPage } from './bullmq/inspect.j
 import { jobState, moveFailed, retryIfStillFailed } from './bullmq/move.js';
 import { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './bullmq/queues.js';
 import { recoverStalled } from './bullmq/recover.js';
-import { finishMove as finishBullmqMove, runAlive as bullmqRunAlive } from './bullmq/run.js';
+import { finishMove as finishBullmqMove } from './bullmq/run.js';
+import { nameRun, runAlive } from './run-name.js';
 
 /**
  * The Redis data API (`BrokerClient`): counts and findings, atomic moves, the framework's migrate,
@@ -254,7 +256,13 @@ export class RedisBroker implements BrokerClient {
   }
 
   readonly jobState = (queue: string, jobId: string) => jobState(this.bullmq, queue, jobId);
-  readonly runAlive = (runId: string) => bullmqRunAlive(this.client, runId);
+  /** Names every master's connection after the run; so the first master tells for the cluster. */
+  readonly nameRun = (runId: string) =>
+    nameRun(
+      this.nodes.masters.map((m) => m.client),
+      runId,
+    );
+  readonly runAlive = (runId: string) => runAlive(this.client, runId);
   readonly finishMove = (queue: string, id: string, at: number | null) =>
     finishBullmqMove(this.bullmq, queue, id, at);
 
