@@ -196,6 +196,11 @@ export interface MoveResult {
   to: string;
   what: MoveWhat;
   dryRun: boolean;
+  /**
+   * What the run set out to move; a Redis move that was not stopped lowers it by what left the source
+   * meanwhile without it (another move or the workers took it): moved below matched means a stop,
+   * or jobs still at the source.
+   */
   matched: number;
   moved: number;
   runId: string;

@@ -511,3 +511,126 @@ describe('the classic non-atomic mover fails the same census', () => {
     await dropKeys();
   });
 });
+
+interface MoveJson {
+  runId: string;
+  moved: number;
+  settledIntents?: Array<{ id: number; runId: string; state: string }>;
+}
+
+/** Resolves once `check` holds (polled), or fails after `ms`. */
+async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('moves running at once on one broker', () => {
+  it('two moves of one queue both finish exit 0: every job moved and audited once, no batch settled by the other', async () => {
+    const jobs = 6000;
+    const ids = await seed('zeta', jobs);
+    const move = [
+      'queues',
+      'move',
+      '--broker',
+      'app',
+      '--from',
+      'zeta',
+      '--to',
+      'eta',
+      '--what',
+      'all',
+      '--yes',
+      '--batch',
+      '50',
+      '--rate',
+      '3000',
+    ];
+    // The second starts while the first is moving: it settles open batches before it moves, when
+    // the first has one open most of the time (an intent per 50 jobs, 60 batches a second).
+    const first = runJson<MoveJson>(move, { cwd });
+    await until(async () => (await depth(parts('zeta'))) < jobs);
+    const second = runJson<MoveJson>(move, { cwd });
+    const [a, b] = await Promise.all([first, second]);
+    if (a.code || b.code) console.log(JSON.stringify([a.json, b.json]));
+    expect([a.code, b.code], `${a.stderr}\n${b.stderr}`).toEqual([0, 0]);
+    expect([a.json.settledIntents ?? [], b.json.settledIntents ?? []]).toEqual([[], []]);
+    // Both moved (the runs overlapped), and together every job once.
+    expect(a.json.moved).toBeGreaterThan(0);
+    expect(b.json.moved).toBeGreaterThan(0);
+    expect(a.json.moved + b.json.moved).toBe(jobs);
+    const final = await census(ids);
+    expect({ lost: final.lost.length, doubled: final.doubled.length }).toEqual({ lost: 0, doubled: 0 });
+    expect(Object.entries(final.byKey).filter(([k, n]) => k.startsWith('queues:zeta') && n > 0)).toEqual([]);
+    const [per] = await schema.sql.query(
+      `SELECT COUNT(*) AS ids, MAX(n) AS most, COUNT(DISTINCT run_id) AS runs FROM
+         (SELECT task_id, MIN(run_id) AS run_id, COUNT(*) AS n FROM taskrecon_audit
+           WHERE action = 'queue-move' AND task_table LIKE ? GROUP BY task_id) t`,
+      [`${prefix}%`],
+    );
+    const row = (per as Array<{ ids: number; most: number; runs: number }>)[0];
+    expect([Number(row?.ids), Number(row?.most), Number(row?.runs)]).toEqual([jobs, 1, 2]);
+    const replay = await replayAudit(final);
+    expect({
+      unaccounted: replay.unaccounted.length,
+      unknownRuns: replay.unknownRuns,
+      open: replay.openIntents,
+    }).toEqual({ unaccounted: 0, unknownRuns: 0, open: 0 });
+    await dropKeys();
+  });
+
+  it('leaves the open batch of a run still connected, and fences it once that run is gone', async () => {
+    // A run that has committed a batch's intent and not yet run its script: its connection named
+    // after it is open. Another move must leave that batch to it (before, it fenced it off and the
+    // first run stopped with exit 3); once the connection is gone, the batch is settled as before.
+    await seed('theta', 300);
+    const runId = randomUUID();
+    const live = new Redis(url, { connectionName: `taskrecon-run-${runId}` });
+    await live.ping();
+    const detail = { from: key('theta'), to: key('iota'), fromSet: 'ready', toSet: 'ready' };
+    const [inserted] = await schema.sql.query(
+      `INSERT INTO taskrecon_intent (run_id, kind, source, from_ref, to_ref, operator, host, action, jobs, detail, state, opened_epoch)
+       VALUES (?, 'redis-move', 'app', ?, ?, 'test', 'test', 'queue-move', '[]', ?, 'open', UNIX_TIMESTAMP())`,
+      [runId, detail.from, detail.to, JSON.stringify(detail)],
+    );
+    const intentId = (inserted as { insertId: number }).insertId;
+    const marker = `taskrecon:intent:${runId}:${intentId}`;
+    const state = async () => {
+      const [rows] = await schema.sql.query('SELECT state FROM taskrecon_intent WHERE id = ?', [intentId]);
+      return (rows as Array<{ state: string }>)[0]?.state;
+    };
+    const move = [
+      'queues',
+      'move',
+      '--broker',
+      'app',
+      '--from',
+      'theta',
+      '--to',
+      'iota',
+      '--what',
+      'all',
+      '--yes',
+    ];
+    try {
+      const alive = await runJson<MoveJson>(move, { cwd });
+      expect(alive.code, alive.stderr).toBe(0);
+      expect(alive.json.moved).toBe(300);
+      expect(alive.json.settledIntents ?? []).toEqual([]);
+      expect([await state(), await redis.exists(marker)]).toEqual(['open', 0]);
+    } finally {
+      live.disconnect();
+    }
+    await until(async () => !String(await redis.client('LIST')).includes(`taskrecon-run-${runId}`));
+    await seed('theta', 30);
+    const gone = await runJson<MoveJson>(move, { cwd });
+    if (gone.code) console.log(JSON.stringify(gone.json));
+    expect(gone.code, gone.stderr).toBe(0);
+    expect((gone.json.settledIntents ?? []).map((s) => [s.id, s.state])).toEqual([[intentId, 'not-landed']]);
+    expect([await state(), await redis.get(marker)]).toEqual(['not-landed', 'fenced']);
+    await redis.del(marker);
+    await dropKeys();
+  });
+});
