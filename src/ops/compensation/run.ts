@@ -320,7 +320,7 @@ export class Run {
     if (rule.to === DELETED || this.requeuer) {
       changed = await store.tasks.deleteGuarded(tx, source, ids, rule.from);
       if (changed === ids.length && this.requeuer) {
-        if (opened) this.journal?.checkCovered(opened, pushes);
+        this.journal?.checkCovered(opened ?? { markers: new Map(), intents: [] }, pushes);
         requeued = await this.requeuer.push(tx, pushes, opened?.markers);
       }
     } else {
