@@ -196,6 +196,11 @@ export interface MoveResult {
   to: string;
   what: MoveWhat;
   dryRun: boolean;
+  /**
+   * What the run set out to move; a Redis move that was not stopped lowers it by what left the source
+   * meanwhile without it (another move or the workers took it): moved below matched means a stop,
+   * or jobs still at the source.
+   */
   matched: number;
   moved: number;
   runId: string;
@@ -377,8 +382,14 @@ export interface BrokerClient {
    */
   jobState?(queue: string, jobId: string): Promise<JobWhere | null>;
   /**
-   * BullMQ: whether the run is still connected to the broker (its connection carries the run id as
-   * its name); undefined when the server does not tell (CLIENT LIST refused).
+   * Names this process's connections after the run (before its first write-ahead intent), so that
+   * other runs see it alive for as long as it stays connected: Redis CLIENT SETNAME on every master;
+   * RabbitMQ `connection_name` in the client properties and an exclusive queue of that name.
+   */
+  nameRun?(runId: string): Promise<void>;
+  /**
+   * Whether the run is still connected to the broker (as `nameRun` named it); undefined when the
+   * server does not tell (Redis: CLIENT LIST refused; RabbitMQ: the look was refused).
    */
   runAlive?(runId: string): Promise<boolean | undefined>;
   /**

@@ -5,6 +5,7 @@ import {
   alertClaimDdl,
   auditDdl,
   intentDdl,
+  pushMarkerDdl,
   notifyDdl,
   queueSnapshotDdl,
   taskTableDdl,
@@ -72,6 +73,7 @@ export default class Init extends BaseCommand<typeof Init> {
       ...alertClaimDdl(targetDialect),
       ...queueSnapshotDdl(targetDialect),
       ...intentDdl(targetDialect),
+      ...pushMarkerDdl(targetDialect),
       ...ackDdl(targetDialect),
     ];
     if (this.flags.print) {
@@ -86,6 +88,7 @@ export default class Init extends BaseCommand<typeof Init> {
       'taskrecon_alert_claim',
       'taskrecon_queue_snapshot',
       'taskrecon_intent',
+      'taskrecon_push_marker',
       'taskrecon_ack',
     ];
     const existing = new Set<string>();

@@ -93,3 +93,15 @@ export function intentDdl(dialect: Dialect): string[] {
   const t = dialect.quoteId(INTENT_TABLE);
   return dialect.ddl.intent(t);
 }
+
+export const PUSH_MARKER_TABLE = 'taskrecon_push_marker';
+
+/**
+ * The markers of failed jobs re-pushed into a queue table of another database: written in the
+ * same transaction as the jobs (`landed`, with the rows' ids), or by a later run that found the
+ * intent open and nothing landed (`fenced`, so the push can never land after).
+ */
+export function pushMarkerDdl(dialect: Dialect): string[] {
+  const t = dialect.quoteId(PUSH_MARKER_TABLE);
+  return dialect.ddl.pushMarker(t);
+}

@@ -15,6 +15,8 @@ export interface DialectDdl {
   queueSnapshot(t: string): string[];
   /** The write-ahead intents of writes that span the database and a broker. */
   intent(t: string): string[];
+  /** The markers a failed-job re-push leaves in a queue table's own database (another database). */
+  pushMarker(t: string): string[];
   ack(t: string): string[];
   /** The drills' effect table and processed-event table (names fixed by the caller). */
   referenceEffect(effect: string, processed: string): string[];

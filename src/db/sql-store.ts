@@ -111,6 +111,12 @@ import {
   settleIntent,
 } from './sql/intents.js';
 import {
+  deletePushMarker,
+  insertPushMarker,
+  pushMarkerTableExists,
+  selectPushMarker,
+} from './sql/push-markers.js';
+import {
   insertSnapshots,
   pruneSnapshots,
   selectAnchors,
@@ -206,6 +212,10 @@ export const sqlStore: Store = {
     insert: insertIntent,
     settle: settleIntent,
     select: selectIntents,
+    markerTableExists: pushMarkerTableExists,
+    insertMarker: insertPushMarker,
+    selectMarker: selectPushMarker,
+    deleteMarker: deletePushMarker,
   },
   state: {
     snapshotTableExists,

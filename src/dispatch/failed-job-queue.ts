@@ -63,6 +63,35 @@ export interface RequeuePlan {
   payload: string;
 }
 
+/**
+ * The marker of a target's write-ahead intent: the Redis key its MULTI lists the pushed ids in, or,
+ * for a queue table in another database, the run and intent of the row written with the jobs.
+ */
+export interface PushMarkerRef {
+  key: string;
+  runId: string;
+  intentId: number;
+}
+
+/** A group of planned pushes that one write-ahead intent covers (a Redis target, or another database's table). */
+export interface JournaledGroup {
+  target: string;
+  connection: string;
+  driver: 'redis' | 'database';
+  plans: RequeuePlan[];
+}
+
+/** How a push whose marker a later run wrote first (it settled the intent as not landed) fails. */
+export function fencedPush(): TaskreconError {
+  return new TaskreconError(
+    'another run settled this batch as not pushed before it was pushed; nothing was pushed',
+    {
+      code: 'GUARD',
+      hint: 'Another taskrecon run settled this run’s open batch; run the command again: it retries what is left.',
+    },
+  );
+}
+
 /** The framework's default: a connection named `database` pushes to the `jobs` table of the same database. */
 const DEFAULT_DATABASE_TARGET: QueueConnectionConfig = { driver: 'database', table: 'jobs' };
 
@@ -140,17 +169,22 @@ export class FailedJobRequeuer {
   }
 
   /**
-   * The planned pushes that go to Redis, one group per target (what one write-ahead intent covers):
+   * The planned pushes that cannot commit with the failed rows' delete, one group per target (what
+   * one write-ahead intent covers): Redis targets, and queue tables in another database (`db:`).
    * `target` is the group's key in `push`'s markers.
    */
-  redisGroups(
-    plans: readonly RequeuePlan[],
-  ): Array<{ target: string; connection: string; plans: RequeuePlan[] }> {
-    const groups = new Map<string, { target: string; connection: string; plans: RequeuePlan[] }>();
+  journaledGroups(plans: readonly RequeuePlan[]): JournaledGroup[] {
+    const groups = new Map<string, JournaledGroup>();
     for (const plan of plans) {
-      if (plan.target.driver !== 'redis') continue;
-      const key = JSON.stringify(plan.target);
-      const group = groups.get(key) ?? { target: key, connection: plan.target.connection, plans: [] };
+      const { target } = plan;
+      if (target.driver === 'database' && !target.dsn) continue;
+      const key = JSON.stringify(target);
+      const group = groups.get(key) ?? {
+        target: key,
+        connection: target.connection,
+        driver: target.driver,
+        plans: [],
+      };
       group.plans.push(plan);
       groups.set(key, group);
     }
@@ -162,6 +196,30 @@ export class FailedJobRequeuer {
     return plan.target.driver === 'redis' ? this.flavor.redisKey(plan.target, plan.queue) : undefined;
   }
 
+  /**
+   * The other database of a `database` connection with its own `db:`, for its push markers;
+   * undefined when the connection's queue table is in the source's own database, or is not a table.
+   */
+  async databaseOf(connection: string): Promise<Db | undefined> {
+    const target = this.target(connection);
+    return typeof target !== 'string' && target.driver === 'database' && target.dsn
+      ? this.otherDb(target.dsn)
+      : undefined;
+  }
+
+  /** Refuses (exit 3, nothing written) a queue table's database without taskrecon's push markers. */
+  async requireMarkers(connection: string): Promise<void> {
+    const db = await this.databaseOf(connection);
+    if (db && !(await store.intents.markerTableExists(db)))
+      throw new TaskreconError(
+        `connection ${connection}: the queue table's database ${db.display} has no taskrecon_push_marker table, which a re-push into another database writes with its jobs`,
+        {
+          code: 'USAGE',
+          hint: `Create it with \`taskrecon init --audit-only --db <that database's DSN>\` (or --print for a DBA); nothing was pushed and no row was changed.`,
+        },
+      );
+  }
+
   /** The Redis client of a connection, for looking at a write-ahead intent's marker; undefined when it is not Redis. */
   async redisOf(connection: string): Promise<RedisLists | undefined> {
     const target = this.target(connection);
@@ -171,14 +229,14 @@ export class FailedJobRequeuer {
   /**
    * Pushes the planned jobs. Database targets in the source's database are written on `tx` (so the
    * insert and the caller's delete commit together); a target in another database commits its own
-   * transaction first; Redis pushes go in one MULTI/EXEC per target, last, with the marker of the
-   * target's write-ahead intent (`markers`, by `redisGroups`' key) when one is given. Any failure
-   * throws so the caller rolls back.
+   * transaction first, with its write-ahead intent's marker row; Redis pushes go in one MULTI/EXEC
+   * per target, last, with the marker of the target's intent. `markers` are by `journaledGroups`'
+   * key. Any failure throws so the caller rolls back.
    */
   async push(
     tx: Queryable,
     plans: readonly RequeuePlan[],
-    markers: ReadonlyMap<string, string> = new Map(),
+    markers: ReadonlyMap<string, PushMarkerRef> = new Map(),
   ): Promise<Map<TaskId, Requeued>> {
     const out = new Map<TaskId, Requeued>();
     const byTarget = new Map<string, RequeuePlan[]>();
@@ -209,8 +267,19 @@ export class FailedJobRequeuer {
             });
           }
         };
+        const marker = markers.get(targetKey);
         if (db === this.db) await insertAll(tx);
-        else await db.transaction(insertAll);
+        else
+          await db.transaction(async (q) => {
+            // The marker first: a later run that fenced the intent holds the key, and nothing is inserted.
+            const ids = group.map((p) => String(p.id));
+            if (
+              marker &&
+              !(await store.intents.insertMarker(q, db.dialect, marker.runId, marker.intentId, 'landed', ids))
+            )
+              throw fencedPush();
+            await insertAll(q);
+          });
       } else {
         const client = await this.redisClient(target.url);
         const ops = group.flatMap((plan) => {
@@ -227,7 +296,7 @@ export class FailedJobRequeuer {
         redisBatches.push([
           client,
           ops,
-          marker ? { key: marker, ids: group.map((p) => String(p.id)) } : undefined,
+          marker ? { key: marker.key, ids: group.map((p) => String(p.id)) } : undefined,
         ]);
       }
     }
@@ -255,6 +324,7 @@ export class FailedJobRequeuer {
     if (target.driver === 'redis') return (await this.redisClient(target.url)).whyUnreachable();
     try {
       await this.jobColumns(target.dsn ? await this.otherDb(target.dsn) : this.db, target.table);
+      if (target.dsn) await this.requireMarkers(target.connection);
       return undefined;
     } catch (error) {
       return (error as Error).message;

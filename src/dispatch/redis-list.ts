@@ -4,6 +4,7 @@ import { createRedisClient } from '../brokers/redis/connection.js';
 import { keySlot } from '../brokers/redis/slots.js';
 import { MARKER_TTL_SECONDS } from '../brokers/redis/intents.js';
 import { LOOK_MARKER } from '../brokers/redis/scripts.js';
+import { nameRun, runAlive } from '../brokers/redis/run-name.js';
 import { TaskreconError } from '../errors.js';
 import { maskDsnText } from '../db/dsn.js';
 
@@ -163,6 +164,21 @@ export class RedisLists {
     await this.ready();
     return (await this.clientFor([key]).eval(LOOK_MARKER, 1, key, String(MARKER_TTL_SECONDS))) as
       string[] | null;
+  }
+
+  /**
+   * Names this connection (and a cluster's masters) after the run, before the run opens an intent
+   * whose marker lives here: other runs leave its open re-pushes to it while it stays connected.
+   */
+  async nameRun(runId: string): Promise<void> {
+    await this.ready();
+    await nameRun([this.client, ...(this.nodes?.masters.map((m) => m.client) ?? [])], runId);
+  }
+
+  /** Whether the run's named connection is open here; undefined when CLIENT LIST is refused. */
+  async runAlive(runId: string): Promise<boolean | undefined> {
+    await this.ready();
+    return runAlive(this.client, runId);
   }
 
   /** Removes a settled intent's marker. */

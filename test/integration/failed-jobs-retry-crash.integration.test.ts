@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { BIN, runCli } from '../support/cli.js';
+import { BIN, runCli, runJson } from '../support/cli.js';
 import { frameworkTableDdl } from '../support/framework-tables.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { dropPrefix, openTestRedis } from '../support/redis.js';
@@ -334,5 +334,85 @@ describe('failed-job retries killed at random points', () => {
     const ids = await seed();
     expect((await killThenFinish(['sweep', '--since', '1h'], KILL_WINDOW_MS)).kills).toBe(KILLS);
     await expectDone(ids, 'sweep-retry');
+  });
+});
+
+interface RetryJson {
+  applied: number;
+  settledIntents?: Array<{ id: number; runId: string; state: string }>;
+}
+
+/** Resolves once `check` holds (polled), or fails after `ms`. */
+async function until(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('failed-job retries running at once', () => {
+  it(`two retries of one failed-jobs table at once both exit 0: every job once, no batch settled by the other`, async () => {
+    const ids = await seed();
+    for (const source of ['laravel', 'think']) {
+      const retry = ['compensate', '--source', source, '--action', 'retry', '--yes', '--batch', '50'];
+      // The second starts while the first is pushing: it settles open re-pushes before its first
+      // batch, when the first has one open most of the time (an intent per batch of 50).
+      const before = await pushedCount();
+      const first = runJson<RetryJson>([...retry, '--rate', '1500/s'], { cwd });
+      await until(async () => (await pushedCount()) > before);
+      const second = runJson<RetryJson>(retry, { cwd });
+      const [a, b] = await Promise.all([first, second]);
+      expect([a.code, b.code], `${a.stderr}\n${b.stderr}`).toEqual([0, 0]);
+      expect([a.json.settledIntents ?? [], b.json.settledIntents ?? []]).toEqual([[], []]);
+      expect(a.json.applied + b.json.applied).toBe(JOBS);
+      expect(b.json.applied).toBeGreaterThan(0);
+    }
+    await expectDone(ids, 'retry');
+  });
+
+  it('leaves the open re-push of a run still connected to Redis, and fences it once that run is gone', async () => {
+    // A run that has committed a batch's intent and not yet pushed: its Redis connection is named
+    // after it. Another retry must leave that batch to it (before, it fenced it off and the first
+    // run stopped with exit 3); once the connection is gone, the batch is settled as before.
+    const failed = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const uuid = randomUUID();
+        await q(
+          'INSERT INTO failed_jobs (uuid, connection, queue, payload, exception) VALUES (?, ?, ?, ?, ?)',
+          [uuid, 'redis', 'default', laravelPayload(uuid, i), 'Exception: crash-test partner down'],
+        );
+      }
+    };
+    await failed(5);
+    const runId = randomUUID();
+    const live = new (await import('ioredis')).Redis(redisUrl, { connectionName: `taskrecon-run-${runId}` });
+    await live.ping();
+    const detail = { connection: 'redis', pushes: [{ id: '999999', queue: 'default', key: laravelKey }] };
+    const [inserted] = await schema.sql.query(
+      `INSERT INTO taskrecon_intent (run_id, kind, source, from_ref, to_ref, operator, host, action, jobs, detail, state, opened_epoch)
+       VALUES (?, 'failed-job-retry', 'laravel', 'failed_jobs', ?, 'test', 'test', 'retry', '["999999"]', ?, 'open', UNIX_TIMESTAMP())`,
+      [runId, `redis:${laravelKey}`, JSON.stringify(detail)],
+    );
+    const intentId = (inserted as { insertId: number }).insertId;
+    const marker = `taskrecon:intent:${runId}:${intentId}`;
+    const state = async () =>
+      (await q<{ state: string }>('SELECT state FROM taskrecon_intent WHERE id = ?', [intentId]))[0]?.state;
+    const retry = ['compensate', '--source', 'laravel', '--action', 'retry', '--yes'];
+    try {
+      const alive = await runJson<RetryJson>(retry, { cwd });
+      expect(alive.code, alive.stderr).toBe(0);
+      expect(alive.json.applied).toBe(5);
+      expect(alive.json.settledIntents ?? []).toEqual([]);
+      expect([await state(), await redis.exists(marker)]).toEqual(['open', 0]);
+    } finally {
+      live.disconnect();
+    }
+    await until(async () => !String(await redis.client('LIST')).includes(`taskrecon-run-${runId}`));
+    await failed(3);
+    const gone = await runJson<RetryJson>(retry, { cwd });
+    expect(gone.code, gone.stderr).toBe(0);
+    expect((gone.json.settledIntents ?? []).map((s) => [s.id, s.state])).toEqual([[intentId, 'not-landed']]);
+    expect([await state(), await redis.get(marker)]).toEqual(['not-landed', 'fenced']);
   });
 });

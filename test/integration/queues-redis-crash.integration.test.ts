@@ -514,3 +514,129 @@ describe('the classic non-atomic mover fails the same census', () => {
     await dropKeys();
   });
 });
+
+interface MoveJson {
+  runId: string;
+  moved: number;
+  settledIntents?: Array<{ id: number; runId: string; state: string }>;
+}
+
+/** Resolves once `check` holds (polled), or fails after `ms`. */
+async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('moves running at once on one broker', () => {
+  it('two moves of one queue at once, four times over: both exit 0, every job moved and audited once a round, no batch settled by the other', async () => {
+    const jobs = 15_000;
+    const rounds = 4;
+    const ids = await seed('zeta', jobs);
+    for (let round = 0; round < rounds; round++) {
+      const [from, to] = round % 2 === 0 ? ['zeta', 'eta'] : ['eta', 'zeta'];
+      const move = [
+        'queues',
+        'move',
+        '--broker',
+        'app',
+        '--from',
+        from,
+        '--to',
+        to,
+        '--what',
+        'all',
+        '--yes',
+      ];
+      // The second starts while the first is moving and settles open batches before it moves.
+      // Batches of 500 keep the first's intent open most of the time (its script and its 500 audit
+      // rows): a settlement that did not tell a live run from a killed one fences that batch, and
+      // the first run stops with exit 3 (it did in about one round in three).
+      const first = runJson<MoveJson>([...move, '--batch', '500'], { cwd });
+      await until(async () => (await depth(parts(from))) < jobs);
+      const second = runJson<MoveJson>([...move, '--batch', '500'], { cwd });
+      const [a, b] = await Promise.all([first, second]);
+      expect({ round, codes: [a.code, b.code] }, `${a.stderr}\n${b.stderr}`).toEqual({
+        round,
+        codes: [0, 0],
+      });
+      expect([a.json.settledIntents ?? [], b.json.settledIntents ?? []]).toEqual([[], []]);
+      expect(a.json.moved + b.json.moved).toBe(jobs);
+      await expectEveryJobOnce(ids, round);
+    }
+    const final = await census(ids);
+    // An even number of rounds: every job is back in zeta.
+    expect(Object.entries(final.byKey).filter(([k, n]) => k.startsWith('queues:eta') && n > 0)).toEqual([]);
+    // One audit row per job and round, under the run that moved it; the chain leads to where it is.
+    const [per] = await schema.sql.query(
+      `SELECT COUNT(*) AS ids, MIN(n) AS least, MAX(n) AS most FROM
+         (SELECT task_id, COUNT(*) AS n FROM taskrecon_audit
+           WHERE action = 'queue-move' AND task_table LIKE ? GROUP BY task_id) t`,
+      [`${prefix}%`],
+    );
+    const row = (per as Array<{ ids: number; least: number; most: number }>)[0];
+    expect([Number(row?.ids), Number(row?.least), Number(row?.most)]).toEqual([jobs, rounds, rounds]);
+    const replay = await replayAudit(final);
+    expect({
+      unaccounted: replay.unaccounted.length,
+      unknownRuns: replay.unknownRuns,
+      open: replay.openIntents,
+    }).toEqual({ unaccounted: 0, unknownRuns: 0, open: 0 });
+    await dropKeys();
+  });
+
+  it('leaves the open batch of a run still connected, and fences it once that run is gone', async () => {
+    // A run that has committed a batch's intent and not yet run its script: its connection named
+    // after it is open. Another move must leave that batch to it (before, it fenced it off and the
+    // first run stopped with exit 3); once the connection is gone, the batch is settled as before.
+    await seed('theta', 300);
+    const runId = randomUUID();
+    const live = new Redis(url, { connectionName: `taskrecon-run-${runId}` });
+    await live.ping();
+    const detail = { from: key('theta'), to: key('iota'), fromSet: 'ready', toSet: 'ready' };
+    const [inserted] = await schema.sql.query(
+      `INSERT INTO taskrecon_intent (run_id, kind, source, from_ref, to_ref, operator, host, action, jobs, detail, state, opened_epoch)
+       VALUES (?, 'redis-move', 'app', ?, ?, 'test', 'test', 'queue-move', '[]', ?, 'open', UNIX_TIMESTAMP())`,
+      [runId, detail.from, detail.to, JSON.stringify(detail)],
+    );
+    const intentId = (inserted as { insertId: number }).insertId;
+    const marker = `taskrecon:intent:${runId}:${intentId}`;
+    const state = async () => {
+      const [rows] = await schema.sql.query('SELECT state FROM taskrecon_intent WHERE id = ?', [intentId]);
+      return (rows as Array<{ state: string }>)[0]?.state;
+    };
+    const move = [
+      'queues',
+      'move',
+      '--broker',
+      'app',
+      '--from',
+      'theta',
+      '--to',
+      'iota',
+      '--what',
+      'all',
+      '--yes',
+    ];
+    try {
+      const alive = await runJson<MoveJson>(move, { cwd });
+      expect(alive.code, alive.stderr).toBe(0);
+      expect(alive.json.moved).toBe(300);
+      expect(alive.json.settledIntents ?? []).toEqual([]);
+      expect([await state(), await redis.exists(marker)]).toEqual(['open', 0]);
+    } finally {
+      live.disconnect();
+    }
+    await until(async () => !String(await redis.client('LIST')).includes(`taskrecon-run-${runId}`));
+    await seed('theta', 30);
+    const gone = await runJson<MoveJson>(move, { cwd });
+    if (gone.code) console.log(JSON.stringify(gone.json));
+    expect(gone.code, gone.stderr).toBe(0);
+    expect((gone.json.settledIntents ?? []).map((s) => [s.id, s.state])).toEqual([[intentId, 'not-landed']]);
+    expect([await state(), await redis.get(marker)]).toEqual(['not-landed', 'fenced']);
+    await redis.del(marker);
+    await dropKeys();
+  });
+});

@@ -89,6 +89,7 @@ beforeAll(async () => {
     'taskrecon_audit',
     'taskrecon_intent',
     'taskrecon_notify',
+    'taskrecon_push_marker',
     'taskrecon_queue_snapshot',
   ]);
 });

@@ -77,6 +77,7 @@ const DDL_MEMBERS: Record<keyof DialectDdl, true> = {
   alertClaim: true,
   queueSnapshot: true,
   intent: true,
+  pushMarker: true,
   ack: true,
   referenceEffect: true,
 };

@@ -67,10 +67,14 @@ export function connectError(target: AmqpTarget, error: unknown): TaskreconError
 }
 
 /** Connects, failing fast (no reconnect loop). Errors after connect are left to the calls that see them. */
-export async function openConnection(target: AmqpTarget): Promise<ChannelModel> {
+export async function openConnection(target: AmqpTarget, name?: string): Promise<ChannelModel> {
   let connection: ChannelModel;
   try {
-    connection = await amqp.connect(target.connect, { timeout: CONNECT_TIMEOUT_MS });
+    // `connection_name` is what the management UI and `rabbitmqctl list_connections` show.
+    connection = await amqp.connect(target.connect, {
+      timeout: CONNECT_TIMEOUT_MS,
+      ...(name === undefined ? {} : { clientProperties: { connection_name: name } }),
+    });
   } catch (error) {
     throw connectError(target, error);
   }
@@ -96,6 +100,11 @@ export async function openConfirmChannel(connection: ChannelModel): Promise<Conf
 export async function closeQuietly(closable: { close(): Promise<void> } | undefined): Promise<void> {
   if (!closable) return;
   await closable.close().catch(() => undefined);
+}
+
+/** True when a channel call failed because the broker said 405: an exclusive queue of another connection. */
+export function isLocked(error: unknown): boolean {
+  return /RESOURCE_LOCKED|RESOURCE-LOCKED|405/.test(String((error as Error)?.message ?? error));
 }
 
 /** True when a channel call failed because the broker said 404 (no such queue or exchange). */

@@ -13,6 +13,7 @@ import { doctorRabbit } from './doctor.js';
 import { inspectRabbit } from './inspect.js';
 import { ManagementApi } from './management.js';
 import { moveRabbit } from './move.js';
+import { declareRun, rabbitRunAlive, runConnectionName } from './run-name.js';
 
 /**
  * The RabbitMQ data API: counts from passive declares (exact, immediate) and the management API
@@ -24,6 +25,8 @@ export class RabbitBroker implements BrokerClient {
   readonly target: AmqpTarget;
   readonly api: ManagementApi | undefined;
   private connection: Promise<ChannelModel> | undefined;
+  /** The run this process's connection is named after (see `nameRun`). */
+  private runName: string | undefined;
 
   constructor(
     readonly name: string,
@@ -40,12 +43,29 @@ export class RabbitBroker implements BrokerClient {
 
   /** The shared connection (exit 3 with a hint when the broker cannot be reached or refuses the login). */
   connect(): Promise<ChannelModel> {
-    this.connection ??= openConnection(this.target);
+    this.connection ??= openConnection(this.target, this.runName);
     const pending = this.connection;
     pending.catch(() => {
       if (this.connection === pending) this.connection = undefined;
     });
     return pending;
+  }
+
+  /**
+   * Names the connection after the run (reconnecting when it was opened unnamed) and declares the
+   * run's exclusive queue: other moves leave this run's open batches to it while it is connected.
+   */
+  async nameRun(runId: string): Promise<void> {
+    const name = runConnectionName(runId);
+    if (this.runName !== name) {
+      await this.close();
+      this.runName = name;
+    }
+    await declareRun(await this.connect(), runId);
+  }
+
+  async runAlive(runId: string): Promise<boolean | undefined> {
+    return rabbitRunAlive(await this.connect(), runId);
   }
 
   private base() {

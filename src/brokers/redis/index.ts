@@ -1,3 +1,4 @@
+// Over 300 lines: the one Redis data API of every framework (lists, BullMQ, clusters) and its run liveness.
 import type { Redis } from 'ioredis';
 import type { RedisBrokerConfig, WithUrl } from '../../config/brokers.js';
 import { TaskreconError } from '../../errors.js';
@@ -25,6 +26,7 @@ import { moveJobs, recoverJobs, type RecoverRequest } from './move.js';
 import { redisDoctor } from './doctor.js';
 import { readWeakestSettings } from './server.js';
 import { bullmqApi } from './bullmq-api.js';
+import { nameRun, runAlive } from './run-name.js';
 
 /**
  * The Redis data API (`BrokerClient`): counts and findings, atomic moves, the framework's migrate,
@@ -256,7 +258,13 @@ export class RedisBroker implements BrokerClient {
 
   readonly jobState = async (queue: string, jobId: string) =>
     (await bullmqApi()).jobState(this.bullmq, queue, jobId);
-  readonly runAlive = async (runId: string) => (await bullmqApi()).runAlive(this.client, runId);
+  /** Names every master's connection after the run; so the first master tells for the cluster. */
+  readonly nameRun = (runId: string) =>
+    nameRun(
+      this.nodes.masters.map((m) => m.client),
+      runId,
+    );
+  readonly runAlive = (runId: string) => runAlive(this.client, runId);
   readonly finishMove = async (queue: string, id: string, at: number | null) =>
     (await bullmqApi()).finishMove(this.bullmq, queue, id, at);
 

@@ -1,3 +1,4 @@
+// Over 300 lines: the batched moves and recovers of every Redis key layout, each batch through its journal.
 import type { Redis } from 'ioredis';
 import { Pacer, pacing } from '../../core/pacer.js';
 import { TaskreconError, usageError } from '../../errors.js';
@@ -69,6 +70,17 @@ async function sizeOf(client: Redis, key: string, part: Part): Promise<number> {
 }
 
 /** Checks the request against what is in Redis before anything moves; exit 3 when it cannot run. */
+/** How many jobs each part of the queue holds. */
+async function sourceSizes(target: MoveTarget, queue: string, parts: Part[]): Promise<Map<Part, number>> {
+  const from = queueKeys(target.layout, queue);
+  const sizes = new Map<Part, number>();
+  for (const part of parts) {
+    const key = partKey(from, part);
+    if (key) sizes.set(part, await sizeOf(target.client, key, part));
+  }
+  return sizes;
+}
+
 async function checkMove(
   target: MoveTarget,
   request: MoveRequest,
@@ -79,11 +91,7 @@ async function checkMove(
     throw usageError(`--to ${request.to} is the queue the jobs come from`, 'Name another queue with --to.');
   }
   const from = queueKeys(target.layout, request.from);
-  const sizes = new Map<Part, number>();
-  for (const part of parts) {
-    const key = partKey(from, part);
-    if (key) sizes.set(part, await sizeOf(target.client, key, part));
-  }
+  const sizes = await sourceSizes(target, request.from, parts);
   const exists = await target.client.exists(
     ...[from.ready, from.delayed, from.reserved].filter((k): k is string => !!k),
   );
@@ -195,6 +203,11 @@ export async function moveJobs(target: MoveTarget, request: MoveRequest): Promis
   for (const part of parts) {
     if (request.shouldStop() || budget.left <= 0) break;
     result.moved += await movePart(target, request, part, budget);
+  }
+  // Not stopped: what neither moved nor is still there was taken by another move or the workers.
+  if (!request.shouldStop()) {
+    const left = [...(await sourceSizes(target, request.from, parts)).values()].reduce((a, b) => a + b, 0);
+    result.matched = Math.min(result.matched, result.moved + left);
   }
   return result;
 }

@@ -58,6 +58,7 @@ export type { BatchJob, JobBatchBefore } from '../sql/audit-batch.js';
 export type { ClaimBatch, ClaimCursor, ClaimedTask, ClaimKind, ClaimRequest } from '../sql/claims.js';
 export type { CandidateCursor, IdRange, ManualFilter, QueueJobInsert } from '../sql/compensate.js';
 export type { IntentFilter, IntentInsert, IntentRecord, IntentState } from '../sql/intents.js';
+export type { PushMarker } from '../sql/push-markers.js';
 export type { ConsoleAuditFilter } from '../sql/console-audit.js';
 export type { ErrorCount } from '../sql/console-errors.js';
 export type { ListCursor } from '../sql/console-list.js';

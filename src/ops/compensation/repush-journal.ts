@@ -4,7 +4,7 @@ import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../../db/bind-source.js';
 import { store, type AuditInsert, type IntentRecord } from '../../db/port/index.js';
 import type { Queryable, Row } from '../../db/types.js';
-import type { FailedJobRequeuer, RequeuePlan } from '../../dispatch/failed-job-queue.js';
+import type { FailedJobRequeuer, PushMarkerRef, RequeuePlan } from '../../dispatch/failed-job-queue.js';
 import { TaskreconError } from '../../errors.js';
 import {
   openIntent,
@@ -32,16 +32,32 @@ export const REPUSH_KIND = 'failed-job-retry';
 /** What an intent of a re-push keeps beside its row ids: where each job went. */
 interface RepushDetail {
   connection: string;
+  /** Absent on a Redis target (the intents written before queue tables in other databases had any). */
+  driver?: 'database';
+  /** The queue table, for a target in another database. */
+  table?: string;
   pushes: Array<{ id: string; queue: string; key: string }>;
 }
 
-/** The intents one batch opened: marker keys by the requeuer's target key, and which ids each covers. */
+/** One intent of a batch: its marker, its target connection and the ids it covers. */
+interface OpenedIntent {
+  id: number;
+  marker: PushMarkerRef;
+  connection: string;
+  driver: 'redis' | 'database';
+  ids: Set<string>;
+}
+
+/** The intents one batch opened: markers by the requeuer's target key, and which ids each covers. */
 export interface OpenedRepush {
-  markers: Map<string, string>;
-  intents: Array<{ id: number; marker: string; connection: string; ids: Set<string> }>;
+  markers: Map<string, PushMarkerRef>;
+  intents: OpenedIntent[];
 }
 
 export class RepushJournal {
+  /** The Redis connections named after this run so far. */
+  private readonly named = new Set<string>();
+
   constructor(
     private readonly source: BoundSource,
     private readonly requeuer: FailedJobRequeuer,
@@ -52,27 +68,37 @@ export class RepushJournal {
     return this.request.audit?.action ?? this.request.action;
   }
 
-  /** Commits one intent per Redis target of these planned pushes, before anything is pushed. */
+  /**
+   * Commits one intent per target of these planned pushes that cannot commit with the batch (a
+   * Redis target, a queue table in another database), before anything is pushed.
+   */
   async open(plans: readonly RequeuePlan[]): Promise<OpenedRepush> {
     const opened: OpenedRepush = { markers: new Map(), intents: [] };
-    const groups = this.requeuer.redisGroups(plans);
+    const groups = this.requeuer.journaledGroups(plans);
     if (groups.length === 0) return opened;
     const { db } = this.source;
     await requireIntentTable(db);
     for (const group of groups) {
+      // A Redis connection is named before its intent exists: other runs leave this run's open
+      // re-pushes to it. Another database must hold the markers the push writes with its jobs.
+      if (group.driver === 'redis') await this.nameRunOn(group.connection);
+      else await this.requeuer.requireMarkers(group.connection);
+      const first = group.plans[0]?.target;
       const detail: RepushDetail = {
         connection: group.connection,
+        ...(first?.driver === 'database' ? { driver: 'database' as const, table: first.table } : {}),
         pushes: group.plans.map((p) => ({
           id: String(p.id),
           queue: p.queue,
           key: this.requeuer.redisKeyOf(p) ?? '',
         })),
       };
+      const where = detail.table ?? [...new Set(detail.pushes.map((p) => p.key))].join(',');
       const intent = await openIntent(db, {
         kind: REPUSH_KIND,
         source: this.source.name,
         from: this.source.profile.table,
-        to: `${group.connection}:${[...new Set(detail.pushes.map((p) => p.key))].join(',')}`.slice(0, 255),
+        to: `${group.connection}:${where}`.slice(0, 255),
         jobs: detail.pushes.map((p) => p.id),
         detail,
         meta: {
@@ -83,22 +109,34 @@ export class RepushJournal {
           action: this.action,
         },
       });
-      const marker = markerKey(this.request.runId, intent.id);
+      const marker = {
+        key: markerKey(this.request.runId, intent.id),
+        runId: this.request.runId,
+        intentId: intent.id,
+      };
       opened.markers.set(group.target, marker);
       opened.intents.push({
         id: intent.id,
         marker,
         connection: group.connection,
+        driver: group.driver,
         ids: new Set(detail.pushes.map((p) => p.id)),
       });
     }
     return opened;
   }
 
-  /** Refuses a Redis push no intent of the batch names (the batch rolls back, nothing is pushed). */
+  private async nameRunOn(connection: string): Promise<void> {
+    if (this.named.has(connection)) return;
+    await (await this.requeuer.redisOf(connection))?.nameRun(this.request.runId);
+    this.named.add(connection);
+  }
+
+  /** Refuses a journaled push no intent of the batch names (the batch rolls back, nothing is pushed). */
   checkCovered(opened: OpenedRepush, plans: readonly RequeuePlan[]): void {
     const covered = new Set(opened.intents.flatMap((i) => [...i.ids]));
-    const stray = plans.filter((p) => p.target.driver === 'redis' && !covered.has(String(p.id)));
+    const journaled = new Set(this.requeuer.journaledGroups(plans).flatMap((g) => g.plans));
+    const stray = plans.filter((p) => journaled.has(p) && !covered.has(String(p.id)));
     if (stray.length)
       throw new TaskreconError(
         `failed job ${String(stray[0]?.id)} became retryable after its batch's intent was written; the batch was rolled back`,
@@ -106,15 +144,22 @@ export class RepushJournal {
       );
   }
 
-  /** Settles the batch's intents on its transaction (its audit rows are written there too). */
-  async settle(tx: Queryable, opened: OpenedRepush): Promise<void> {
+  /**
+   * Settles the batch's intents on its transaction (its audit rows are written there too):
+   * `not-landed` when the batch pushed nothing (another run took its rows first).
+   */
+  async settle(
+    tx: Queryable,
+    opened: OpenedRepush,
+    state: 'landed' | 'not-landed' = 'landed',
+  ): Promise<void> {
     for (const intent of opened.intents) {
-      if (!(await settleIntentWithAudit(tx, this.source.db, intent.id, 'landed', this.request.runId, [])))
+      if (!(await settleIntentWithAudit(tx, this.source.db, intent.id, state, this.request.runId, [])))
         throw new TaskreconError(
           `another run settled this batch's intent ${intent.id} meanwhile; rolled back`,
           {
             code: 'GUARD',
-            hint: 'Run one retry of a failed-jobs table at a time; run the command again.',
+            hint: 'Its connection to Redis was seen closed meanwhile (a reconnect, a restart); run the command again: it retries what is left.',
           },
         );
     }
@@ -123,17 +168,24 @@ export class RepushJournal {
   /** Removes the markers of a committed batch. */
   async forget(opened: OpenedRepush): Promise<void> {
     for (const intent of opened.intents)
-      await (
-        await this.requeuer.redisOf(intent.connection)
-      )
-        ?.forgetMarker(intent.marker)
-        .catch(() => undefined);
+      await this.forgetMarker(intent.connection, intent.driver, intent.marker);
+  }
+
+  private async forgetMarker(connection: string, driver: 'redis' | 'database', marker: PushMarkerRef) {
+    if (driver === 'redis') {
+      await (await this.requeuer.redisOf(connection))?.forgetMarker(marker.key).catch(() => undefined);
+      return;
+    }
+    const db = await this.requeuer.databaseOf(connection);
+    if (db)
+      await store.intents.deleteMarker(db, db.dialect, marker.runId, marker.intentId).catch(() => undefined);
   }
 
   /**
    * Settles the re-push intents killed runs left open on this source: the rows whose job the marker
    * says was pushed are deleted and audited under the killed run (not pushed again); an intent
-   * whose push never happened is fenced off and closed, its rows left for this run to retry.
+   * whose push never happened is fenced off and closed, its rows left for this run to retry. The
+   * intents of a run still connected to the target Redis (its named connection) are left to it.
    */
   async settleOpen(): Promise<SettleSummary> {
     const look: IntentLook = (intent) => this.look(intent);
@@ -145,15 +197,12 @@ export class RepushJournal {
   private async look(intent: IntentRecord) {
     const { source } = this;
     const detail = intent.detail as RepushDetail;
-    const redis = await this.requeuer.redisOf(detail.connection);
-    if (!redis)
-      throw new TaskreconError(
-        `an open re-push of run ${intent.runId} names connection '${detail.connection}', which is no Redis connection now`,
-        { code: 'CONFIG_INVALID', hint: 'Restore the connection in the source config to settle it.' },
-      );
-    const marker = markerKey(intent.runId, intent.id);
-    const pushed = await redis.lookMarker(marker);
-    if (!pushed) return { state: 'not-landed' as const, audit: [] };
+    const driver = detail.driver ?? 'redis';
+    const marker = { key: markerKey(intent.runId, intent.id), runId: intent.runId, intentId: intent.id };
+    const pushed =
+      driver === 'database' ? await this.lookTable(intent, detail) : await this.lookRedis(intent, detail);
+    if (pushed === undefined) return undefined;
+    if (pushed === null) return { state: 'not-landed' as const, audit: [] };
     const rule = ACTION_RULES.retry;
     const rows = await store.tasks.selectWholeRows(source.db, source, pushed as TaskId[], false);
     const byId = new Map(detail.pushes.map((p) => [p.id, p]));
@@ -172,7 +221,10 @@ export class RepushJournal {
         toStatus: rule.to,
         beforeJson: rowJson(row),
         afterJson: JSON.stringify({
-          requeued: { driver: 'redis', connection: detail.connection, key: push?.key, queue: push?.queue },
+          requeued:
+            driver === 'database'
+              ? { driver, connection: detail.connection, table: detail.table, queue: push?.queue }
+              : { driver, connection: detail.connection, key: push?.key, queue: push?.queue },
           settledBy: this.request.runId,
         }),
         reason: intent.reason,
@@ -191,7 +243,38 @@ export class RepushJournal {
             { code: 'GUARD', hint: 'Another writer changed them; run the command again.' },
           );
       },
-      after: () => redis.forgetMarker(marker),
+      after: () => this.forgetMarker(detail.connection, driver, marker),
     };
   }
+
+  /** What a Redis push left: the ids it pushed, null (fenced: it never will), undefined (its run is alive). */
+  private async lookRedis(intent: IntentRecord, detail: RepushDetail): Promise<string[] | null | undefined> {
+    const redis = await this.requeuer.redisOf(detail.connection);
+    if (!redis) throw gone(intent, detail, 'Redis');
+    // A run still connected settles its own batch.
+    if ((await redis.runAlive(intent.runId)) === true) return undefined;
+    return redis.lookMarker(markerKey(intent.runId, intent.id));
+  }
+
+  /**
+   * What a push into another database's queue table left: the ids its marker lists when the jobs
+   * committed there; otherwise null, and a `fenced` marker now holds the key, so it never will.
+   */
+  private async lookTable(intent: IntentRecord, detail: RepushDetail): Promise<string[] | null> {
+    const db = await this.requeuer.databaseOf(detail.connection);
+    if (!db) throw gone(intent, detail, 'database queue table in another database');
+    await this.requeuer.requireMarkers(detail.connection);
+    const { intents } = store;
+    // Waits for a push that is committing its marker, then keeps every later one out.
+    await intents.insertMarker(db, db.dialect, intent.runId, intent.id, 'fenced', []);
+    const marker = await intents.selectMarker(db, db.dialect, intent.runId, intent.id);
+    return marker?.state === 'landed' ? marker.jobs : null;
+  }
+}
+
+function gone(intent: IntentRecord, detail: RepushDetail, what: string): TaskreconError {
+  return new TaskreconError(
+    `an open re-push of run ${intent.runId} names connection '${detail.connection}', which is no ${what} connection now`,
+    { code: 'CONFIG_INVALID', hint: 'Restore the connection in the source config to settle it.' },
+  );
 }

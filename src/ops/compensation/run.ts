@@ -239,7 +239,11 @@ export class Run {
           out.push({ ...d.item, outcome: 'lost-race', reason: `${d.item.reason}: moved meanwhile` });
         else out.push(d.item);
       }
-      if (movers.length === 0) return out;
+      if (movers.length === 0) {
+        // Nothing of the batch is pushed (another run took its rows first): its intents close here.
+        if (opened) await this.journal?.settle(tx, opened, 'not-landed');
+        return out;
+      }
       const moverIds = movers.map((m) => m.id);
       // A job system's own client writes the change itself; it re-pushes nothing of taskrecon's.
       if (writer) await writeThrough(writer, source, request.action, tx, movers);
@@ -316,7 +320,7 @@ export class Run {
     if (rule.to === DELETED || this.requeuer) {
       changed = await store.tasks.deleteGuarded(tx, source, ids, rule.from);
       if (changed === ids.length && this.requeuer) {
-        if (opened) this.journal?.checkCovered(opened, pushes);
+        this.journal?.checkCovered(opened ?? { markers: new Map(), intents: [] }, pushes);
         requeued = await this.requeuer.push(tx, pushes, opened?.markers);
       }
     } else {

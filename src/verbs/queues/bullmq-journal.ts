@@ -85,7 +85,7 @@ export async function bullmqJournal(db: Db, meta: MoveAuditMeta): Promise<JobJou
           `another run settled this run's batch (intent ${intentId}) while it moved; its jobs are audited there`,
           {
             code: 'GUARD',
-            hint: 'Run one move per queue at a time; run the command again to move what is left.',
+            hint: 'Its connection to the broker was seen closed meanwhile (a reconnect, a broker restart); run the command again to move what is left.',
           },
         );
     },

@@ -30,6 +30,19 @@ function landingOf(intent: IntentRecord): BatchLanding {
   return { ...detail, runId: intent.runId, intentId: intent.id };
 }
 
+/** Whether each run is still connected to the broker, asked once per run id. */
+export function runLiveness(broker: BrokerClient): (runId: string) => Promise<boolean | undefined> {
+  const known = new Map<string, Promise<boolean | undefined>>();
+  return (runId) => {
+    let alive = known.get(runId);
+    if (!alive) {
+      alive = broker.runAlive?.(runId) ?? Promise.resolve(undefined);
+      known.set(runId, alive);
+    }
+    return alive;
+  };
+}
+
 /** The journal of one run: `meta` names the run, its operator and reason. */
 export async function moveJournal(db: Db, meta: MoveAuditMeta): Promise<MoveJournal> {
   await requireIntentTable(db);
@@ -58,7 +71,7 @@ export async function moveJournal(db: Db, meta: MoveAuditMeta): Promise<MoveJour
           `another run settled this run's batch (intent ${intentId}) while it moved; its jobs are audited there`,
           {
             code: 'GUARD',
-            hint: 'Run one move per queue at a time; run the command again to move what is left.',
+            hint: 'Its connection to the broker was seen closed meanwhile (a reconnect, a broker restart); run the command again to move what is left.',
           },
         );
     },
@@ -68,6 +81,8 @@ export async function moveJournal(db: Db, meta: MoveAuditMeta): Promise<MoveJour
 /**
  * Settles the open intents of this broker's moves and recovers: a batch whose marker lists jobs
  * landed and is audited under the run that moved it; a batch without one is fenced off and closed.
+ * A batch of a run still connected to the broker (its named connection is open) is left to that
+ * run; where the broker cannot tell (CLIENT LIST refused), every open batch is settled.
  */
 export async function settleOpenMoves(
   db: Db,
@@ -77,7 +92,9 @@ export async function settleOpenMoves(
   const { lookBatch, forgetBatch } = broker;
   if (!lookBatch || !forgetBatch) return { open: 0, settled: [] };
   await requireIntentTable(db);
+  const alive = runLiveness(broker);
   const look: IntentLook = async (intent) => {
+    if ((await alive(intent.runId)) === true) return undefined;
     const landing = landingOf(intent);
     const moved = await lookBatch.call(broker, landing);
     if (!moved) return { state: 'not-landed', audit: [] };

@@ -114,6 +114,8 @@ async function journalFor(
   settled: SettledBefore;
 }> {
   if (!db || dryRun || !broker.lookBatch) return { settled: {} };
+  // Named before anything is settled or opened: other runs leave this run's batches to it.
+  await broker.nameRun?.(meta.runId);
   const { settled } = await settleOpenMoves(db, broker, meta.runId);
   if (bullmq) settled.push(...(await settleKilledBullmqMoves(db, broker, meta.runId)));
   for (const s of settled)
@@ -166,8 +168,11 @@ export async function runMove(
   try {
     const meta = auditMeta(context, input, 'queue-move', choice.name);
     const rabbit = choice.config.kind === 'rabbitmq';
+    // Named before anything is settled or opened: other moves leave this run's batches to it.
+    if (rabbit && db && !input.dryRun) await broker.nameRun?.(input.runId);
+    const alive = (run: string) => broker.runAlive?.(run) ?? Promise.resolve(undefined);
     const killed =
-      rabbit && db ? await settleKilledMoves(db, choice.name, input.runId, input.dryRun) : undefined;
+      rabbit && db ? await settleKilledMoves(db, choice.name, input.runId, input.dryRun, alive) : undefined;
     const { journal, jobJournal, settled } = await journalFor(db, broker, meta, input.dryRun, say, bullmq);
     const result = await untilStopped(
       () => say(STOPPING),

@@ -79,21 +79,35 @@ export interface KilledMoves {
   settledIntents?: SettledIntent[];
 }
 
+/** Whether a run is still connected to the broker (undefined: the broker did not tell). */
+export type RunAlive = (runId: string) => Promise<boolean | undefined>;
+
 /**
  * Settles the open intents of earlier RabbitMQ moves on this broker (runs that were killed): their
- * messages are audited under the killed run and returned as possible duplicates. A dry run only
- * lists them.
+ * messages are audited under the killed run and returned as possible duplicates. The batches of a
+ * run still connected (`alive`) are left to it, and are no duplicates. A dry run only lists them.
  */
 export async function settleKilledMoves(
   db: Db,
   broker: string,
   runId: string,
   dryRun: boolean,
+  alive: RunAlive = async () => undefined,
 ): Promise<KilledMoves> {
   const open = await listOpenIntents(db, { kinds: [RABBIT_MOVE_INTENT], source: broker });
-  if (dryRun || open.length === 0) return { possibleDuplicates: duplicatesOf(open) };
+  const known = new Map<string, Promise<boolean | undefined>>();
+  const isAlive = (run: string) => {
+    if (!known.has(run)) known.set(run, alive(run));
+    return known.get(run) as Promise<boolean | undefined>;
+  };
+  if (dryRun || open.length === 0) {
+    const killed: IntentRecord[] = [];
+    for (const intent of open) if ((await isAlive(intent.runId)) !== true) killed.push(intent);
+    return { possibleDuplicates: duplicatesOf(killed) };
+  }
   const seen: IntentRecord[] = [];
   const look: IntentLook = async (intent) => {
+    if ((await isAlive(intent.runId)) === true) return undefined;
     seen.push(intent);
     return { state: 'partial', audit: unconfirmedRows(intent, runId) };
   };

@@ -1,5 +1,6 @@
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { nameRun as nameClients, runAlive as aliveOn } from '../run-name.js';
 import type { BullmqTarget } from './move.js';
 import { openQueue } from './queues.js';
 
@@ -9,32 +10,14 @@ import { openQueue } from './queues.js';
  * and Redis drops the name with it), and the last step of a `--to` move left half done.
  */
 
-/** The connection name of a run (CLIENT SETNAME takes no spaces; run ids are uuids). */
-export function runClientName(runId: string): string {
-  return `taskrecon-run-${runId.replace(/\s/g, '_')}`;
-}
-
-/** Names the broker's connection after the run, for as long as it stays open (and again on reconnect). */
+/** Names the broker's connection after the run, for as long as it stays open. */
 export async function nameRun(client: Redis, runId: string): Promise<void> {
-  const name = runClientName(runId);
-  // ioredis sends its `connectionName` again on each reconnect.
-  client.options.connectionName = name;
-  try {
-    await client.client('SETNAME', name);
-  } catch {
-    // A server that refuses CLIENT SETNAME: later runs fall back to the intent's age.
-  }
+  await nameClients([client], runId);
 }
 
 /** Whether a connection named after the run is open; undefined when CLIENT LIST is refused. */
-export async function runAlive(client: Redis, runId: string): Promise<boolean | undefined> {
-  const name = `name=${runClientName(runId)}`;
-  try {
-    const list = String(await client.client('LIST'));
-    return list.split('\n').some((line) => line.split(' ').includes(name));
-  } catch {
-    return undefined;
-  }
+export function runAlive(client: Redis, runId: string): Promise<boolean | undefined> {
+  return aliveOn(client, runId);
 }
 
 /**

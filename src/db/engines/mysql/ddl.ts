@@ -118,6 +118,16 @@ export const mysqlDdl: DialectDdl = {
   KEY idx_run (run_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
   ],
+  pushMarker: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  run_id VARCHAR(40) NOT NULL COMMENT 'the run whose intent it marks',
+  intent_id BIGINT NOT NULL COMMENT 'the intent, in the failed-jobs table''s database',
+  state VARCHAR(16) NOT NULL COMMENT 'landed (written with the jobs) or fenced (by a later run)',
+  jobs LONGTEXT NOT NULL COMMENT 'JSON array of the failed rows'' ids pushed',
+  created_epoch BIGINT NOT NULL COMMENT 'epoch seconds, database clock',
+  PRIMARY KEY (run_id, intent_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`,
+  ],
   ack: (t) => [
     `CREATE TABLE IF NOT EXISTS ${t} (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,

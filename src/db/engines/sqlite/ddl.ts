@@ -114,6 +114,16 @@ export const sqliteDdl: DialectDdl = {
     `CREATE INDEX IF NOT EXISTS idx_taskrecon_intent_state ON ${t} (state, kind)`,
     `CREATE INDEX IF NOT EXISTS idx_taskrecon_intent_run ON ${t} (run_id)`,
   ],
+  pushMarker: (t) => [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+  run_id VARCHAR(40) NOT NULL,
+  intent_id BIGINT NOT NULL,
+  state VARCHAR(16) NOT NULL,
+  jobs TEXT NOT NULL,
+  created_epoch BIGINT NOT NULL,
+  PRIMARY KEY (run_id, intent_id)
+)`,
+  ],
   ack: (t) => [
     `CREATE TABLE IF NOT EXISTS ${t} (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
