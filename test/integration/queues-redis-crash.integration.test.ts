@@ -554,9 +554,12 @@ describe('moves running at once on one broker', () => {
       // Batches of 500 keep the first's intent open most of the time (its script and its 500 audit
       // rows): a settlement that did not tell a live run from a killed one fences that batch, and
       // the first run stops with exit 3 (it did in about one round in three).
-      const first = runJson<MoveJson>([...move, '--batch', '500'], { cwd });
+      // Both paced (three seconds for the queue at least), so the second always starts on a queue
+      // the first is still moving: unpaced, the first can empty it before the second is up.
+      const paced = [...move, '--batch', '500', '--rate', '5000/s'];
+      const first = runJson<MoveJson>(paced, { cwd });
       await until(async () => (await depth(parts(from))) < jobs);
-      const second = runJson<MoveJson>([...move, '--batch', '500'], { cwd });
+      const second = runJson<MoveJson>(paced, { cwd });
       const [a, b] = await Promise.all([first, second]);
       expect({ round, codes: [a.code, b.code] }, `${a.stderr}\n${b.stderr}`).toEqual({
         round,
@@ -570,13 +573,15 @@ describe('moves running at once on one broker', () => {
     // An even number of rounds: every job is back in zeta.
     expect(Object.entries(final.byKey).filter(([k, n]) => k.startsWith('queues:eta') && n > 0)).toEqual([]);
     // One audit row per job and round, under the run that moved it; the chain leads to where it is.
-    const [per] = await schema.sql.query(
-      `SELECT COUNT(*) AS ids, MIN(n) AS least, MAX(n) AS most FROM
-         (SELECT task_id, COUNT(*) AS n FROM taskrecon_audit
-           WHERE action = 'queue-move' AND task_table LIKE ? GROUP BY task_id) t`,
+    const [moves] = await schema.sql.query(
+      `SELECT task_id, before_json FROM taskrecon_audit WHERE action = 'queue-move' AND task_table LIKE ?`,
       [`${prefix}%`],
     );
-    const row = (per as Array<{ ids: number; least: number; most: number }>)[0];
+    const perId = new Map<string, number>();
+    for (const r of perJob(moves as Array<{ task_id: string; before_json: string }>))
+      perId.set(r.task_id, (perId.get(r.task_id) ?? 0) + 1);
+    const counts = [...perId.values()];
+    const row = { ids: perId.size, least: Math.min(...counts), most: Math.max(...counts) };
     expect([Number(row?.ids), Number(row?.least), Number(row?.most)]).toEqual([jobs, rounds, rounds]);
     const replay = await replayAudit(final);
     expect({
