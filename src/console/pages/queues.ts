@@ -8,6 +8,16 @@ import { findingsBody } from './queue-actions.js';
 /** Snapshots shown per queue: the newest ones. */
 const HISTORY_POINTS = 48;
 
+/** The overview's backlog section: the history charts, or nothing without snapshots. */
+export function backlogSection(rows: readonly SnapshotRow[]): Html | string {
+  return rows.length
+    ? html`<section>
+        <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
+        ${backlogHistory(rows)}
+      </section>`
+    : '';
+}
+
 /** Backlog history per queue from the snapshots `queues` recorded (depth at each run). */
 export function backlogHistory(rows: readonly SnapshotRow[]): Html {
   if (rows.length === 0)

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { backlogHistory, queuesBody } from '../pages/queues.js';
+import { backlogSection, queuesBody } from '../pages/queues.js';
 import { html } from '../html.js';
 import { auditPage } from '../../verbs/audit/index.js';
 import { snapshotHistory } from '../../verbs/queues/index.js';
@@ -44,14 +44,7 @@ export function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Rout
     // A broker that cannot be read does not hide the overview: the verdict names it (unreachable).
     const inspected = deps.queues ? await deps.queues.inspect(nowEpoch).catch(() => undefined) : undefined;
     const findings = inspected ? findingsBody(inspected.findings, csrf) : '';
-    const body = html`${verdict}${findings}${overviewBody({ ...head, trends })}${
-      history.length
-        ? html`<section>
-            <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
-            ${backlogHistory(history)}
-          </section>`
-        : ''
-    }`;
+    const body = html`${verdict}${findings}${overviewBody({ ...head, trends })}${backlogSection(history)}`;
     return c.html(
       page(frameFor(c, deps, state, { title: 'Overview', nav: 'overview', refreshSeconds: refresh }), body),
     );

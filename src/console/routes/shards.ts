@@ -8,7 +8,7 @@ import type { ConsoleEnv } from '../env.js';
 import { diffIndexBody } from '../pages/diff.js';
 import { page } from '../pages/layout.js';
 import { overviewBody } from '../pages/overview.js';
-import { backlogHistory } from '../pages/queues.js';
+import { backlogSection } from '../pages/queues.js';
 import { findingsBody } from '../pages/queue-actions.js';
 import { pickShardBody, shardTableBody } from '../pages/shards.js';
 import { refreshOf, verdictBody } from '../pages/verdict.js';
@@ -67,14 +67,7 @@ export function shardedRoutes(
           trends: trends ?? [],
         })
       : html`<p class="flash error">No shard answered.</p>`;
-    const body = html`${verdict}${findings}${merged}${shardTableBody(overview, sharded.missing)}${
-      history.length
-        ? html`<section>
-            <h2>Queue backlog <span class="muted">(snapshots recorded by queues)</span></h2>
-            ${backlogHistory(history)}
-          </section>`
-        : ''
-    }`;
+    const body = html`${verdict}${findings}${merged}${shardTableBody(overview, sharded.missing)}${backlogSection(history)}`;
     return c.html(
       page(frameFor(c, deps, state, { title: 'Overview', nav: 'overview', refreshSeconds: refresh }), body),
     );
