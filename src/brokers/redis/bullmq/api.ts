@@ -7,4 +7,4 @@ export { bullmqFindings, bullmqQueueStats, failedPage } from './inspect.js';
 export { jobState, moveFailed, retryIfStillFailed } from './move.js';
 export { bullmqQueueNames, noBullmqQueues, otherBullmqPrefixes } from './queues.js';
 export { recoverStalled } from './recover.js';
-export { finishMove, runAlive } from './run.js';
+export { finishMove } from './run.js';
