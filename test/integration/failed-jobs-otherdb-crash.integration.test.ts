@@ -218,7 +218,8 @@ describe('failed jobs re-pushed into a jobs table of another database', () => {
     const uuids = await seed();
     let kills = 0;
     let betweenCommits = 0;
-    for (let attempt = 0; kills < KILLS && attempt < KILLS + 10; attempt++) {
+    // Kills land at random: go on (bounded) until one has also fallen between the two commits.
+    for (let attempt = 0; (kills < KILLS || betweenCommits === 0) && attempt < KILLS + 10; attempt++) {
       const run = await runAndKill([...RETRY, '--rate', RATE], KILL_WINDOW_MS, attempt % 2 === 1);
       if (run.killed) kills++;
       betweenCommits += (await landedOpen()).length;
@@ -227,7 +228,7 @@ describe('failed jobs re-pushed into a jobs table of another database', () => {
     console.log(
       `other database: ${kills} kills, ${betweenCommits} between the target's commit and the source's`,
     );
-    expect(kills).toBe(KILLS);
+    expect(kills).toBeGreaterThanOrEqual(KILLS);
     // The case a re-push without an intent doubles happened: jobs committed in the target, failed
     // rows not yet deleted; the rerun settled it by the marker instead of pushing again.
     expect(betweenCommits).toBeGreaterThan(0);
