@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
  * RabbitMQ benchmarks: `taskrecon queues move` of parked messages (a consumer's prefetch window,
- * publisher confirms, an intent per batch, one audit row per message, acks after the confirms)
- * beside a bare amqplib mover that consumes with prefetch 500, publishes with confirms and acks each
- * message on its confirm, without an audit; and `taskrecon queues` on a vhost of
+ * publisher confirms, an intent per batch, one job-batch audit row per batch, acks after the
+ * confirms) beside a bare amqplib mover that consumes with prefetch 500, publishes with confirms
+ * and acks each message on its confirm, without an audit; and `taskrecon queues` on a vhost of
  * many queues beside curl fetching the management API's queue list. Medians of N runs (3 by
  * default), taskrecon and its baselines interleaved, wall time from spawn to exit (start-up
  * included) and peak RSS of each child. Writes its section of bench/RESULTS.md.
@@ -11,7 +11,7 @@
  *   npm run build && node bench/rabbitmq.js [--messages 20000] [--queues 200] [--runs 3] [--batch 1000] [--out FILE]
  *
  * Works in a scratch vhost on 127.0.0.1 (5672, management API 15672, guest/guest), deleted at the
- * end, and creates and drops the MariaDB schema taskrecon_bench_rabbitmq for the audit rows.
+ * end, and creates and drops the MariaDB schema taskrecon_bench_rabbitmq for the audit.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -150,7 +150,11 @@ async function main() {
         'queues move',
       );
       if ((await depth(ch, 'work')) !== MESSAGES) throw new Error('queues move did not move every message');
-      const [[audited]] = await admin.query(`SELECT COUNT(*) AS n FROM ${SCHEMA}.taskrecon_audit`);
+      // Messages audited: a job-batch row (task_id `(jobs)`) names every message of its batch.
+      const [[audited]] = await admin.query(
+        `SELECT COALESCE(SUM(CASE WHEN task_id = '(jobs)' THEN JSON_LENGTH(before_json, '$.jobs') ELSE 1 END), 0) AS n
+           FROM ${SCHEMA}.taskrecon_audit`,
+      );
       const [[open]] = await admin.query(
         `SELECT COUNT(*) AS n FROM ${SCHEMA}.taskrecon_intent WHERE state <> 'landed'`,
       );
@@ -191,7 +195,7 @@ async function main() {
       '',
       markdownTable([
         {
-          what: `taskrecon queues move (consumer, batch ${BATCH}, prefetch ${2 * BATCH}, confirms, an intent per batch, ${n(MESSAGES)} audit rows in MariaDB, acks after)`,
+          what: `taskrecon queues move (consumer, batch ${BATCH}, prefetch ${2 * BATCH}, confirms, an intent per batch, one job-batch audit row per batch in MariaDB, acks after)`,
           time: fmt(median(move.tr)),
           rate: rate(MESSAGES, median(move.tr)),
           'peak RSS': mb(median(move.trRss)),
@@ -218,7 +222,7 @@ async function main() {
       '',
       `taskrecon / bare mover: ${(median(move.base) / median(move.tr)).toFixed(2)}× the rate (medians of the same run).`,
       '',
-      'Both movers consume with a prefetch window and publish on a confirm channel. The bare mover acks each message as its confirm arrives; taskrecon commits an intent per batch before publishing it, acks the batch once its confirms are in, waits for the broker to have the acks, then settles the intent with one multi-row audit insert; two batches are in the window and up to three being settled at once. Times include Node start-up (the bare mover loads amqplib only, taskrecon its CLI). The load average shows the machine was shared with other jobs while this ran; the medians interleave both movers, so the load hits both.',
+      'Both movers consume with a prefetch window and publish on a confirm channel. The bare mover acks each message as its confirm arrives; taskrecon commits an intent per batch before publishing it, acks the batch once its confirms are in, waits for the broker to have the acks, then settles the intent with the audit of the batch, one job-batch row naming every message of it; two batches are in the window and up to three being settled at once. Times include Node start-up (the bare mover loads amqplib only, taskrecon its CLI). The load average shows the machine was shared with other jobs while this ran; the medians interleave both movers, so the load hits both.',
     ].join('\n');
     updateSection(OUT, 'rabbitmq', text);
     process.stdout.write(`${text}\n`);

@@ -1,14 +1,17 @@
 import type { Channel } from 'amqplib';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { closedLoopbackPort } from '../fixtures/redrive/counting-handler.js';
+import { JOB_BATCH, perJob } from '../support/audit-jobs.js';
 import { BIN, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
 import { depth, drainQueue, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
 
-// `queues` and `queues move` on RabbitMQ through the CLI: the replay audited row by row, a move
-// SIGKILLed midway and rerun, and bad input (exit 3, nothing published or acked).
+// `queues` and `queues move` on RabbitMQ through the CLI: the replay audited message by message
+// (one job-batch row per batch, listed per message by `audit`), a move SIGKILLed midway and rerun,
+// and bad input (exit 3, nothing published or acked).
 
 let v: ScratchVhost;
 let ch: Channel;
@@ -20,6 +23,7 @@ interface ErrorJson {
   error: { message: string; hint?: string };
 }
 interface MoveJson {
+  runId: string;
   matched: number;
   moved: number;
   possibleDuplicates?: Array<{ runId: string; messageIds: string[] }>;
@@ -49,9 +53,11 @@ beforeEach(async () => {
   await schema.sql.query('DROP TABLE IF EXISTS taskrecon_intent');
 });
 
-async function park(n: number): Promise<void> {
+const plainBody = (i: number) => Buffer.from(JSON.stringify({ eventId: `evt-${i}` }));
+
+async function park(n: number, body: (i: number) => Buffer = plainBody): Promise<void> {
   for (let i = 0; i < n; i++)
-    ch.sendToQueue('work', Buffer.from(JSON.stringify({ eventId: `evt-${i}` })), {
+    ch.sendToQueue('work', body(i), {
       persistent: true,
       messageId: `evt-${i}`,
     });
@@ -81,17 +87,37 @@ const moveArgs = (extra: string[] = []) => [
   ...extra,
 ];
 
-async function auditCount(): Promise<number> {
-  const [rows] = await schema.sql.query(
-    "SELECT COUNT(*) AS n FROM taskrecon_audit WHERE action = 'queue-move'",
-  );
-  return Number((rows as Array<{ n: number }>)[0]?.n);
+interface AuditRow {
+  task_id: string;
+  before_json: string;
+  after_json: string;
+  [column: string]: unknown;
 }
 
+/** The queue-move audit read with SQL, one row per message (job-batch rows expanded). */
+async function auditedMessages(runId?: string): Promise<AuditRow[]> {
+  const [rows] = await schema.sql.query(
+    `SELECT task_id, before_json, after_json FROM taskrecon_audit WHERE action = 'queue-move'${runId ? ' AND run_id = ?' : ''} ORDER BY id`,
+    runId ? [runId] : [],
+  );
+  return perJob(rows as AuditRow[]);
+}
+
+const auditCount = async (): Promise<number> => (await auditedMessages()).length;
+
+const sha1 = (body: Buffer) => createHash('sha1').update(body).digest('hex');
+
 describe('queues move --rabbitmq', () => {
-  it('replays N parked messages: exactly N distinct ones reach the consumer, one audit row each', async () => {
-    await park(40);
-    const run = await runJson<MoveJson>(moveArgs(['--reset-death']));
+  it('replays N parked messages: exactly N distinct ones reach the consumer, one audit entry each', async () => {
+    // Bodies as published: JSON, JSON with characters beyond ASCII, and bytes that are no UTF-8.
+    const body = (i: number): Buffer =>
+      i % 3 === 0
+        ? plainBody(i)
+        : i % 3 === 1
+          ? Buffer.from(JSON.stringify({ eventId: `evt-${i}`, name: 'Zoë 中文 🙂' }))
+          : Buffer.concat([plainBody(i), Buffer.from([0xff, 0xfe, 0xc3])]);
+    await park(40, body);
+    const run = await runJson<MoveJson>(moveArgs(['--reset-death', '--batch', '15']));
     expect(run.code, run.stderr).toBe(0);
     assertMatchesSchema('queues-move', run.json);
     expect(run.json).toMatchObject({ matched: 40, moved: 40 });
@@ -100,6 +126,43 @@ describe('queues move --rabbitmq', () => {
     expect(got).toHaveLength(40);
     expect(new Set(got).size).toBe(40);
     expect(await auditCount()).toBe(40);
+    // One job-batch row per batch of 15 in the table...
+    const [raw] = await schema.sql.query('SELECT task_id, event_id FROM taskrecon_audit ORDER BY id');
+    expect(raw).toEqual([
+      { task_id: JOB_BATCH, event_id: null },
+      { task_id: JOB_BATCH, event_id: null },
+      { task_id: JOB_BATCH, event_id: null },
+    ]);
+    // ...which `audit` lists as one entry per message, with the SHA-1 and size of its body's bytes.
+    const listed = await runJson<{ count: number; entries: Array<Record<string, unknown>> }>([
+      'audit',
+      '--db',
+      schema.dsn,
+      '--run',
+      run.json.runId,
+      '--limit',
+      '0',
+      '--json',
+    ]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.json.count).toBe(40);
+    const ids = Array.from({ length: 40 }, (_, i) => `evt-${i}`);
+    expect(listed.json.entries.map((e) => e.taskId).sort()).toEqual([...ids].sort());
+    for (const entry of listed.json.entries) {
+      const i = Number(String(entry.taskId).slice('evt-'.length));
+      expect(entry).toMatchObject({
+        action: 'queue-move',
+        source: 'rabbitmq',
+        table: 'parking',
+        taskId: `evt-${i}`,
+        eventId: `evt-${i}`,
+        from: null,
+        to: null,
+        runId: run.json.runId,
+        before: { queue: 'parking', set: null, sha1: sha1(body(i)), bytes: body(i).length },
+        after: { queue: 'work', set: null },
+      });
+    }
   });
 
   it('SIGKILLed midway: nothing lost, every copy at the target audited, possible duplicates listed by message id', async () => {
@@ -141,13 +204,22 @@ describe('queues move --rabbitmq', () => {
     const second = await drain('work');
     // Nothing lost.
     expect(new Set([...first, ...second])).toEqual(new Set(Array.from({ length: n }, (_, i) => `evt-${i}`)));
-    // Every copy the killed run put at the target has an audit row under that run.
-    const [rows] = await schema.sql.query(
-      "SELECT task_id AS id FROM taskrecon_audit WHERE action = 'queue-move' AND run_id = ?",
-      [killed],
-    );
-    const audited = new Set((rows as Array<{ id: string }>).map((r) => r.id));
+    // Every copy the killed run put at the target has an audit entry under that run; the messages
+    // of its open batches are marked as possibly at the target, settled by the rerun.
+    const rows = await auditedMessages(killed);
+    const audited = new Set(rows.map((r) => r.task_id));
     for (const id of first) expect(audited.has(id)).toBe(true);
+    const marked = rows.filter(
+      (r) => (JSON.parse(r.after_json) as { possibleDuplicate?: boolean }).possibleDuplicate,
+    );
+    expect(marked.map((r) => r.task_id).sort()).toEqual([...unsettled].sort());
+    for (const r of marked)
+      expect(JSON.parse(r.after_json)).toEqual({
+        queue: 'work',
+        set: null,
+        possibleDuplicate: true,
+        settledBy: rerun.json.runId,
+      });
     // A message at the target twice is listed as a possible duplicate of the killed run.
     const possible = new Set(
       (rerun.json.possibleDuplicates ?? []).filter((d) => d.runId === killed).flatMap((d) => d.messageIds),

@@ -1,7 +1,7 @@
 import type { Channel, Message } from 'amqplib';
 import { TaskreconError } from '../../errors.js';
 import type { MovedJob, MoveRequest } from '../types.js';
-import { messageJobId, republishOptions } from './move-message.js';
+import { bodyDigest, messageJobId, republishOptions } from './move-message.js';
 import { flushAcks, type ConfirmedPublisher } from './move-publish.js';
 
 /** Where a move publishes, and what it calls the target in messages and audit rows. */
@@ -48,7 +48,7 @@ export class BatchCarrier {
       jobId: messageJobId(message),
       from: this.request.from,
       to: this.target.to,
-      payload: message.content.toString('utf8'),
+      digest: bodyDigest(message.content),
     };
   }
 

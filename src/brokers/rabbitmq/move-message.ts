@@ -40,6 +40,14 @@ export function messageJobId(message: Message): string {
   return `sha256:${hash.digest('hex').slice(0, 24)}`;
 }
 
+/**
+ * The body as the audit keeps it: the SHA-1 and size of its bytes as the broker holds them, read
+ * from the buffer (no text copy of the body; a body that is not UTF-8 is digested as it is).
+ */
+export function bodyDigest(content: Buffer): { sha1: string; bytes: number } {
+  return { sha1: createHash('sha1').update(content).digest('hex'), bytes: content.length };
+}
+
 function headerText(value: unknown): string {
   return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }

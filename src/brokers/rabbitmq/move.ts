@@ -8,6 +8,7 @@ import { ConfirmedPublisher } from './move-publish.js';
 import { windowPass } from './move-window.js';
 
 export {
+  bodyDigest,
   matches,
   messageJobId,
   MOVE_INTENT_KIND,

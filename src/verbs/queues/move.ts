@@ -68,6 +68,11 @@ export function parseRateFlag(text: string | undefined): number | undefined {
 /** What the first SIGINT / SIGTERM says (a second one exits at once). */
 const STOPPING = 'stopping after the batch in hand (each batch is atomic: nothing is lost or doubled)';
 
+/**
+ * The audit of a batch moved without a journal or intents, one row per job. With an audit database
+ * a move that is no dry run has them (Redis and BullMQ a journal, RabbitMQ intents; those write
+ * job-batch rows for Redis and RabbitMQ), so this writes only for a broker that offers neither.
+ */
 function onBatchFor(db: Db | undefined, meta: MoveAuditMeta): (jobs: readonly MovedJob[]) => Promise<void> {
   return async (jobs) => {
     if (!db) return;

@@ -11,11 +11,13 @@ import {
   type IntentLook,
   type SettledIntent,
 } from '../../ops/intents/index.js';
-import { auditRows, metaOfIntent, type MoveAuditMeta } from './move-audit.js';
+import { batchAuditRows, metaOfIntent, type MoveAuditMeta } from './move-audit.js';
 
 /**
  * The write-ahead intents of RabbitMQ moves (kind `rabbitmq-move`): one per batch, committed before
- * the batch is published, settled with the batch's audit rows after the confirms and the acks.
+ * the batch is published, settled after the confirms and the acks with the batch's audit: one
+ * job-batch row naming every message that landed with its body's SHA-1 and size (see
+ * batchAuditRows; every reader of the audit expands it into one entry per message).
  * A run killed in between leaves its intent open. RabbitMQ cannot be asked where a message went
  * without taking it, so the next run settles such an intent without looking: every message of it
  * is audited under the killed run as possibly at the target, and reported as a possible duplicate
@@ -54,16 +56,20 @@ export function rabbitIntents(db: Db, meta: AuditMeta, broker: string): BatchInt
     async settle(handle, moved, notMoved) {
       const state = notMoved.length === 0 ? 'landed' : moved.length === 0 ? 'not-landed' : 'partial';
       await db.transaction((tx) =>
-        settleIntentWithAudit(tx, db, handle, state, meta.runId, auditRows(moved, meta)),
+        settleIntentWithAudit(tx, db, handle, state, meta.runId, batchAuditRows(moved, meta)),
       );
     },
   };
 }
 
-/** The audit rows of a killed run's batch: every message of it, marked as possibly at the target. */
+/**
+ * The audit of a killed run's batch: every message of it, marked as possibly at the target, as one
+ * job-batch row (its after image, possibleDuplicate and settledBy, is every expanded entry's; the
+ * bodies are unknown, so no digest).
+ */
 function unconfirmedRows(intent: IntentRecord, settledBy: string) {
   const jobs: MovedJob[] = intent.jobs.map((jobId) => ({ jobId, from: intent.from, to: intent.to }));
-  return auditRows(jobs, metaOfIntent(intent)).map((row) => ({
+  return batchAuditRows(jobs, metaOfIntent(intent)).map((row) => ({
     ...row,
     afterJson: JSON.stringify({ queue: intent.to, set: null, possibleDuplicate: true, settledBy }),
   }));
@@ -109,7 +115,7 @@ export async function settleKilledMoves(
   const look: IntentLook = async (intent) => {
     if ((await isAlive(intent.runId)) === true) return undefined;
     seen.push(intent);
-    return { state: 'partial', audit: unconfirmedRows(intent, runId) };
+    return { state: 'partial', audit: unconfirmedRows(intent, runId), audited: intent.jobs.length };
   };
   const summary = await settleOpenIntents(db, { [RABBIT_MOVE_INTENT]: look }, runId, { source: broker });
   const settled = new Set(summary.settled.map((s) => s.id));
