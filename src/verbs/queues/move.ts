@@ -146,6 +146,30 @@ export interface MoveInput extends MoveOptions {
   jobIds?: string[];
 }
 
+/**
+ * The audit database and the broker client, opened side by side (the broker's module loads while
+ * the database answers). When the database cannot be had, the broker is closed and the database's
+ * error is the one thrown, as when they were opened one after the other.
+ */
+async function openBoth(
+  context: Context,
+  choice: BrokerChoice,
+  dryRun: boolean,
+): Promise<{ db: Db | undefined; broker: BrokerClient }> {
+  const opening = openBroker(choice.name, choice.config);
+  let db: Db | undefined;
+  try {
+    db = await auditDb(context, dryRun);
+  } catch (error) {
+    await opening.then(
+      (broker) => broker.close(),
+      () => undefined,
+    );
+    throw error;
+  }
+  return { db, broker: await opening };
+}
+
 /** `queues move`. */
 export async function runMove(
   context: Context,
@@ -168,16 +192,22 @@ export async function runMove(
       'Leave --job out; it names failed BullMQ jobs (framework: bullmq). Nothing was moved.',
     );
   const ratePerSecond = parseRateFlag(input.rate);
-  const db = await auditDb(context, input.dryRun);
-  const broker = await openBroker(choice.name, choice.config);
+  const { db, broker } = await openBoth(context, choice, input.dryRun);
   try {
     const meta = auditMeta(context, input, 'queue-move', choice.name);
     const rabbit = choice.config.kind === 'rabbitmq';
-    // Named before anything is settled or opened: other moves leave this run's batches to it.
-    if (rabbit && db && !input.dryRun) await broker.nameRun?.(input.runId);
-    const alive = (run: string) => broker.runAlive?.(run) ?? Promise.resolve(undefined);
+    // Named before this run opens a batch (other moves leave this run's batches to it) and before
+    // it asks whether another run is alive (the question shares the named connection); the killed
+    // runs' batches are read from the database meanwhile.
+    const named = rabbit && db && !input.dryRun ? broker.nameRun?.(input.runId) : undefined;
+    named?.catch(() => undefined);
+    const alive = async (run: string) => {
+      await named;
+      return broker.runAlive?.(run);
+    };
     const killed =
       rabbit && db ? await settleKilledMoves(db, choice.name, input.runId, input.dryRun, alive) : undefined;
+    await named;
     const { journal, jobJournal, settled } = await journalFor(db, broker, meta, input.dryRun, say, bullmq);
     const result = await untilStopped(
       () => say(STOPPING),
