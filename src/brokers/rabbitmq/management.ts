@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { maskDsnText } from '../../db/dsn.js';
 import { TaskreconError, usageError } from '../../errors.js';
 import type { TopologyBinding, TopologyExchange, TopologyQueue } from './topology.js';
@@ -51,6 +50,8 @@ export class ManagementApi {
   async get<T>(path: string): Promise<T | undefined> {
     let response;
     try {
+      // Loaded when the API is first asked (undici is ~110 modules): a move never asks it.
+      const { request } = await import('undici');
       response = await request(`${this.base}/api${path}`, {
         method: 'GET',
         headers: { authorization: this.auth, accept: 'application/json' },
