@@ -10,6 +10,7 @@ import {
   dropShards,
   dueEventIds,
   groundTruth,
+  latestFailures,
   machineMariadb,
   machinePostgres,
   seedShards,
@@ -121,6 +122,7 @@ describe('a source of 12 shards on 3 MariaDB servers', () => {
     const report = await runJson<{
       metrics: Record<string, number>;
       shards: { name: string; ok: boolean; due: number }[];
+      byBizType: { bizType: string; sample: { id: string; failedAt: string } | null }[];
     }>(['report', '--config', config, '--window', '25h'], { cwd: dir });
     expect(report.json.metrics).toMatchObject({
       created: truth.total,
@@ -135,6 +137,19 @@ describe('a source of 12 shards on 3 MariaDB servers', () => {
     expect(report.json.metrics.latencyP95Seconds).toBeLessThanOrEqual(Math.exp(0.01) * (p95 + 1));
     for (const s of truth.shards)
       expect(report.json.shards.find((x) => x.name === s.name)).toMatchObject({ ok: true, due: s.due });
+    // Each failing biz type's sample is the latest failure of all shards (SHARD:ID).
+    const latest = await latestFailures(servers, layout);
+    const failing = report.json.byBizType.filter((b) => b.sample);
+    expect(failing.length).toBeGreaterThan(0);
+    for (const b of failing) {
+      const rows = latest.filter((l) => l.bizType === b.bizType);
+      const newest = Math.max(...rows.map((l) => l.failedAtEpoch));
+      const sample = b.sample as { id: string; failedAt: string };
+      expect(Date.parse(sample.failedAt) / 1000).toBe(newest);
+      expect(rows.filter((l) => l.failedAtEpoch === newest).map((l) => `${l.shard}:${l.id}`)).toContain(
+        sample.id,
+      );
+    }
     const prom = await runCli(['report', '--config', config, '--format', 'prometheus'], { cwd: dir });
     expect(prom.stdout.match(/^taskrecon_up\{source="tasks",shard="[^"]+"\} 1$/gm)).toHaveLength(12);
 

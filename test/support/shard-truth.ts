@@ -131,3 +131,35 @@ export async function groundTruth(
   truth.latencyP95Seconds = nearestRank(truth.successLatency, 0.95);
   return truth;
 }
+
+/** The latest failure of one biz type on one shard: the failed row with the highest id. */
+export interface LatestFailure {
+  shard: string;
+  bizType: string;
+  id: number;
+  failedAtEpoch: number;
+}
+
+/** Every shard's latest failure of each biz type with failed rows, read with SQL. */
+export async function latestFailures(servers: ShardServer[], layout: ShardLayout): Promise<LatestFailure[]> {
+  checkServers(servers, layout);
+  return perDatabase(servers, layout, async (db, list) => {
+    const out: LatestFailure[] = [];
+    const { epoch } = timeSql(db.engine);
+    for (const shard of list) {
+      const t = quoteId(db.engine, shard.table);
+      const rows = await db.query<{ biz_type: string; id: unknown; at: unknown }>(
+        `SELECT f.biz_type, f.id, ${epoch('f.updated_at')} AS at FROM ${t} f
+           JOIN (SELECT biz_type, MAX(id) AS id FROM ${t} WHERE status = 3 GROUP BY biz_type) m ON m.id = f.id`,
+      );
+      for (const r of rows)
+        out.push({
+          shard: shard.name,
+          bizType: r.biz_type,
+          id: Number(r.id),
+          failedAtEpoch: Math.trunc(Number(r.at)),
+        });
+    }
+    return out;
+  });
+}

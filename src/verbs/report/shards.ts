@@ -1,5 +1,12 @@
 import type { TaskreconConfig } from '../../config/schema.js';
-import { combineMetrics, failingBizTypes, type ReportResult } from '../../core/report.js';
+import {
+  combineMetrics,
+  failingBizTypes,
+  type BizTypeReport,
+  type NowRow,
+  type ReportResult,
+  type WindowRow,
+} from '../../core/report.js';
 import { mergeShardReportRows } from '../../core/report-shards.js';
 import {
   buildTrend,
@@ -33,6 +40,22 @@ export type ShardedReport = Omit<ReportResult, 'notifications'> & {
   missingShards?: string[];
 };
 
+/** How many of a shard's failing biz types it reads the latest failure of, per sample the report shows. */
+const PREFETCH_FACTOR = 2;
+
+type Sample = BizTypeReport['sample'];
+
+/** The biz types with failures on one shard (in the window, or failed and open), the most first. */
+function failingOn(rows: { window: WindowRow[]; failedOpen: NowRow[] }): (string | null)[] {
+  const failures = new Map<string | null, number>();
+  const add = (bizType: string | null, n: number) => {
+    if (n > 0) failures.set(bizType, (failures.get(bizType) ?? 0) + n);
+  };
+  for (const r of rows.window) add(r.bizType, r.failed);
+  for (const r of rows.failedOpen) add(r.bizType, r.count);
+  return [...failures].sort((a, b) => b[1] - a[1]).map(([bizType]) => bizType);
+}
+
 const total = (rows: { count: number }[], can: boolean): number | null =>
   can ? rows.reduce((sum, r) => sum + r.count, 0) : null;
 
@@ -45,10 +68,18 @@ export async function buildShardReport(
   set: ShardSet,
   options: Omit<ReportOptions, 'nowEpoch'>,
 ): Promise<ShardedReport> {
+  const limit = options.samples ?? DEFAULT_SAMPLES;
   const parts = await eachShard(set, async ({ spec, source }) => {
     const nowEpoch = await source.db.nowEpoch();
     const rows = await reportInputs(source, { ...options, nowEpoch }, true);
-    return { spec, source, nowEpoch, rows };
+    // The latest failure of the biz types failing on this shard, read with its other statements
+    // (not once every shard is done): the report's failing biz types are among them.
+    const latest = new Map<string | null, Sample>();
+    for (const bizType of failingOn(rows).slice(0, limit * PREFETCH_FACTOR)) {
+      const s = await store.tasks.latestFailure(source, bizType);
+      latest.set(bizType, s ? { ...s, id: `${spec.name}:${s.id}` } : null);
+    }
+    return { spec, source, nowEpoch, rows, latest };
   });
   const first = parts[0];
   if (!first) throw new Error('no shard answered');
@@ -59,10 +90,13 @@ export async function buildShardReport(
   );
   const capabilities = first.rows.capabilities;
   const { metrics, byBizType } = combineMetrics({ nowEpoch, capabilities, ...merged });
-  const failing = failingBizTypes(byBizType, options.samples ?? DEFAULT_SAMPLES);
+  const failing = failingBizTypes(byBizType, limit);
+  const read = new Map(parts.map((p) => [p.spec.name, p.latest]));
   await Promise.all(
     failing.map(async (b) => {
       const samples = await eachShard(set, async ({ spec, source }) => {
+        const known = read.get(spec.name);
+        if (known?.has(b.bizType)) return known.get(b.bizType) as Sample;
         const s = await store.tasks.latestFailure(source, b.bizType);
         return s ? { ...s, id: `${spec.name}:${s.id}` } : null;
       });
