@@ -1,4 +1,4 @@
-import { LATENCY_PERCENTILE, type NowRow, type WindowRow } from './report.js';
+import { LATENCY_PERCENTILE, type Capabilities, type NowRow, type WindowRow } from './report.js';
 import { histogramPercentile, mergeHistograms, type HistogramBucket } from './shards.js';
 
 /** One shard's report rows, with the clock they were read against. */
@@ -9,6 +9,33 @@ export interface ShardReportRows {
   stuck: NowRow[];
   failedOpen: NowRow[];
   histogram?: (HistogramBucket & { bizType: string | null })[];
+}
+
+/**
+ * What every shard computed: a figure one shard held back (a big table no index serves for it,
+ * without --full-scan) is held back for the whole source, and the other shards' rows of it are
+ * dropped — a sum over some shards is no figure of the source.
+ */
+export function commonCapabilities(parts: readonly Capabilities[]): Capabilities {
+  const [head, ...rest] = parts;
+  if (!head) throw new Error('no shard answered');
+  const out = { ...head };
+  for (const c of rest) for (const k of Object.keys(out) as (keyof Capabilities)[]) out[k] = out[k] && c[k];
+  // failedInWindowOnly says what `failed` means (a failed-jobs table), the same on every shard.
+  out.failedInWindowOnly = head.failedInWindowOnly;
+  return out;
+}
+
+/** One shard's rows without the figures the source as a whole does not compute. */
+export function keepCommon<T extends ShardReportRows>(rows: T, c: Capabilities): T {
+  return {
+    ...rows,
+    window: c.window ? rows.window : [],
+    due: c.due ? rows.due : [],
+    stuck: c.stuck ? rows.stuck : [],
+    failedOpen: c.failedOpen ? rows.failedOpen : [],
+    histogram: c.window && c.latency ? rows.histogram : undefined,
+  };
 }
 
 export interface MergedReportRows {

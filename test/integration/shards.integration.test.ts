@@ -13,6 +13,7 @@ import {
   latestFailures,
   machineMariadb,
   machinePostgres,
+  openShardDb,
   seedShards,
   shardLayout,
   shardsConfigYaml,
@@ -317,5 +318,38 @@ describe('a PostgreSQL shard beside MariaDB shards', () => {
       },
     );
     expect(report.json.metrics).toMatchObject({ created: truth.total, due: truth.due, stuck: truth.stuck });
+  });
+
+  it('a figure one shard holds back (a big table no index serves for it) is held back for the source, never summed over some shards', async () => {
+    const pgShard = mixed.shards.find((s) => s.server === 1) as (typeof mixed.shards)[number];
+    const db = await openShardDb(machinePostgres(), pgShard.database);
+    try {
+      // The planner's estimate is what the guard reads: this shard now counts as a 250k-row table
+      // with no index on created_at (the MariaDB shards stay small).
+      await db.query(`UPDATE pg_class SET reltuples = 250000 WHERE relname = '${pgShard.table}'`);
+      const truth = await groundTruth(mixedServers, mixed);
+      type Report = { metrics: Record<string, number | null>; skipped?: string[] };
+      const held = await runJson<Report>(['report', '--config', file, '--window', '25h'], { cwd: dir });
+      expect(held.json.skipped).toContain('window');
+      expect(held.json.metrics).toMatchObject({ created: null, succeeded: null, latencyP95Seconds: null });
+      // Due is served by an index on every shard: the sum of all of them.
+      expect(held.json.metrics.due).toBe(truth.due);
+      for (const k of ['stuck', 'failedOpen'] as const)
+        expect([null, k === 'stuck' ? truth.stuck : truth.byStatus.failed]).toContain(held.json.metrics[k]);
+
+      const scan = await runJson<ScanJson & { skipped?: string[] }>(['scan', '--config', file], { cwd: dir });
+      expect(scan.json.summary.total).toBe(truth.total);
+      expect(scan.json.skipped).toContain('byBizType');
+      expect(scan.json.byBizType).toEqual([]);
+      expect([null, truth.stuck]).toContain(scan.json.summary.stuck);
+
+      const full = await runJson<Report>(['report', '--config', file, '--window', '25h', '--full-scan'], {
+        cwd: dir,
+      });
+      expect(full.json.metrics).toMatchObject({ created: truth.total, due: truth.due, stuck: truth.stuck });
+    } finally {
+      await db.query(`ANALYZE ${pgShard.table}`);
+      await db.end();
+    }
   });
 });

@@ -14,7 +14,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import { store, type CountRow, type LatencyBucketRow } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
 import { capabilityNotes, sourceInfo } from '../../ops/task-lists.js';
-import { planFigures, REPORT_FIGURES } from '../../ops/full-scan.js';
+import { planFigures, REPORT_FIGURES, type FigurePlan } from '../../ops/full-scan.js';
 
 export interface ReportOptions {
   /** The database's now, read once per run: every cutoff derives from it. */
@@ -107,6 +107,7 @@ export async function reportInputs(
   source: BoundSource,
   options: ReportOptions,
   histogram = false,
+  given?: FigurePlan,
 ): Promise<ReportInputRows> {
   const { capabilities: c, notes } = reportCapabilities(source);
   const { sinceEpoch, untilEpoch } = windowBounds(options.nowEpoch, options.windowSeconds);
@@ -115,9 +116,10 @@ export async function reportInputs(
   const nowFilter = { bizTypes: options.bizTypes };
   const stuckCutoff = options.nowEpoch - Math.floor(options.stuckAfterMs / 1000);
   const plan =
-    options.fullScan === undefined
+    given ??
+    (options.fullScan === undefined
       ? undefined
-      : await planFigures(source, nowFilter, options.fullScan, REPORT_FIGURES);
+      : await planFigures(source, nowFilter, options.fullScan, REPORT_FIGURES));
   if (plan) {
     if (!plan.computes.window) c.window = false;
     if (!plan.computes.due) c.due = c.stuck = c.failedOpen = false;

@@ -7,7 +7,7 @@ import {
   type ReportResult,
   type WindowRow,
 } from '../../core/report.js';
-import { mergeShardReportRows } from '../../core/report-shards.js';
+import { commonCapabilities, keepCommon, mergeShardReportRows } from '../../core/report-shards.js';
 import {
   buildTrend,
   mergeTrendRows,
@@ -20,7 +20,9 @@ import {
 import { store } from '../../db/port/index.js';
 import { toIso } from '../../db/task-sql.js';
 import { sourceInfo } from '../../ops/task-lists.js';
-import { eachShard, shardsWhere, type ShardSet } from '../../ops/shards/set.js';
+import { eachShard, OPEN_CONCURRENCY, shardsWhere, type ShardSet } from '../../ops/shards/set.js';
+import { planFigures, REPORT_FIGURES, type Figure, type FigurePlan } from '../../ops/full-scan.js';
+import { boundedAll } from '../../core/shards.js';
 import { sweepCounts, sweepFigures } from '../../ops/sweep/figures.js';
 import { DEFAULT_SAMPLES, finishReport, reportInputs, type ReportOptions } from './report.js';
 
@@ -39,6 +41,29 @@ export type ShardedReport = Omit<ReportResult, 'notifications'> & {
   shards: ShardReportEntry[];
   missingShards?: string[];
 };
+
+/**
+ * Every shard's plan of the figures (its estimated rows and indexes, read first and side by side),
+ * made common: a figure one shard holds back is held back on every shard, so no shard reads the
+ * rows of a figure the report cannot show (a sum over some shards is no figure of the source).
+ * Undefined when the report does not plan (no full-scan guard asked).
+ */
+async function commonPlans(
+  set: ShardSet,
+  options: Omit<ReportOptions, 'nowEpoch'>,
+): Promise<Map<string, FigurePlan> | undefined> {
+  const { fullScan } = options;
+  if (fullScan === undefined) return undefined;
+  const own = await boundedAll(set.shards, Math.max(set.concurrency, OPEN_CONCURRENCY), async (shard) => ({
+    name: shard.spec.name,
+    plan: await planFigures(shard.source, { bizTypes: options.bizTypes }, fullScan, REPORT_FIGURES),
+  }));
+  const computes = { ...(own[0]?.plan.computes as FigurePlan['computes']) };
+  for (const { plan } of own)
+    for (const figure of Object.keys(computes) as Figure[]) computes[figure] &&= plan.computes[figure];
+  const skipped = REPORT_FIGURES.filter((f) => !computes[f]);
+  return new Map(own.map(({ name, plan }) => [name, { ...plan, computes: { ...computes }, skipped }]));
+}
 
 /** How many of a shard's failing biz types it reads the latest failure of, per sample the report shows. */
 const PREFETCH_FACTOR = 2;
@@ -69,9 +94,10 @@ export async function buildShardReport(
   options: Omit<ReportOptions, 'nowEpoch'>,
 ): Promise<ShardedReport> {
   const limit = options.samples ?? DEFAULT_SAMPLES;
+  const plans = await commonPlans(set, options);
   const parts = await eachShard(set, async ({ spec, source }) => {
     const nowEpoch = await source.db.nowEpoch();
-    const rows = await reportInputs(source, { ...options, nowEpoch }, true);
+    const rows = await reportInputs(source, { ...options, nowEpoch }, true, plans?.get(spec.name));
     // The latest failure of the biz types failing on this shard, read with its other statements
     // (not once every shard is done): the report's failing biz types are among them.
     const latest = new Map<string | null, Sample>();
@@ -84,11 +110,11 @@ export async function buildShardReport(
   const first = parts[0];
   if (!first) throw new Error('no shard answered');
   const nowEpoch = Math.max(...parts.map((p) => p.nowEpoch));
+  const capabilities = commonCapabilities(parts.map((p) => p.rows.capabilities));
   const merged = mergeShardReportRows(
-    parts.map((p) => ({ nowEpoch: p.nowEpoch, ...p.rows })),
+    parts.map((p) => keepCommon({ nowEpoch: p.nowEpoch, ...p.rows }, capabilities)),
     nowEpoch,
   );
-  const capabilities = first.rows.capabilities;
   const { metrics, byBizType } = combineMetrics({ nowEpoch, capabilities, ...merged });
   const failing = failingBizTypes(byBizType, limit);
   const read = new Map(parts.map((p) => [p.spec.name, p.latest]));

@@ -1,5 +1,6 @@
 import { mergeSorted } from '../../core/shards.js';
 import type { Task } from '../../core/task.js';
+import type { Figure } from '../../ops/full-scan.js';
 import { eachShard, shardsWhere, type MissingShard, type ShardSet } from '../../ops/shards/set.js';
 import { scanRequest, type ScanFlags } from './request.js';
 import { scan, type BizTypeSummary, type ScanResult, type ScanSummary, type StatusCounts } from './scan.js';
@@ -43,6 +44,7 @@ export async function scanShards(
     };
   });
   const first = parts[0]?.result as ScanResult;
+  const summary = sumSummaries(parts.map((p) => p.result.summary));
   const byOrder = flags.order === 'id' ? compareById : compareByNextRetry;
   const list = (pick: (p: (typeof parts)[number]) => ShardTask[]) =>
     mergeSorted(parts.map(pick), byOrder, flags.limit);
@@ -57,8 +59,10 @@ export async function scanShards(
         set.shards.map((s) => s.source.db.display),
       ),
     },
-    summary: sumSummaries(parts.map((p) => p.result.summary)),
-    byBizType: sumBizTypes(parts.map((p) => p.result.byBizType)),
+    summary,
+    byBizType: heldBack(parts, 'byBizType')
+      ? []
+      : commonBizFigures(sumBizTypes(parts.map((p) => p.result.byBizType)), summary),
     stuck: list((p) => p.stuck),
     due: list((p) => p.due),
     failed: list((p) => p.failed),
@@ -80,8 +84,24 @@ function outcomes(
   ];
 }
 
+/** A count of every shard: null (not computed) when one shard did not compute it — a sum over some shards is no count. */
 const addNullable = (a: number | null, b: number | null): number | null =>
-  a === null && b === null ? null : (a ?? 0) + (b ?? 0);
+  a === null || b === null ? null : a + b;
+
+/** Whether a shard held a figure back (a big table no index serves for it, without --full-scan). */
+function heldBack(parts: readonly { result: ScanResult }[], figure: Figure): boolean {
+  return parts.some((p) => p.result.skipped?.includes(figure));
+}
+
+/** Per-biz-type due and stuck only where the source as a whole has them. */
+function commonBizFigures(byBizType: BizTypeSummary[], summary: ScanSummary): BizTypeSummary[] {
+  if (summary.due !== null && summary.stuck !== null) return byBizType;
+  return byBizType.map((b) => ({
+    ...b,
+    ...(summary.due === null ? { due: null, oldestDueSeconds: null } : {}),
+    ...(summary.stuck === null ? { stuck: null } : {}),
+  }));
+}
 const maxNullable = (a: number | null, b: number | null): number | null =>
   a === null ? b : b === null ? a : Math.max(a, b);
 
@@ -100,6 +120,7 @@ export function sumSummaries(parts: readonly ScanSummary[]): ScanSummary {
     out.stuck = addNullable(out.stuck, p.stuck);
     out.due = addNullable(out.due, p.due);
     out.oldestDueSeconds = maxNullable(out.oldestDueSeconds, p.oldestDueSeconds);
+    if (out.due === null) out.oldestDueSeconds = null;
     if (out.orphans !== undefined || p.orphans !== undefined)
       out.orphans = (out.orphans ?? 0) + (p.orphans ?? 0);
   }
