@@ -21,6 +21,9 @@ const base = {
   runId: 'run-1',
 };
 
+/** A message id longer than the audit columns (64): records show it cut. */
+const LONG = `msg-${'x'.repeat(80)}-tail`;
+
 const batchRow = (jobs: Array<[string, string | null, number | null]>): AuditInsert => ({
   ...base,
   taskId: JOB_BATCH_TASK_ID,
@@ -73,6 +76,7 @@ describe('job-batch audit rows', () => {
           ['c', null, 3],
         ]),
       ]);
+      await store.audit.insertBatch(db, db.dialect, [batchRow([[LONG, null, 4]])]);
       await store.audit.insert(db, db.dialect, {
         ...base,
         taskId: 'bx_y',
@@ -88,9 +92,9 @@ describe('job-batch audit rows', () => {
 
     it('pages and the newest N count jobs, not rows', async () => {
       const page = await store.audit.selectPage(db, db.dialect, {}, 0, 10);
-      expect(page.map((r) => r.taskId)).toEqual(['b%_!', 'a', 'b%_!', 'c', 'bx_y']);
+      expect(page.map((r) => r.taskId)).toEqual(['b%_!', 'a', 'b%_!', 'c', LONG.slice(0, 64), 'bx_y']);
       const latest = await store.audit.selectLatest(db, db.dialect, {}, 3);
-      expect(latest.map((r) => r.taskId)).toEqual(['b%_!', 'c', 'bx_y']);
+      expect(latest.map((r) => r.taskId)).toEqual(['c', LONG.slice(0, 64), 'bx_y']);
     });
 
     it('a task id filter finds the job inside a batch row, LIKE characters taken literally', async () => {
@@ -107,6 +111,17 @@ describe('job-batch audit rows', () => {
       expect(await store.audit.selectPage(db, db.dialect, { taskIds: ['b__!'] }, 0, 10)).toEqual([]);
       const ids = await store.audit.selectIdsBefore(db, db.dialect, { taskId: 'a' }, undefined, 10);
       expect(ids).toEqual([2]);
+    });
+
+    it('an id longer than the columns is found whole and as the records show it (cut to 64)', async () => {
+      const shown = LONG.slice(0, 64);
+      for (const asked of [LONG, shown]) {
+        const found = await store.audit.selectPage(db, db.dialect, { taskIds: [asked] }, 0, 10);
+        expect(found.map((r) => r.taskId)).toEqual([shown]);
+      }
+      // Negative: another id of the same width is no prefix of any job.
+      const other = `${shown.slice(0, 63)}z`;
+      expect(await store.audit.selectPage(db, db.dialect, { taskIds: [other] }, 0, 10)).toEqual([]);
     });
   });
 });

@@ -55,7 +55,8 @@ export function expandAuditRecord(record: AuditRecord, taskIds?: readonly string
   const out: AuditRecord[] = [];
   for (const [jobId, sha1, bytes] of batch.jobs) {
     const id = cut(jobId);
-    if (wanted && !wanted.has(id)) continue;
+    // A longer id is asked for whole, or as the records show it (cut).
+    if (wanted && !wanted.has(id) && !wanted.has(jobId)) continue;
     out.push({
       ...record,
       taskId: id,
@@ -77,9 +78,16 @@ function likeLiteral(text: string): string {
  */
 export function taskIdsWhere(dialect: Dialect, taskIds: readonly string[]): Fragment {
   const q = (c: string) => dialect.quoteId(c);
+  // Rows keep ids cut to the column's width: a longer id is looked for as it was stored.
+  const stored = [...new Set(taskIds.flatMap((id) => [id, cut(id)]))];
   const inBatch = taskIds.map(() => `${q('before_json')} LIKE ? ESCAPE '!'`).join(' OR ');
+  // A batch row lists each job whole; an id as wide as the column may be the cut form of a longer one.
+  const listed = (id: string) => {
+    const json = JSON.stringify(id);
+    return id.length >= ID_WIDTH ? `%[${likeLiteral(json.slice(0, -1))}%` : `%[${likeLiteral(json)},%`;
+  };
   return {
-    sql: `${q('task_id')} IN (${placeholders(taskIds)}) OR (${q('task_id')} = ? AND (${inBatch}))`,
-    params: [...taskIds, JOB_BATCH_TASK_ID, ...taskIds.map((id) => `%[${likeLiteral(JSON.stringify(id))},%`)],
+    sql: `${q('task_id')} IN (${placeholders(stored)}) OR (${q('task_id')} = ? AND (${inBatch}))`,
+    params: [...stored, JOB_BATCH_TASK_ID, ...taskIds.map(listed)],
   };
 }
