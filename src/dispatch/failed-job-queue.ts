@@ -197,6 +197,18 @@ export class FailedJobRequeuer {
   }
 
   /**
+   * The hash tag of the marker a Redis group's push writes with its jobs: on a Redis Cluster, the
+   * tag that puts it in the slot of the group's keys (a group whose keys span slots is refused,
+   * exit 3, nothing written); undefined on one server and for a queue table.
+   */
+  async markerTag(group: JournaledGroup): Promise<string | undefined> {
+    const target = group.plans[0]?.target;
+    if (target?.driver !== 'redis') return undefined;
+    const ops = group.plans.flatMap((p) => this.flavor.redisOps(target, p.queue, p.payload));
+    return (await this.redisClient(target.url)).markerTag(ops);
+  }
+
+  /**
    * The other database of a `database` connection with its own `db:`, for its push markers;
    * undefined when the connection's queue table is in the source's own database, or is not a table.
    */

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { connectRedisNodes, type RedisNodes } from '../brokers/redis/cluster.js';
 import { createRedisClient } from '../brokers/redis/connection.js';
-import { keySlot } from '../brokers/redis/slots.js';
+import { keySlot, tagForSameSlot } from '../brokers/redis/slots.js';
 import { MARKER_TTL_SECONDS } from '../brokers/redis/intents.js';
 import { LOOK_MARKER } from '../brokers/redis/scripts.js';
 import { nameRun, runAlive } from '../brokers/redis/run-name.js';
@@ -14,6 +14,11 @@ export type RedisListOp =
   | { kind: 'eval'; script: string; keys: string[]; args: string[] };
 
 const CONNECT_TIMEOUT_MS = 5000;
+
+/** Every key these ops write. */
+function keysOf(ops: readonly RedisListOp[]): string[] {
+  return ops.flatMap((op) => (op.kind === 'rpush' ? [op.key] : op.keys));
+}
 
 function fenced(): TaskreconError {
   return new TaskreconError(
@@ -90,6 +95,20 @@ export class RedisLists {
     return this.nodes.forKey(keys[0] ?? '');
   }
 
+  /**
+   * The hash tag of the write-ahead marker `pushAll` writes with these ops (`markerKey`'s tag): on
+   * a cluster, one that puts it in the slot of their keys; undefined on one server, where the
+   * marker stays untagged. Keys of several slots are refused as `pushAll` refuses them, so before
+   * any intent is written.
+   */
+  async markerTag(ops: readonly RedisListOp[]): Promise<string | undefined> {
+    await this.ready();
+    if (!this.nodes) return undefined;
+    const keys = keysOf(ops);
+    this.clientFor(keys);
+    return tagForSameSlot(keys[0] ?? '');
+  }
+
   private unreachable(error: unknown): TaskreconError {
     return new TaskreconError(`cannot reach Redis at ${this.display}: ${(error as Error).message}`, {
       code: 'CONNECTION',
@@ -124,7 +143,7 @@ export class RedisLists {
   ): Promise<void> {
     if (ops.length === 0) return;
     await this.ready();
-    const keys = ops.flatMap((op) => (op.kind === 'rpush' ? [op.key] : op.keys));
+    const keys = keysOf(ops);
     const client = this.clientFor(marker ? [...keys, marker.key] : keys);
     if (marker) {
       await client.watch(marker.key);

@@ -14,11 +14,14 @@ import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { freePort } from '../support/redis.js';
 import { startRedisCluster, type RedisClusterHarness } from '../support/redis-cluster.js';
 import { perJob } from '../support/audit-jobs.js';
+import { frameworkTableDdl } from '../support/framework-tables.js';
 
 // A local 3-master Redis Cluster started here: `queues` counts equal `redis-cli -c`, recover and a
 // move within one hash slot are exact and audited, a move spanning slots is refused with nothing
 // touched, 20 SIGKILLs during a cluster move lose and double nothing, the redis-list dispatcher
-// pushes onto a cluster list, and a master down (or a closed port) is exit 3 naming it.
+// pushes onto a cluster list, Laravel failed jobs re-pushed onto a `{default}` queue land once
+// each through SIGKILLs (a cross-slot re-push refused), and a master down (or a closed port) is
+// exit 3 naming it.
 
 const THINK = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5'];
 const LARAVEL = ['{a}:high', '{a}:low', '{b}', 'default', 'high', 'low'];
@@ -32,6 +35,12 @@ let schema: TestSchema;
 let cwd: string;
 let now: number;
 let dispatchList = 'tr_dispatch_0';
+/** Laravel failed jobs re-pushed onto the cluster: their Redis prefix, config directory and URL's node. */
+const FJ = 'tr_fj_';
+const FJ_JOBS = 600;
+const FJ_KILLS = 4;
+let fjCwd: string;
+let FJ_NODE = 0;
 
 const lkey = (prefix: string, queue: string, part = '') => `${prefix}queues:${queue}${part}`;
 const tkey = (queue: string, part = '') => `{queues:${queue}}${part}`;
@@ -159,13 +168,105 @@ beforeAll(async () => {
   );
   const init = await runCli(['init', '--profile', 'async-task'], { cwd });
   expect(init.code, init.stderr).toBe(0);
+  // Laravel's failed_jobs in the same throw-away database, its redis connection on the cluster
+  // through a master that does not serve the `{default}` queue's slot.
+  for (const ddl of frameworkTableDdl('mysql', 'laravel_failed_jobs')) await schema.sql.query(ddl);
+  FJ_NODE = ((await cluster.nodeOf(lkey(FJ, '{default}'))) + 1) % 3;
+  fjCwd = mkdtempSync(join(tmpdir(), 'taskrecon-cluster-fj-'));
+  writeFileSync(
+    join(fjCwd, 'taskrecon.config.yaml'),
+    [
+      `db: ${schema.dsn}`,
+      'sources:',
+      '  fj:',
+      '    profile: laravel-failed-jobs',
+      '    queue:',
+      '      connections:',
+      `        redis: { driver: redis, url: "${cluster.url(FJ_NODE)}", prefix: "${FJ}" }`,
+      '',
+    ].join('\n'),
+  );
 }, 60_000);
 
 afterAll(async () => {
   await cluster?.stop();
   await schema?.drop();
   if (cwd) rmSync(cwd, { recursive: true, force: true });
+  if (fjCwd) rmSync(fjCwd, { recursive: true, force: true });
 });
+
+/** Inserts `n` Laravel failed jobs of the redis connection on `queue`; their uuids. */
+async function failed(n: number, queue: string): Promise<string[]> {
+  const uuids = Array.from({ length: n }, () => randomUUID());
+  for (let at = 0; at < n; at += 200) {
+    const chunk = uuids.slice(at, at + 200);
+    await schema.sql.query(
+      `INSERT INTO failed_jobs (uuid, connection, queue, payload, exception) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+      chunk.flatMap((uuid) => [
+        uuid,
+        'redis',
+        queue,
+        JSON.stringify({ uuid, displayName: 'App\\Jobs\\Ship', job: 'Ship', data: {}, attempts: 3 }),
+        'Exception: partner down',
+      ]),
+    );
+  }
+  return uuids;
+}
+
+const fjRetry = (...more: string[]) => [
+  'compensate',
+  '--source',
+  'fj',
+  '--action',
+  'retry',
+  '--yes',
+  '--batch',
+  '20',
+  ...more,
+];
+
+async function failedLeft(): Promise<number> {
+  const [rows] = await schema.sql.query('SELECT COUNT(*) AS n FROM failed_jobs');
+  return Number((rows as Array<{ n: number }>)[0]?.n);
+}
+
+/** Open re-push intents whose marker lists pushed rows: runs killed between a push and its commit. */
+async function landedOpenMarkers(): Promise<number> {
+  const [rows] = await schema.sql.query(
+    "SELECT id, run_id FROM taskrecon_intent WHERE kind = 'failed-job-retry' AND state = 'open'",
+  );
+  let n = 0;
+  for (const i of rows as Array<{ id: number; run_id: string }>) {
+    const marker = `taskrecon:intent:{default}:${i.run_id}:${i.id}`;
+    if ((await (await on(marker)).type(marker)) === 'list') n++;
+  }
+  return n;
+}
+
+/**
+ * A paced retry SIGKILLed at a random point within 300 ms of its first push onto `list`, or, with
+ * `atMarker`, as soon as a push's marker shows in the list's slot; whether the kill hit.
+ */
+async function killedRetry(list: string, atMarker: boolean): Promise<boolean> {
+  const node = await on(list);
+  const before = await node.llen(list);
+  const child = spawn(process.execPath, [BIN, ...fjRetry('--rate', '300/s')], {
+    cwd: fjCwd,
+    env: { ...process.env, NO_COLOR: '1', TASKRECON_DB: '' },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_c, s) => resolve(s)));
+  let done = false;
+  void exited.then(() => (done = true));
+  while (!done && (await node.llen(list)) <= before) await new Promise((r) => setTimeout(r, 5));
+  if (atMarker) {
+    while (!done && (await node.keys('taskrecon:intent:{default}:*')).length === 0)
+      await new Promise((r) => setTimeout(r, 2));
+    child.kill('SIGKILL');
+  } else setTimeout(() => child.kill('SIGKILL'), Math.floor(Math.random() * 300));
+  return (await exited) === 'SIGKILL';
+}
 
 describe('Redis Cluster', () => {
   it('computes hash slots as the cluster does', async () => {
@@ -516,6 +617,115 @@ describe('Redis Cluster', () => {
       'e4',
       'e5',
     ]);
+  });
+
+  it('refuses a failed-job re-push whose keys span slots: exit 3, nothing pushed or written', async () => {
+    // Laravel's `default` queue without a tag: its list and its notify list lie in two slots.
+    expect(keySlot(lkey(FJ, 'default'))).not.toBe(keySlot(lkey(FJ, 'default', ':notify')));
+    await failed(5, 'default');
+    const before = await digest();
+    const run = await runJson<Record<string, unknown>>(fjRetry(), { cwd: fjCwd });
+    expect(run.code).toBe(3);
+    expect(`${JSON.stringify(run.json)}${run.stderr}`).toMatch(/2 hash slots[\s\S]*\{tag\}/);
+    expect(await digest()).toBe(before);
+    expect(await failedLeft()).toBe(5);
+    await schema.sql.query('DELETE FROM failed_jobs');
+  });
+
+  it(`re-pushes ${FJ_JOBS} Laravel failed jobs onto a {default} cluster queue through ${FJ_KILLS} SIGKILLs: each once, audited once`, async () => {
+    const queue = '{default}';
+    const list = lkey(FJ, queue);
+    // The URL names a master that does not serve the queue's slot.
+    expect(await cluster.nodeOf(list)).not.toBe(FJ_NODE);
+    const ids = await failed(FJ_JOBS, queue);
+    const inList = async () => {
+      const counts = new Map<string, number>();
+      for (const p of await (await on(list)).lrange(list, 0, -1)) {
+        const { uuid } = JSON.parse(p) as { uuid: string };
+        counts.set(uuid, (counts.get(uuid) ?? 0) + 1);
+      }
+      return counts;
+    };
+    const doubledIn = (counts: Map<string, number>) => [...counts.values()].filter((n) => n > 1).length;
+    let kills = 0;
+    let betweenPushAndCommit = 0;
+    for (let attempt = 0; kills < FJ_KILLS && attempt < FJ_KILLS + 6; attempt++) {
+      if (await killedRetry(list, attempt % 2 === 1)) kills++;
+      betweenPushAndCommit += await landedOpenMarkers();
+      expect({ attempt, doubled: doubledIn(await inList()) }).toEqual({ attempt, doubled: 0 });
+    }
+    console.log(`cluster re-push: ${kills} kills, ${betweenPushAndCommit} between a push and its commit`);
+    expect(kills).toBe(FJ_KILLS);
+    const last = await runJson<{ applied: number }>(fjRetry(), { cwd: fjCwd });
+    expect(last.code, last.stderr).toBe(0);
+    const counts = await inList();
+    expect({
+      missing: ids.filter((id) => !counts.has(id)).length,
+      doubled: doubledIn(counts),
+      foreign: [...counts.keys()].filter((id) => !ids.includes(id)).length,
+      notify: Number(await cluster.cli('LLEN', lkey(FJ, queue, ':notify'))),
+      failedLeft: await failedLeft(),
+    }).toEqual({ missing: 0, doubled: 0, foreign: 0, notify: FJ_JOBS, failedLeft: 0 });
+    const [audit] = await schema.sql.query(
+      "SELECT COUNT(*) AS n, COUNT(DISTINCT task_id) AS ids FROM taskrecon_audit WHERE source = 'fj' AND action = 'retry'",
+    );
+    expect((audit as Array<{ n: number; ids: number }>).map((a) => [Number(a.n), Number(a.ids)])).toEqual([
+      [FJ_JOBS, FJ_JOBS],
+    ]);
+    const [open] = await schema.sql.query(
+      "SELECT COUNT(*) AS n FROM taskrecon_intent WHERE kind = 'failed-job-retry' AND state = 'open'",
+    );
+    expect(Number((open as Array<{ n: number }>)[0]?.n)).toBe(0);
+    // Markers are tagged into the list's slot; one is left only by a kill after its batch
+    // committed, before its removal (it expires).
+    const markers = [...(await contents('taskrecon:intent:*')).keys()];
+    expect(markers.filter((k) => !k.startsWith('taskrecon:intent:{default}:'))).toEqual([]);
+    expect(markers.length).toBeLessThanOrEqual(FJ_KILLS);
+  }, 120_000);
+
+  it('settles a killed re-push from its tagged marker on the cluster: not pushed again', async () => {
+    // A run killed after its push, before its commit: its intent open, the job in the list, the
+    // marker (tagged into the list's slot) listing the row. A rerun deletes and audits the row.
+    const queue = '{default}';
+    const list = lkey(FJ, queue);
+    const [id] = await failed(1, queue);
+    const [[row]] = (await schema.sql.query('SELECT id, payload FROM failed_jobs WHERE uuid = ?', [
+      id,
+    ])) as unknown as [Array<{ id: number; payload: string }>];
+    const rowId = String(row?.id);
+    await (await on(list)).rpush(list, String(row?.payload));
+    const runId = randomUUID();
+    const detail = {
+      connection: 'redis',
+      pushes: [{ id: rowId, queue, key: list }],
+      markerTag: 'default',
+    };
+    const [inserted] = await schema.sql.query(
+      `INSERT INTO taskrecon_intent (run_id, kind, source, from_ref, to_ref, operator, host, action, jobs, detail, state, opened_epoch)
+       VALUES (?, 'failed-job-retry', 'fj', 'failed_jobs', ?, 'test', 'test', 'retry', ?, ?, 'open', UNIX_TIMESTAMP())`,
+      [runId, `redis:${list}`, JSON.stringify([rowId]), JSON.stringify(detail)],
+    );
+    const intentId = (inserted as { insertId: number }).insertId;
+    const marker = `taskrecon:intent:{default}:${runId}:${intentId}`;
+    expect(keySlot(marker)).toBe(keySlot(list));
+    await (await on(marker)).rpush(marker, rowId);
+    const before = Number(await cluster.cli('LLEN', list));
+    const run = await runJson<{ applied: number; settledIntents?: Array<{ id: number; state: string }> }>(
+      fjRetry(),
+      { cwd: fjCwd },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect((run.json.settledIntents ?? []).map((s) => [s.id, s.state])).toEqual([[intentId, 'landed']]);
+    expect({
+      list: Number(await cluster.cli('LLEN', list)),
+      failedLeft: await failedLeft(),
+      marker: await (await on(marker)).exists(marker),
+    }).toEqual({ list: before, failedLeft: 0, marker: 0 });
+    const [audit] = await schema.sql.query(
+      'SELECT COUNT(*) AS n FROM taskrecon_audit WHERE task_id = ? AND run_id = ?',
+      [rowId, runId],
+    );
+    expect(Number((audit as Array<{ n: number }>)[0]?.n)).toBe(1);
   });
 
   it('a closed port, a DB index, and a master down: exit 3 naming what to fix, nothing written', async () => {

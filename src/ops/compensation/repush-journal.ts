@@ -37,6 +37,16 @@ interface RepushDetail {
   /** The queue table, for a target in another database. */
   table?: string;
   pushes: Array<{ id: string; queue: string; key: string }>;
+  /**
+   * The hash tag of the marker key on a Redis Cluster (it puts the marker in the slot of the
+   * pushed keys, so one MULTI writes both); absent when the marker is untagged (one server).
+   */
+  markerTag?: string;
+}
+
+/** The Redis key of an intent's marker, as its push wrote it and as the run settling it reads it. */
+function repushMarker(runId: string, intentId: number, detail: Pick<RepushDetail, 'markerTag'>): string {
+  return markerKey(runId, intentId, detail.markerTag);
 }
 
 /** One intent of a batch: its marker, its target connection and the ids it covers. */
@@ -81,8 +91,12 @@ export class RepushJournal {
     for (const group of groups) {
       // A Redis connection is named before its intent exists: other runs leave this run's open
       // re-pushes to it. Another database must hold the markers the push writes with its jobs.
-      if (group.driver === 'redis') await this.nameRunOn(group.connection);
-      else await this.requeuer.requireMarkers(group.connection);
+      // On a Redis Cluster the marker is tagged into the slot of the keys it is pushed with.
+      let markerTag: string | undefined;
+      if (group.driver === 'redis') {
+        await this.nameRunOn(group.connection);
+        markerTag = await this.requeuer.markerTag(group);
+      } else await this.requeuer.requireMarkers(group.connection);
       const first = group.plans[0]?.target;
       const detail: RepushDetail = {
         connection: group.connection,
@@ -92,6 +106,7 @@ export class RepushJournal {
           queue: p.queue,
           key: this.requeuer.redisKeyOf(p) ?? '',
         })),
+        ...(markerTag === undefined ? {} : { markerTag }),
       };
       const where = detail.table ?? [...new Set(detail.pushes.map((p) => p.key))].join(',');
       const intent = await openIntent(db, {
@@ -110,7 +125,7 @@ export class RepushJournal {
         },
       });
       const marker = {
-        key: markerKey(this.request.runId, intent.id),
+        key: repushMarker(this.request.runId, intent.id, detail),
         runId: this.request.runId,
         intentId: intent.id,
       };
@@ -198,7 +213,8 @@ export class RepushJournal {
     const { source } = this;
     const detail = intent.detail as RepushDetail;
     const driver = detail.driver ?? 'redis';
-    const marker = { key: markerKey(intent.runId, intent.id), runId: intent.runId, intentId: intent.id };
+    const key = repushMarker(intent.runId, intent.id, detail);
+    const marker = { key, runId: intent.runId, intentId: intent.id };
     const pushed =
       driver === 'database' ? await this.lookTable(intent, detail) : await this.lookRedis(intent, detail);
     if (pushed === undefined) return undefined;
@@ -253,7 +269,7 @@ export class RepushJournal {
     if (!redis) throw gone(intent, detail, 'Redis');
     // A run still connected settles its own batch.
     if ((await redis.runAlive(intent.runId)) === true) return undefined;
-    return redis.lookMarker(markerKey(intent.runId, intent.id));
+    return redis.lookMarker(repushMarker(intent.runId, intent.id, detail));
   }
 
   /**
