@@ -157,6 +157,8 @@ async function openBoth(
   dryRun: boolean,
 ): Promise<{ db: Db | undefined; broker: BrokerClient }> {
   const opening = openBroker(choice.name, choice.config);
+  // Its failure is thrown below, once the database is had; until then it is no unhandled rejection.
+  opening.catch(() => undefined);
   let db: Db | undefined;
   try {
     db = await auditDb(context, dryRun);
