@@ -6,7 +6,7 @@
 // (src/core/bundled.ts): Node reads three files instead of ~270 and V8 compiles little of them.
 // Without esbuild (an install without dev dependencies) the re-exports stay: the same behaviour, a
 // slower start.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -67,6 +67,9 @@ for (const { lib, lazy } of LIBS) {
   const shim = join(root, 'dist', `${lib}.js`);
   const bundle = join(root, 'dist', `${lib}.bundle.cjs`);
   if (!existsSync(shim)) throw new Error(`bundle-libs: ${shim} is missing; run tsc first`);
+  // V8 checks a cache against its source's length, not its text: an old cache must never sit
+  // beside a new bundle (a build stopped between the two would leave one).
+  rmSync(`${bundle}.v8`, { force: true });
   await esbuild.build({
     entryPoints: [entry],
     outfile: bundle,
