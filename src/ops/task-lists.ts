@@ -46,6 +46,8 @@ export interface ScanOptions extends ScanFilter {
    * the list's index, a large share of the table; the list order otherwise).
    */
   order?: ListOrder;
+  /** How a whole NDJSON list is read ahead (ListReadOptions.readAhead; default on). */
+  readAhead?: ListReadOptions['readAhead'];
 }
 
 export type ListOrder = 'next-retry' | 'id' | 'cheapest';
@@ -210,7 +212,7 @@ export function streamListEncoded(
   const where = listWhere(source, kind, options);
   if (!where) return undefined;
   return (async function* () {
-    const read = await readOptions(source, kind, where, options.order);
+    const read = { ...(await readOptions(source, kind, where, options.order)), readAhead: options.readAhead };
     yield* store.tasks.listEncoded(
       source,
       where,

@@ -20,8 +20,8 @@ export class NdjsonWireEncoder implements RowEncoder {
   private readonly oneByteStatus: Array<Buffer | undefined> = [];
   private readonly isoDays = [new DayCache(), new DayCache(), new DayCache()];
   private lastBuf: Buffer | undefined;
-  /** Chunks handed back once written, written into again instead of new memory. */
-  private readonly spare: Buffer[] = [];
+  /** Chunks handed back once written, written into again instead of new memory (shared with forks). */
+  private spare: Buffer[] = [];
   private readonly lastKey = new Int32Array(4);
 
   constructor(
@@ -36,6 +36,19 @@ export class NdjsonWireEncoder implements RowEncoder {
   /** The list the next lines belong to. */
   setList(list: string): void {
     this.head = Buffer.from(`{"list":${JSON.stringify(list)},"id":`);
+  }
+
+  /** An encoder of the same lines for a page read apart (its chunks come from this one's spares). */
+  fork(): NdjsonWireEncoder {
+    const fork = new NdjsonWireEncoder(this.sql, '', this.chunkBytes);
+    fork.head = this.head;
+    fork.spare = this.spare;
+    return fork;
+  }
+
+  /** Counts a fork's lines as this encoder's, once they are out. */
+  absorb(fork: { readonly rows: number }): void {
+    this.rows += fork.rows;
   }
 
   get pending(): number {

@@ -17,6 +17,7 @@ const ENGINE_MEMBERS: Record<keyof Engine, true> = {
   serverClock: true,
   replicaLag: true,
   readPlan: true,
+  indexOnly: true,
   estimatedRows: true,
   primaryKeyWalk: true,
   idleTimeout: true,

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { postgresWallClockToInstant } from '../../src/db/engines/postgres/ddl.js';
 import { postgresDialect } from '../../src/db/engines/postgres/dialect.js';
+import { postgresPlanLines, postgresReadPlan } from '../../src/db/engines/postgres/plans.js';
 import {
-  postgresPlanLines,
-  postgresReadPlan,
   postgresSkipLockedVerdict,
   postgresVersionVerdict,
   splitTable,

@@ -136,6 +136,8 @@ export interface Engine {
   replicaLag(db: Db): Promise<ReplicaLag>;
   /** The indexes a statement's plan (the dialect's `explain` rows) reads through, and whether it reads the whole table. */
   readPlan(plan: Row[]): ReadPlan;
+  /** Whether a statement's plan (the dialect's `explain` rows) reads one index alone, never a table row. */
+  indexOnly(plan: Row[]): boolean;
   /**
    * The engine's estimate of a table's rows without reading them, or 0 where a full scan is never
    * held back (an embedded file is never a shared primary).

@@ -1,5 +1,6 @@
 import type { BoundSource } from '../bind-source.js';
 import type { Fragment } from '../fragment.js';
+import type { AheadLimits } from './list-ahead.js';
 
 /** How a list is read: its order, and through which index. */
 
@@ -12,6 +13,11 @@ export interface ListReadOptions {
   nullNextRetry?: boolean;
   order?: 'next-retry' | 'id';
   tableHint?: string;
+  /**
+   * Whether a whole encoded list may be read one page ahead (default true), or with what limits:
+   * rows per page and output bytes held (list-ahead.ts).
+   */
+  readAhead?: boolean | AheadLimits;
 }
 
 /**

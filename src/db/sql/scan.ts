@@ -2,8 +2,10 @@ import type { LogicalStatus } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import { and, filterWhere, type Fragment, type ScanFilter } from '../fragment.js';
 import { LIST_PAGE_KEY, type TaskSql } from '../task-sql.js';
-import type { Db, RowEncoder } from '../types.js';
+import type { Db } from '../types.js';
+import { listAhead, type AheadLimits, type ForkableEncoder } from './list-ahead.js';
 import type { ListReadOptions } from './list-read.js';
+import { pagePlans, type PageKey } from './page-plans.js';
 
 export { primaryKeyWalk, type ListReadOptions } from './list-read.js';
 
@@ -116,67 +118,6 @@ export const LIST_STATUS: Record<ListKind, LogicalStatus> = {
 };
 
 /**
- * Where a page of a list starts: after the last row of the previous page, by its id and its exact
- * next-retry time (TaskSql.pageKey(): every fraction of a second, unlike the epoch a list prints).
- */
-interface PageKey {
-  id: unknown;
-  nextRetry: unknown;
-}
-
-/** One run of pages over a list: a WHERE for the page after `after`, and the index order. */
-interface PagePlan {
-  where(after: PageKey | undefined): Fragment;
-  order: string;
-}
-
-/**
- * How a list is read: in index order (next_retry_time, id), with rows lacking a next-retry time
- * first (by id) unless `nullNextRetry` is false. Tables without a next-retry column, and `order: id`, go by id.
- */
-function pagePlans(source: BoundSource, base: Fragment, options: ListReadOptions): PagePlan[] {
-  const { sql } = source;
-  const id = sql.expr('id') as string;
-  const nrt = sql.expr('nextRetryAt');
-  const none: Fragment = { sql: '1=1', params: [] };
-  if (!nrt || options.order === 'id')
-    return [
-      { where: (after) => and([base, after ? { sql: `${id} > ?`, params: [after.id] } : none]), order: id },
-    ];
-  const plans: PagePlan[] = [];
-  if (options.nullNextRetry !== false) {
-    plans.push({
-      where: (after) =>
-        and([
-          base,
-          { sql: `${nrt} IS NULL`, params: [] },
-          after ? { sql: `${id} > ?`, params: [after.id] } : none,
-        ]),
-      order: id,
-    });
-  }
-  // The key is the column's exact value, bound back in the column's type: a page starts strictly
-  // after the last row in (next_retry_time, id) order, whatever fraction of a second it holds,
-  // and the column stays bare for the (status, next_retry_time, id) index.
-  const param = sql.pageKeyParam('nextRetryAt');
-  plans.push({
-    where: (after) =>
-      and([
-        base,
-        { sql: `${nrt} IS NOT NULL`, params: [] },
-        after
-          ? {
-              sql: `${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?)`,
-              params: [after.nextRetry, after.nextRetry, after.id],
-            }
-          : none,
-      ]),
-    order: `${nrt}, ${id}`,
-  });
-  return plans;
-}
-
-/**
  * Streams the rows of one list in index order (next_retry_time, id), a page at a time, with the
  * cutoff fixed once: each page starts where the last one ended, so the backlog is never re-read.
  * Rows come as arrays in TaskSql.listSelect() order (taskSelect()'s, then the page key), in
@@ -219,8 +160,7 @@ export async function* listBatches(
 }
 
 /** Encodes rows straight from the wire; keeps count and the last row's page key (its columns 0 and LIST_PAGE_KEY). */
-export interface ListEncoder extends RowEncoder {
-  readonly rows: number;
+export interface ListEncoder extends ForkableEncoder {
   lastRowKey(): { id: string | null; nextRetry: string | null } | undefined;
 }
 
@@ -244,6 +184,24 @@ export async function* listEncoded(
   const select = sql.listSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
   for (const plan of pagePlans(source, base, options)) {
+    // A whole list is read one page ahead where the page bounds come from an index alone.
+    const ahead =
+      limit === 0 && options.readAhead !== false
+        ? await listAhead(
+            source,
+            from,
+            select,
+            plan,
+            pageSize,
+            encoder,
+            streamed,
+            aheadLimits(options.readAhead),
+          )
+        : undefined;
+    if (ahead) {
+      yield* ahead;
+      continue;
+    }
     let after: PageKey | undefined;
     while (remaining > 0) {
       const n = Math.min(pageSize, remaining);
@@ -261,6 +219,10 @@ export async function* listEncoded(
       after = key && { id: numericKey(key.id), nextRetry: numericKey(key.nextRetry) };
     }
   }
+}
+
+function aheadLimits(readAhead: ListReadOptions['readAhead']): AheadLimits | undefined {
+  return typeof readAhead === 'object' ? readAhead : undefined;
 }
 
 /** A key read as text from the wire, bound as a number when it is one (so an integer column compares as an integer). */

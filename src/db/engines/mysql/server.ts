@@ -99,6 +99,18 @@ export function mysqlReadPlan(plan: Row[]): ReadPlan {
   return { indexes: [...indexes], fullScan };
 }
 
+/** Every table the plan reads is read from an index alone (Extra says `Using index`, not `Using index condition`). */
+export function mysqlIndexOnly(plan: Row[]): boolean {
+  return (
+    plan.length > 0 &&
+    plan.every((row) =>
+      String(row.Extra ?? '')
+        .split('; ')
+        .includes('Using index'),
+    )
+  );
+}
+
 /**
  * The InnoDB statistics' estimate of a table's rows (no row is read).
  * In: the table. Out: estimated rows. Reads only information_schema.

@@ -6,14 +6,13 @@ import {
   postgresEstimatedRows,
   postgresIdleTimeout,
   postgresIntegerPrimaryKey,
-  postgresPlanLines,
-  postgresReadPlan,
   postgresReplicaLag,
   postgresServerClock,
   postgresSkipLockedVerdict,
   postgresVersionVerdict,
   postgresWithReadOnly,
 } from './server.js';
+import { postgresIndexOnly, postgresPlanLines, postgresReadPlan } from './plans.js';
 import { postgresLongTransactions, postgresTableBloat } from './vacuum.js';
 import { postgresWallClockToInstant } from './ddl.js';
 
@@ -40,6 +39,7 @@ export const postgresEngine: Engine = {
   serverClock: postgresServerClock,
   replicaLag: postgresReplicaLag,
   readPlan: postgresReadPlan,
+  indexOnly: postgresIndexOnly,
   estimatedRows: postgresEstimatedRows,
   // The planner weighs an index walk against a sort by itself.
   primaryKeyWalk: async () => undefined,

@@ -4,6 +4,7 @@ import { sqliteDialect } from './dialect.js';
 import {
   sqliteColumnCollation,
   sqliteIntegerPrimaryKey,
+  sqliteIndexOnly,
   sqliteReadPlan,
   sqliteReplicaLag,
   sqliteServerClock,
@@ -37,6 +38,7 @@ export const sqliteEngine: Engine = {
   serverClock: sqliteServerClock,
   replicaLag: sqliteReplicaLag,
   readPlan: sqliteReadPlan,
+  indexOnly: sqliteIndexOnly,
   // An embedded file is never a shared primary: nothing is ever held back from a full scan.
   estimatedRows: async () => 0,
   // The planner weighs an index walk against a sort by itself.

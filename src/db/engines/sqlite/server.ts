@@ -49,6 +49,12 @@ export function sqliteReadPlan(plan: Row[]): ReadPlan {
   return { indexes: [...indexes], fullScan };
 }
 
+/** Whether every table the plan reads is read through a covering index. */
+export function sqliteIndexOnly(plan: Row[]): boolean {
+  const reads = plan.map((row) => String(row.detail ?? '')).filter((d) => /^(SCAN|SEARCH) /.test(d));
+  return reads.length > 0 && reads.every((d) => / USING COVERING INDEX /.test(d));
+}
+
 /** A column's declared COLLATE in the table's CREATE statement, or null. */
 export async function sqliteColumnCollation(db: Db, table: string, column: string): Promise<string | null> {
   const rows = await db.query<{ sql: unknown }>(

@@ -1,0 +1,192 @@
+import type { BoundSource } from '../bind-source.js';
+import type { RowEncoder } from '../types.js';
+import type { PageKey, PagePlan } from './page-plans.js';
+
+/**
+ * Reading a whole list one page ahead. On a server that reads a large list slower than the client
+ * prints it (rows fetched through a secondary index, a table larger than the buffer pool), the
+ * next page is read on a second pooled connection while the current one streams out, its output
+ * held up to AHEAD_BYTES; so the server works on two pages at once and the list comes out in the
+ * same order, line for line, as page after page would give it.
+ *
+ * Pages are bounded on both sides by keys found beforehand: each page ends at the key of its
+ * pageSize-th row, read from the index alone (`LIMIT 1 OFFSET pageSize - 1`), and the next starts
+ * strictly after it. So pages never overlap, whatever is written meanwhile (a row whose key changes
+ * between two pages is missed or listed twice, as with page after page).
+ */
+
+/**
+ * Output a page read ahead may hold before its connection is paused (≈ 50,000 NDJSON lines).
+ * Measured on 400,000 due rows of a 1M-row MariaDB table: 6 MB and 12 MB gain the same, 24 MB adds
+ * ~30 MB of peak RSS for nothing.
+ */
+export const AHEAD_BYTES = 12 * 1024 * 1024;
+
+/**
+ * Rows per page read ahead: small enough that a page usually ends within AHEAD_BYTES, so its
+ * statement is not held open while the page before it streams out.
+ */
+export const AHEAD_PAGE_ROWS = 20_000;
+
+/** How far a page read ahead goes: rows per page, output bytes held before its connection is paused. */
+export interface AheadLimits {
+  pageRows: number;
+  bytes: number;
+}
+
+/** A list encoder whose rows can be encoded apart and counted back in (NdjsonWireEncoder). */
+export interface ForkableEncoder extends RowEncoder {
+  readonly rows: number;
+  /** A new encoder writing the same lines, sharing this one's spare chunks. */
+  fork(): ForkableEncoder;
+  /** Counts a fork's rows as this encoder's own once its lines are out. */
+  absorb(fork: ForkableEncoder): void;
+}
+
+type Streamed = (sql: string, params: readonly unknown[], encoder: RowEncoder) => AsyncIterable<Buffer>;
+
+/** One page's stream: filled ahead into memory up to a bound, then drained in order. */
+class PageStream {
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+  private filling: Promise<void> | undefined;
+  private done = false;
+  private failure: unknown;
+  private readonly it: AsyncIterator<Buffer>;
+
+  constructor(
+    rows: AsyncIterable<Buffer>,
+    readonly encoder: ForkableEncoder,
+  ) {
+    this.it = rows[Symbol.asyncIterator]();
+  }
+
+  /** Starts reading now, holding up to `cap` bytes of output. */
+  fill(cap: number): void {
+    this.filling = this.readAhead(cap);
+  }
+
+  private async readAhead(cap: number): Promise<void> {
+    try {
+      while (this.bytes < cap) {
+        const next = await this.it.next();
+        if (next.done) {
+          this.done = true;
+          return;
+        }
+        this.chunks.push(next.value);
+        this.bytes += next.value.length;
+      }
+    } catch (error) {
+      this.failure = error;
+      this.done = true;
+    }
+  }
+
+  /** What was held, then the rest as it comes. */
+  async *pageRows(): AsyncGenerator<Buffer> {
+    await this.filling;
+    for (let chunk = this.chunks.shift(); chunk; chunk = this.chunks.shift()) yield chunk;
+    if (this.failure !== undefined) throw this.failure;
+    if (this.done) return;
+    for (;;) {
+      const next = await this.it.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+
+  /** Ends the page's statement early (its connection is dropped, not reused). */
+  async close(): Promise<void> {
+    await this.filling;
+    await this.it.return?.();
+  }
+}
+
+/**
+ * The key of the pageSize-th row after `after`, or undefined when fewer rows are left (the page
+ * from `after` is the last).
+ */
+async function pageBoundary(
+  source: BoundSource,
+  from: string,
+  plan: PagePlan,
+  after: PageKey | undefined,
+  pageSize: number,
+): Promise<PageKey | undefined> {
+  const w = plan.where(after);
+  const rows = await source.db.query<{ id: unknown; k: unknown }>(
+    `SELECT ${plan.key.id} AS id, ${plan.key.nextRetry ?? 'NULL'} AS k FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT 1 OFFSET ${pageSize - 1}`,
+    w.params,
+  );
+  const row = rows[0];
+  return row && { id: row.id, nextRetry: row.k };
+}
+
+/** Whether finding page boundaries reads the index alone (else reading ahead would read each page twice). */
+async function boundariesFromIndex(source: BoundSource, from: string, plan: PagePlan): Promise<boolean> {
+  const { db } = source;
+  const w = plan.where(undefined);
+  const explained = await db.query(
+    `${db.dialect.explain} SELECT ${plan.key.id}, ${plan.key.nextRetry ?? 'NULL'} FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT 1 OFFSET 1`,
+    w.params,
+  );
+  return db.engine.indexOnly(explained);
+}
+
+/**
+ * Every row of one page plan, read one page ahead (see the top of this file); undefined when the
+ * page boundaries cannot be read from an index alone (the caller reads page after page).
+ */
+export async function listAhead(
+  source: BoundSource,
+  from: string,
+  select: string,
+  plan: PagePlan,
+  pageSize: number,
+  encoder: ForkableEncoder,
+  streamed: Streamed,
+  limits: AheadLimits = { pageRows: AHEAD_PAGE_ROWS, bytes: AHEAD_BYTES },
+): Promise<AsyncGenerator<Buffer> | undefined> {
+  if (!(await boundariesFromIndex(source, from, plan))) return undefined;
+  const rows = Math.min(pageSize, limits.pageRows);
+  const page = (after: PageKey | undefined, upTo: PageKey | undefined) => {
+    const w = plan.where(after, upTo);
+    const fork = encoder.fork();
+    return new PageStream(
+      streamed(`SELECT ${select} FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order}`, w.params, fork),
+      fork,
+    );
+  };
+  return (async function* () {
+    let upTo = await pageBoundary(source, from, plan, undefined, rows);
+    let current: PageStream | undefined = page(undefined, upTo);
+    let next: Promise<{ stream: PageStream; upTo: PageKey | undefined }> | undefined;
+    try {
+      for (;;) {
+        const after = upTo;
+        next =
+          after &&
+          pageBoundary(source, from, plan, after, rows).then((end) => {
+            const stream = page(after, end);
+            stream.fill(limits.bytes);
+            return { stream, upTo: end };
+          });
+        // Settled later (read out or closed); until then a failure must not count as unhandled.
+        next?.catch(() => undefined);
+        yield* current.pageRows();
+        encoder.absorb(current.encoder);
+        current = undefined;
+        if (!next) return;
+        const ahead = await next;
+        next = undefined;
+        current = ahead.stream;
+        upTo = ahead.upTo;
+      }
+    } finally {
+      await current?.close();
+      const pending = await next?.catch(() => undefined);
+      await pending?.stream.close();
+    }
+  })();
+}

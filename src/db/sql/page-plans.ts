@@ -1,0 +1,76 @@
+import type { BoundSource } from '../bind-source.js';
+import { and, type Fragment } from '../fragment.js';
+import type { ListReadOptions } from './list-read.js';
+
+/** How a list is cut into keyset pages: the key of each order, and the WHERE of a page between two keys. */
+
+/**
+ * Where a page of a list starts: after the last row of the previous page, by its id and its exact
+ * next-retry time (TaskSql.pageKey(): every fraction of a second, unlike the epoch a list prints).
+ */
+export interface PageKey {
+  id: unknown;
+  nextRetry: unknown;
+}
+
+/**
+ * One run of pages over a list: a WHERE for the page after `after` (up to `upTo`, inclusive, when
+ * given), the index order, and the expressions of its key (id, and the exact next-retry time when
+ * the order has one).
+ */
+export interface PagePlan {
+  where(after: PageKey | undefined, upTo?: PageKey): Fragment;
+  order: string;
+  key: { id: string; nextRetry?: string };
+}
+
+/**
+ * How a list is read: in index order (next_retry_time, id), with rows lacking a next-retry time
+ * first (by id) unless `nullNextRetry` is false. Tables without a next-retry column, and `order: id`, go by id.
+ */
+export function pagePlans(source: BoundSource, base: Fragment, options: ListReadOptions): PagePlan[] {
+  const { sql } = source;
+  const id = sql.expr('id') as string;
+  const nrt = sql.expr('nextRetryAt');
+  const none: Fragment = { sql: '1=1', params: [] };
+  const byId = (after: PageKey | undefined, upTo: PageKey | undefined): Fragment[] => [
+    after ? { sql: `${id} > ?`, params: [after.id] } : none,
+    upTo ? { sql: `${id} <= ?`, params: [upTo.id] } : none,
+  ];
+  if (!nrt || options.order === 'id')
+    return [{ where: (after, upTo) => and([base, ...byId(after, upTo)]), order: id, key: { id } }];
+  const plans: PagePlan[] = [];
+  if (options.nullNextRetry !== false) {
+    plans.push({
+      where: (after, upTo) => and([base, { sql: `${nrt} IS NULL`, params: [] }, ...byId(after, upTo)]),
+      order: id,
+      key: { id },
+    });
+  }
+  // The key is the column's exact value, bound back in the column's type: a page starts strictly
+  // after the last row in (next_retry_time, id) order, whatever fraction of a second it holds,
+  // and the column stays bare for the (status, next_retry_time, id) index.
+  const param = sql.pageKeyParam('nextRetryAt');
+  plans.push({
+    where: (after, upTo) =>
+      and([
+        base,
+        { sql: `${nrt} IS NOT NULL`, params: [] },
+        after
+          ? {
+              sql: `${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?)`,
+              params: [after.nextRetry, after.nextRetry, after.id],
+            }
+          : none,
+        upTo
+          ? {
+              sql: `${nrt} < ${param} OR (${nrt} = ${param} AND ${id} <= ?)`,
+              params: [upTo.nextRetry, upTo.nextRetry, upTo.id],
+            }
+          : none,
+      ]),
+    order: `${nrt}, ${id}`,
+    key: { id, nextRetry: sql.pageKey('nextRetryAt') as string },
+  });
+  return plans;
+}

@@ -1,0 +1,203 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bindSource, type BoundSource } from '../../src/db/bind-source.js';
+import { connect } from '../../src/db/connect.js';
+import { asyncTask } from '../../src/db/profiles/builtin.js';
+import type { Db, RowEncoder } from '../../src/db/types.js';
+import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
+import { rowSerializer } from '../../src/render/task-rows.js';
+import { streamListBatches, streamListEncoded, type ScanOptions } from '../../src/verbs/scan/index.js';
+import { runCli } from '../support/cli.js';
+import { createEngineDb, type EngineDb } from '../support/engine-db.js';
+
+/**
+ * A whole NDJSON list read one page ahead (src/db/sql/list-ahead.ts): 3,000 due rows whose
+ * next-retry times repeat (keyset ties across page bounds) among 20,000 rows of other statuses, read
+ * in pages of 97. Every line must come once, in (next_retry_time, id) order, byte for byte what page
+ * after page gives; the pages must really overlap (two statements streaming at once); and where the
+ * bounds cannot come from the index alone, the list is read page after page.
+ */
+const DUE = 3_000;
+const OTHER = 20_000;
+const PAGE = 97;
+
+/** A Db that records its statements and how many encoded streams are open at once. */
+function recording(db: Db): {
+  db: Db;
+  queries: Array<{ sql: string; params: readonly unknown[] }>;
+  pages: string[];
+  maxOpen: () => number;
+  openNow: () => number;
+} {
+  const queries: Array<{ sql: string; params: readonly unknown[] }> = [];
+  const pages: string[] = [];
+  let open = 0;
+  let max = 0;
+  const wrap =
+    (
+      fn:
+        ((sql: string, params: readonly unknown[], encoder: RowEncoder) => AsyncIterable<Buffer>) | undefined,
+    ) =>
+    (sql: string, params: readonly unknown[], encoder: RowEncoder) =>
+      (async function* () {
+        pages.push(sql);
+        open++;
+        max = Math.max(max, open);
+        try {
+          yield* fn!.call(db, sql, params, encoder);
+        } finally {
+          open--;
+        }
+      })();
+  const recorder = Object.create(db, {
+    query: {
+      value: (sql: string, params: readonly unknown[] = []) => {
+        queries.push({ sql, params });
+        return db.query(sql, params);
+      },
+    },
+    streamEncoded: { value: db.streamEncoded && wrap(db.streamEncoded) },
+    streamTextEncoded: { value: db.streamTextEncoded && wrap(db.streamTextEncoded) },
+  }) as Db;
+  return { db: recorder, queries, pages, maxOpen: () => max, openNow: () => open };
+}
+
+async function lines(source: BoundSource, options: ScanOptions): Promise<{ text: string; rows: number }> {
+  const encoder = new NdjsonWireEncoder(source.sql, 'due');
+  const chunks: Buffer[] = [];
+  for await (const chunk of streamListEncoded(source, 'due', options, encoder) ?? []) {
+    chunks.push(Buffer.from(chunk));
+    encoder.recycle(chunk);
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), rows: encoder.rows };
+}
+
+describe.each(['mysql', 'postgres'] as const)('scan ndjson read one page ahead on %s', (engine) => {
+  let edb: EngineDb;
+  let db: Db;
+  let source: BoundSource;
+  let options: ScanOptions;
+  let pageByPage: string;
+
+  beforeAll(async () => {
+    edb = await createEngineDb(engine, 'ahead');
+    const init = await runCli(['init', '--db', edb.dsn]);
+    expect(init.code, init.stderr).toBe(0);
+    // Due rows on past seconds shared by many rows: the first half scattered over 400 seconds (ids
+    // out of time order), the second in runs of 50 consecutive ids on one second (ties across bounds).
+    const second = (i: number) => (i < DUE / 2 ? (i * 7919) % 400 : 400 + Math.floor(i / 50));
+    const due = Array.from({ length: DUE }, (_, i) => {
+      const t = new Date(Date.UTC(2024, 1, 29, 12, 0, 0) + second(i) * 1000);
+      const text = t.toISOString().slice(0, 19).replace('T', ' ');
+      return ['coupon', `biz-${i}`, `evt-${i}`, 0, i % 5, engine === 'postgres' ? `${text}+00` : text];
+    });
+    await edb.insertRows(
+      'async_task',
+      ['biz_type', 'biz_id', 'event_id', 'status', 'retry_count', 'next_retry_time'],
+      due,
+    );
+    const other = Array.from({ length: OTHER }, (_, i) => ['sms', `o-${i}`, `o-evt-${i}`, 2, 0]);
+    for (let at = 0; at < other.length; at += 5_000)
+      await edb.insertRows(
+        'async_task',
+        ['biz_type', 'biz_id', 'event_id', 'status', 'retry_count'],
+        other.slice(at, at + 5_000),
+      );
+    // VACUUM marks PostgreSQL's pages all-visible, so its planner reads the bounds by an Index Only Scan.
+    await edb.run(engine === 'postgres' ? 'VACUUM ANALYZE async_task' : 'ANALYZE TABLE async_task');
+    db = await connect(edb.dsn);
+    source = await bindSource(db, asyncTask, 'ahead');
+    options = { nowEpoch: await db.nowEpoch(), stuckAfterMs: 600_000, limit: 0, pageSize: PAGE };
+    pageByPage = (await lines(source, { ...options, readAhead: false })).text;
+  }, 180_000);
+
+  afterAll(async () => {
+    await db?.close();
+    await edb?.drop();
+  });
+
+  it('page after page gives every due row once, in (next_retry_time, id) order, as the row serializer writes it', async () => {
+    const serializer = rowSerializer(source.sql);
+    let slow = '';
+    for await (const batch of streamListBatches(source, 'due', { ...options, pageSize: 100_000 }) ?? [])
+      slow += serializer.ndjsonBatch('due', batch);
+    expect(pageByPage.split('\n').length - 1).toBe(DUE);
+    expect(pageByPage).toBe(slow);
+    const keys = pageByPage
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: number; nextRetryAt: string });
+    for (let i = 1; i < keys.length; i++) {
+      const [a, b] = [keys[i - 1]!, keys[i]!];
+      expect(a.nextRetryAt < b.nextRetryAt || (a.nextRetryAt === b.nextRetryAt && a.id < b.id)).toBe(true);
+    }
+  });
+
+  it('read ahead: the same bytes, two pages streaming at once, bounds read from the index', async () => {
+    const rec = recording(db);
+    const got = await lines({ ...source, db: rec.db }, options);
+    expect(got.rows).toBe(DUE);
+    expect(got.text).toBe(pageByPage);
+    const bounds = rec.queries.filter((q) => new RegExp(`LIMIT 1 OFFSET ${PAGE - 1}$`).test(q.sql));
+    // One bound per full page (⌊3000 / 97⌋ = 30), and the one that finds the 31st page is the rest.
+    expect(bounds.length).toBe(Math.floor(DUE / PAGE) + 1);
+    expect(rec.pages.length).toBe(Math.floor(DUE / PAGE) + 1);
+    expect(rec.maxOpen()).toBe(2);
+  }, 60_000);
+
+  it('a page read ahead that fills its memory waits paused and still gives every line once, in order', async () => {
+    const rec = recording(db);
+    const got = await lines(
+      { ...source, db: rec.db },
+      { ...options, pageSize: 100_000, readAhead: { pageRows: 500, bytes: 1 } },
+    );
+    expect(got.text).toBe(pageByPage);
+    // Six full pages, and after the sixth bound the (empty) rest.
+    expect(rec.pages.length).toBe(DUE / 500 + 1);
+    expect(rec.maxOpen()).toBe(2);
+  }, 60_000);
+
+  it('where the bounds would read table rows, the list is read page after page', async () => {
+    const rec = recording(db);
+    const notIndexOnly = Object.create(rec.db, {
+      engine: { value: { ...db.engine, indexOnly: () => false } },
+    }) as Db;
+    const got = await lines({ ...source, db: notIndexOnly }, options);
+    expect(got.text).toBe(pageByPage);
+    expect(rec.queries.filter((q) => /^SELECT .* LIMIT 1 OFFSET/.test(q.sql))).toEqual([]);
+    expect(rec.maxOpen()).toBe(1);
+    expect(rec.pages.length).toBe(Math.ceil(DUE / PAGE));
+  }, 60_000);
+
+  it('the engine finds the bound statement index-only (the read-ahead path is the one the list takes)', async () => {
+    const rec = recording(db);
+    await lines({ ...source, db: rec.db }, { ...options, readAhead: { pageRows: 1_000, bytes: 1 << 20 } });
+    const explain = rec.queries.find((q) => q.sql.startsWith(db.dialect.explain));
+    expect(explain).toBeDefined();
+    expect(db.engine.indexOnly(await db.query(explain!.sql, explain!.params))).toBe(true);
+    // And not for a statement that reads a column outside the index.
+    const wide = explain!.sql.replace(' SELECT ', ' SELECT biz_id, ');
+    expect(wide).not.toBe(explain!.sql);
+    expect(db.engine.indexOnly(await db.query(wide, explain!.params))).toBe(false);
+  }, 60_000);
+
+  it('leaving early ends both pages: the connection closes and no statement of the list is left running', async () => {
+    const encoder = new NdjsonWireEncoder(source.sql, 'due');
+    const rec = recording(db);
+    const small = { ...options, readAhead: { pageRows: 1_000, bytes: 1 } };
+    for await (const chunk of streamListEncoded({ ...source, db: rec.db }, 'due', small, encoder) ?? []) {
+      expect(chunk.length).toBeGreaterThan(0);
+      // The next page starts once its bound is read: wait for it, then leave.
+      for (let waited = 0; rec.openNow() < 2 && waited < 5_000; waited += 10) await sleep(10);
+      expect(rec.openNow()).toBe(2);
+      break;
+    }
+    expect(rec.openNow()).toBe(0);
+    const running = await edb.rows<{ n: number }>(
+      engine === 'postgres'
+        ? `SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE '%ORDER BY%'`
+        : `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND INFO LIKE '%ORDER BY%'`,
+    );
+    expect(Number(running[0]?.n)).toBe(0);
+  }, 60_000);
+});
