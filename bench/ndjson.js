@@ -8,6 +8,7 @@
  *     (ORDER BY next_retry_time, id through the (status, next_retry_time) index);
  *   - raw, plain order: the same SELECT and WHERE without ORDER BY (the plan the server picks);
  *   - raw, primary-key order: the same with FORCE INDEX (PRIMARY) … ORDER BY id;
+ *   - raw, two clients at once: the list-order statement cut at its middle row, a half each;
  *   - taskrecon with `--order next-retry` (the list order, against the first);
  *   - taskrecon with no --order: a list this large a share of the table streams in primary-key
  *     order through the primary key (against the third).
@@ -17,6 +18,8 @@
 import mysql from 'mysql2/promise';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { generate, mariadbArgs, SERVER } from './generate.js';
 import { measure, median, rssMethod } from './measure.js';
@@ -64,6 +67,31 @@ async function main() {
   const [[{ n: listed }]] = await conn.query(
     plain.replace(/^SELECT .*? FROM /s, 'SELECT COUNT(*) AS n FROM '),
   );
+  // The list cut in two at its middle row, for two raw clients reading a half each at once (what
+  // taskrecon's read-ahead does with two connections).
+  const [[middle]] = await conn.query(
+    `${due.replace(/^SELECT .*? FROM /s, 'SELECT CAST(`next_retry_time` AS CHAR) AS t, `id` AS id FROM ')} LIMIT 1 OFFSET ${Math.floor(Number(listed) / 2) - 1}`,
+  );
+  const [t, id] = ["'" + middle.t + "'", middle.id];
+  const halves = [
+    `(\`next_retry_time\` < ${t} OR (\`next_retry_time\` = ${t} AND \`id\` <= ${id}))`,
+    `(\`next_retry_time\` > ${t} OR (\`next_retry_time\` = ${t} AND \`id\` > ${id}))`,
+  ].map((w) => due.replace(/ ORDER BY /, ` AND ${w} ORDER BY `));
+  let halvesListed = 0;
+  for (const half of halves) {
+    const [[{ n }]] = await conn.query(
+      half.replace(/ ORDER BY .*$/s, '').replace(/^SELECT .*? FROM /s, 'SELECT COUNT(*) AS n FROM '),
+    );
+    halvesListed += Number(n);
+  }
+  if (halvesListed !== Number(listed))
+    throw new Error(`the halves hold ${halvesListed} rows, the list ${listed}`);
+  const halfFiles = halves.map((sql, i) => {
+    const file = join(tmpdir(), `taskrecon-bench-half-${process.pid}-${i}.sql`);
+    writeFileSync(file, `${sql};\n`);
+    return file;
+  });
+  const clientArgs = mariadbArgs(DATABASE, '').slice(0, -2).join(' ');
   const explain = async (sql) => (await conn.query(`EXPLAIN ${sql}`))[0][0];
   const plans = {
     'list order': await explain(due),
@@ -94,6 +122,11 @@ async function main() {
     rawSame: () => measure('mariadb', mariadbArgs(DATABASE, due)),
     rawPlain: () => measure('mariadb', mariadbArgs(DATABASE, plain)),
     rawId: () => measure('mariadb', mariadbArgs(DATABASE, byId)),
+    rawHalves: () =>
+      measure('sh', [
+        '-c',
+        halfFiles.map((f) => `mariadb ${clientArgs} < ${f} > /dev/null &`).join(' ') + ' wait',
+      ]),
     oursList: taskrecon(['--order', 'next-retry']),
     ours: taskrecon([]),
   };
@@ -143,18 +176,22 @@ async function main() {
       '`taskrecon scan --status pending --limit 0 --format ndjson` (the due list) to /dev/null against `mariadb --quick -N -B -e "<statement>"` to /dev/null, ' +
       'warm (every command run once before the measured rounds), wall time from spawn to exit (Node start-up included), interleaved in rotating order, median of the runs. ' +
       'List order: the due list statement taskrecon builds (`ORDER BY next_retry_time, id`, through the (status, next_retry_time) index), unpaged. ' +
-      'Plain order: the same SELECT and WHERE with no ORDER BY (MariaDB still picks the status index). Primary-key order: the same with `FORCE INDEX (PRIMARY)` and `ORDER BY id`, which taskrecon reads with no --order on a list this large a share of the table.',
+      'Plain order: the same SELECT and WHERE with no ORDER BY (MariaDB still picks the status index). Primary-key order: the same with `FORCE INDEX (PRIMARY)` and `ORDER BY id`, which taskrecon reads with no --order on a list this large a share of the table. ' +
+      'taskrecon reads a whole list in list order one page ahead: the next page (20,000 rows, its bounds read from the index alone) on a second connection while the current one streams out, so the server works on two pages at once; ' +
+      'the two-client row is the raw counterpart: two `mariadb --quick` started together, each reading one half of the list (cut at its middle row), to /dev/null.',
     '',
     markdownTable([
       row('rawSame', '`mariadb --quick`, list order', 'rawSame'),
       row('rawPlain', '`mariadb --quick`, plain order (no ORDER BY)', 'rawPlain'),
       row('rawId', '`mariadb --quick`, primary-key order', 'rawId'),
+      row('rawHalves', 'two `mariadb --quick` at once, half of the list each, list order', 'rawSame'),
       row('oursList', '`taskrecon scan … --order next-retry` (list order)', 'rawSame'),
       row('ours', '`taskrecon scan …` (no --order: primary-key order here)', 'rawId'),
     ]),
     '',
     `- list order, warm ≥ ${TARGET.ratio}× \`mariadb --quick\` on the same rows in the same order: ${fmt(sameRatio)}× — ${pass(sameRatio >= TARGET.ratio)}.`,
     `- no --order (primary-key order), warm ≥ ${TARGET.ratio}× \`mariadb --quick\` in the same order: ${fmt(idRatio)}× — ${pass(idRatio >= TARGET.ratio)}; against the plain-order statement: ${fmt(med('rawPlain') / med('ours'))}× (list order against it: ${fmt(med('rawPlain') / med('oursList'))}×).`,
+    `- against two \`mariadb --quick\` clients reading a half of the list each at once (the server working on two parts, as taskrecon's read-ahead has it do): ${fmt(med('rawHalves') / med('oursList'))}×.`,
     `- the order's cost on the server: \`mariadb --quick\` in list order took ${fmt(med('rawSame') / med('rawId'), 2)}× the time of the same rows in primary-key order.`,
     `- peak RSS < ${TARGET.rssMb} MB: ${fmt(peak, 1)} MB — ${pass(peak < TARGET.rssMb)}.`,
     '',
@@ -172,6 +209,7 @@ async function main() {
     '',
     'Re-run: `npm run build:dev && node bench/ndjson.js` (the table is kept between runs).',
   ].join('\n');
+  for (const file of halfFiles) rmSync(file, { force: true });
   updateSection(OUT, 'ndjson-due', body);
   log(`wrote the ndjson-due section of ${OUT}`);
 }
