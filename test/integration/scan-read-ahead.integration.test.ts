@@ -83,12 +83,15 @@ describe.each(['mysql', 'postgres'] as const)('scan ndjson read one page ahead o
     edb = await createEngineDb(engine, 'ahead');
     const init = await runCli(['init', '--db', edb.dsn]);
     expect(init.code, init.stderr).toBe(0);
-    // Due rows on past seconds shared by many rows: the first half scattered over 400 seconds (ids
-    // out of time order), the second in runs of 50 consecutive ids on one second (ties across bounds).
+    // Due rows on past times shared by many rows: the first half scattered over 400 seconds and
+    // their quarters (ids out of time order), the second in runs of 50 consecutive ids on one
+    // second (ties across bounds). MySQL's DATETIME(6) keeps the fractions (init makes whole seconds).
+    if (engine === 'mysql') await edb.run('ALTER TABLE async_task MODIFY next_retry_time DATETIME(6) NULL');
     const second = (i: number) => (i < DUE / 2 ? (i * 7919) % 400 : 400 + Math.floor(i / 50));
     const due = Array.from({ length: DUE }, (_, i) => {
       const t = new Date(Date.UTC(2024, 1, 29, 12, 0, 0) + second(i) * 1000);
-      const text = t.toISOString().slice(0, 19).replace('T', ' ');
+      const fraction = i < DUE / 2 ? `.${String((i % 4) * 250_000).padStart(6, '0')}` : '';
+      const text = t.toISOString().slice(0, 19).replace('T', ' ') + fraction;
       return ['coupon', `biz-${i}`, `evt-${i}`, 0, i % 5, engine === 'postgres' ? `${text}+00` : text];
     });
     await edb.insertRows(
@@ -122,6 +125,13 @@ describe.each(['mysql', 'postgres'] as const)('scan ndjson read one page ahead o
     for await (const batch of streamListBatches(source, 'due', { ...options, pageSize: 100_000 }) ?? [])
       slow += serializer.ndjsonBatch('due', batch);
     expect(pageByPage.split('\n').length - 1).toBe(DUE);
+    // The page keys carry fractions of a second: three quarters of the first half.
+    const [fractions] = await edb.rows<{ n: number }>(
+      engine === 'postgres'
+        ? `SELECT COUNT(*)::int AS n FROM async_task WHERE status = 0 AND EXTRACT(MICROSECONDS FROM next_retry_time)::int % 1000000 > 0`
+        : 'SELECT COUNT(*) AS n FROM async_task WHERE status = 0 AND MICROSECOND(next_retry_time) > 0',
+    );
+    expect(Number(fractions?.n)).toBe((DUE / 2) * 0.75);
     expect(pageByPage).toBe(slow);
     const keys = pageByPage
       .trim()
