@@ -18,6 +18,7 @@ const ENGINE_MEMBERS: Record<keyof Engine, true> = {
   replicaLag: true,
   readPlan: true,
   indexOnly: true,
+  listReadAhead: true,
   estimatedRows: true,
   primaryKeyWalk: true,
   idleTimeout: true,

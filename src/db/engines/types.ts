@@ -136,6 +136,12 @@ export interface Engine {
   replicaLag(db: Db): Promise<ReplicaLag>;
   /** The indexes a statement's plan (the dialect's `explain` rows) reads through, and whether it reads the whole table. */
   readPlan(plan: Row[]): ReadPlan;
+  /**
+   * Whether a whole list on the NDJSON fast path is read one page ahead on a second connection
+   * (db/sql/list-ahead.ts): where the server's reads are the slower side of a large list, not the
+   * client's decoding of the stream.
+   */
+  listReadAhead: boolean;
   /** Whether a statement's plan (the dialect's `explain` rows) reads one index alone, never a table row. */
   indexOnly(plan: Row[]): boolean;
   /**

@@ -7,7 +7,10 @@ import type { PageKey, PagePlan } from './page-plans.js';
  * prints it (rows fetched through a secondary index, a table larger than the buffer pool), the
  * next page is read on a second pooled connection while the current one streams out, its output
  * held up to AHEAD_BYTES; so the server works on two pages at once and the list comes out in the
- * same order, line for line, as page after page would give it.
+ * same order, line for line, as page after page would give it. The first page (AHEAD_PAGE_ROWS
+ * rows) is read alone, so the first lines come without waiting for a page bound. Engines whose
+ * client is the slower side (`Engine.listReadAhead` false: PostgreSQL's COPY, where a second stream
+ * only competes for the client's CPU) read page after page.
  *
  * Pages are bounded on both sides by keys found beforehand: each page ends at the key of its
  * pageSize-th row, read from the index alone (`LIMIT 1 OFFSET pageSize - 1`), and the next starts
@@ -28,10 +31,13 @@ export const AHEAD_BYTES = 12 * 1024 * 1024;
  */
 export const AHEAD_PAGE_ROWS = 20_000;
 
-/** How far a page read ahead goes: rows per page, output bytes held before its connection is paused. */
-export interface AheadLimits {
-  pageRows: number;
-  bytes: number;
+/**
+ * How a whole list is read ahead: rows per page (the first page, read alone, too) and output bytes
+ * a page read ahead holds before its connection is paused.
+ */
+export interface AheadOptions {
+  pageRows?: number;
+  bytes?: number;
 }
 
 /** A list encoder whose rows can be encoded apart and counted back in (NdjsonWireEncoder). */
@@ -146,10 +152,12 @@ export async function listAhead(
   pageSize: number,
   encoder: ForkableEncoder,
   streamed: Streamed,
-  limits: AheadLimits = { pageRows: AHEAD_PAGE_ROWS, bytes: AHEAD_BYTES },
+  start: PageKey | undefined,
+  options: AheadOptions = {},
 ): Promise<AsyncGenerator<Buffer> | undefined> {
   if (!(await boundariesFromIndex(source, from, plan))) return undefined;
-  const rows = Math.min(pageSize, limits.pageRows);
+  const rows = Math.min(pageSize, options.pageRows ?? AHEAD_PAGE_ROWS);
+  const bytes = options.bytes ?? AHEAD_BYTES;
   const page = (after: PageKey | undefined, upTo: PageKey | undefined) => {
     const w = plan.where(after, upTo);
     const fork = encoder.fork();
@@ -159,8 +167,8 @@ export async function listAhead(
     );
   };
   return (async function* () {
-    let upTo = await pageBoundary(source, from, plan, undefined, rows);
-    let current: PageStream | undefined = page(undefined, upTo);
+    let upTo = await pageBoundary(source, from, plan, start, rows);
+    let current: PageStream | undefined = page(start, upTo);
     let next: Promise<{ stream: PageStream; upTo: PageKey | undefined }> | undefined;
     try {
       for (;;) {
@@ -169,7 +177,7 @@ export async function listAhead(
           after &&
           pageBoundary(source, from, plan, after, rows).then((end) => {
             const stream = page(after, end);
-            stream.fill(limits.bytes);
+            stream.fill(bytes);
             return { stream, upTo: end };
           });
         // Settled later (read out or closed); until then a failure must not count as unhandled.

@@ -1,6 +1,6 @@
 import type { BoundSource } from '../bind-source.js';
 import type { Fragment } from '../fragment.js';
-import type { AheadLimits } from './list-ahead.js';
+import type { AheadOptions } from './list-ahead.js';
 
 /** How a list is read: its order, and through which index. */
 
@@ -14,10 +14,10 @@ export interface ListReadOptions {
   order?: 'next-retry' | 'id';
   tableHint?: string;
   /**
-   * Whether a whole encoded list may be read one page ahead (default true), or with what limits:
-   * rows per page and output bytes held (list-ahead.ts).
+   * How a whole encoded list is read one page ahead (list-ahead.ts): false never; by default where
+   * the engine gains by it (`Engine.listReadAhead`); options read ahead on any engine.
    */
-  readAhead?: boolean | AheadLimits;
+  readAhead?: false | AheadOptions;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { BoundSource } from '../bind-source.js';
 import { and, filterWhere, type Fragment, type ScanFilter } from '../fragment.js';
 import { LIST_PAGE_KEY, type TaskSql } from '../task-sql.js';
 import type { Db } from '../types.js';
-import { listAhead, type AheadLimits, type ForkableEncoder } from './list-ahead.js';
+import { AHEAD_PAGE_ROWS, listAhead, type ForkableEncoder } from './list-ahead.js';
 import type { ListReadOptions } from './list-read.js';
 import { pagePlans, type PageKey } from './page-plans.js';
 
@@ -183,28 +183,20 @@ export async function* listEncoded(
   if (!streamed) throw new Error(`the connection to ${db.display} cannot stream encoded rows`);
   const select = sql.listSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
+  // Read ahead where the engine gains by it, or where asked to (options.readAhead).
+  const ahead =
+    options.readAhead === false || (options.readAhead === undefined && !db.engine.listReadAhead)
+      ? undefined
+      : (options.readAhead ?? {});
   for (const plan of pagePlans(source, base, options)) {
-    // A whole list is read one page ahead where the page bounds come from an index alone.
-    const ahead =
-      limit === 0 && options.readAhead !== false
-        ? await listAhead(
-            source,
-            from,
-            select,
-            plan,
-            pageSize,
-            encoder,
-            streamed,
-            aheadLimits(options.readAhead),
-          )
-        : undefined;
-    if (ahead) {
-      yield* ahead;
-      continue;
-    }
     let after: PageKey | undefined;
+    // A whole list: its first page is read alone, the rest one page ahead (list-ahead.ts).
+    let first = limit === 0 && ahead !== undefined;
     while (remaining > 0) {
-      const n = Math.min(pageSize, remaining);
+      const n = Math.min(
+        first ? Math.min(pageSize, ahead?.pageRows ?? AHEAD_PAGE_ROWS) : pageSize,
+        remaining,
+      );
       const w = plan.where(after);
       const before = encoder.rows;
       yield* streamed(
@@ -217,12 +209,16 @@ export async function* listEncoded(
       if (got < n) break; // a short page is the last one
       const key = encoder.lastRowKey();
       after = key && { id: numericKey(key.id), nextRetry: numericKey(key.nextRetry) };
+      if (first) {
+        first = false;
+        const rest = await listAhead(source, from, select, plan, pageSize, encoder, streamed, after, ahead);
+        if (rest) {
+          yield* rest;
+          break;
+        }
+      }
     }
   }
-}
-
-function aheadLimits(readAhead: ListReadOptions['readAhead']): AheadLimits | undefined {
-  return typeof readAhead === 'object' ? readAhead : undefined;
 }
 
 /** A key read as text from the wire, bound as a number when it is one (so an integer column compares as an integer). */

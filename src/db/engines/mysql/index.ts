@@ -39,6 +39,10 @@ export const mysqlEngine: Engine = {
   serverClock: mysqlServerClock,
   replicaLag: mysqlReplicaLag,
   readPlan: mysqlReadPlan,
+  // A list read through a secondary index costs a row lookup per entry: on a table larger than the
+  // buffer pool the server is the slower side (400k of 1M rows: 1.11× `mariadb --quick` read ahead,
+  // 0.82× page after page); where the pages sit in the buffer pool it costs nothing measurable.
+  listReadAhead: true,
   indexOnly: mysqlIndexOnly,
   estimatedRows: mysqlEstimatedRows,
   primaryKeyWalk: mysqlPrimaryKeyWalk,

@@ -39,6 +39,9 @@ export const postgresEngine: Engine = {
   serverClock: postgresServerClock,
   replicaLag: postgresReplicaLag,
   readPlan: postgresReadPlan,
+  // COPY's stream is the slower side (decoding it takes the client's CPU): a second stream only
+  // competes for it, and its buffers pass 150 MB of RSS (400k rows: 0.41× psql against 0.60×).
+  listReadAhead: false,
   indexOnly: postgresIndexOnly,
   estimatedRows: postgresEstimatedRows,
   // The planner weighs an index walk against a sort by itself.

@@ -38,6 +38,8 @@ export const sqliteEngine: Engine = {
   serverClock: sqliteServerClock,
   replicaLag: sqliteReplicaLag,
   readPlan: sqliteReadPlan,
+  // No wire to read: the NDJSON lists are read row by row.
+  listReadAhead: false,
   indexOnly: sqliteIndexOnly,
   // An embedded file is never a shared primary: nothing is ever held back from a full scan.
   estimatedRows: async () => 0,
