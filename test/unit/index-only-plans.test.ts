@@ -14,6 +14,12 @@ describe('index-only plans', () => {
     ).toBe(false);
     expect(mysqlIndexOnly([{ type: 'ALL', key: null, Extra: 'Using where; Using filesort' }])).toBe(false);
     expect(mysqlIndexOnly([])).toBe(false);
+    // A page bound read through a sort would sort the whole rest of the list for each page.
+    expect(
+      mysqlIndexOnly([
+        { type: 'ref', key: 'idx_status_next_retry', Extra: 'Using where; Using index; Using filesort' },
+      ]),
+    ).toBe(false);
   });
 
   it('PostgreSQL: every scan an Index Only Scan', () => {
@@ -28,6 +34,19 @@ describe('index-only plans', () => {
     expect(postgresIndexOnly(plan('Index Scan'))).toBe(false);
     expect(postgresIndexOnly(plan('Index Only Scan', 'Seq Scan'))).toBe(false);
     expect(postgresIndexOnly(plan())).toBe(false);
+    const sorted = [
+      {
+        'QUERY PLAN': JSON.stringify([
+          {
+            Plan: {
+              'Node Type': 'Limit',
+              Plans: [{ 'Node Type': 'Sort', Plans: [{ 'Node Type': 'Index Only Scan' }] }],
+            },
+          },
+        ]),
+      },
+    ];
+    expect(postgresIndexOnly(sorted)).toBe(false);
   });
 
   it('SQLite: every SCAN or SEARCH through a covering index', () => {
@@ -37,5 +56,11 @@ describe('index-only plans', () => {
     expect(sqliteIndexOnly([{ detail: 'SEARCH async_task USING INDEX idx_status (status=?)' }])).toBe(false);
     expect(sqliteIndexOnly([{ detail: 'SCAN async_task' }])).toBe(false);
     expect(sqliteIndexOnly([])).toBe(false);
+    expect(
+      sqliteIndexOnly([
+        { detail: 'SEARCH async_task USING COVERING INDEX idx_status (status=?)' },
+        { detail: 'USE TEMP B-TREE FOR ORDER BY' },
+      ]),
+    ).toBe(false);
   });
 });

@@ -142,7 +142,10 @@ export interface Engine {
    * client's decoding of the stream.
    */
   listReadAhead: boolean;
-  /** Whether a statement's plan (the dialect's `explain` rows) reads one index alone, never a table row. */
+  /**
+   * Whether a statement's plan (the dialect's `explain` rows) reads indexes alone, in their order:
+   * never a table row, no sort.
+   */
   indexOnly(plan: Row[]): boolean;
   /**
    * The engine's estimate of a table's rows without reading them, or 0 where a full scan is never

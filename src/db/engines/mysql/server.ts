@@ -99,15 +99,21 @@ export function mysqlReadPlan(plan: Row[]): ReadPlan {
   return { indexes: [...indexes], fullScan };
 }
 
-/** Every table the plan reads is read from an index alone (Extra says `Using index`, not `Using index condition`). */
+/**
+ * Every table the plan reads is read from an index alone (Extra says `Using index`, not `Using index
+ * condition`), in the index's order (no `Using filesort`, no `Using temporary`).
+ */
 export function mysqlIndexOnly(plan: Row[]): boolean {
   return (
     plan.length > 0 &&
-    plan.every((row) =>
-      String(row.Extra ?? '')
-        .split('; ')
-        .includes('Using index'),
-    )
+    plan.every((row) => {
+      const extra = String(row.Extra ?? '').split('; ');
+      return (
+        extra.includes('Using index') &&
+        !extra.includes('Using filesort') &&
+        !extra.includes('Using temporary')
+      );
+    })
   );
 }
 

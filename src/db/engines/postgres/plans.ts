@@ -74,13 +74,14 @@ export function postgresReadPlan(plan: Row[]): ReadPlan {
   return { indexes: [...indexes], fullScan };
 }
 
-/** Whether every scan of an EXPLAIN (FORMAT JSON) plan is an Index Only Scan. */
+/** Whether every scan of an EXPLAIN (FORMAT JSON) plan is an Index Only Scan, and nothing sorts. */
 export function postgresIndexOnly(plan: Row[]): boolean {
   let onlyIndex = true;
   let scans = 0;
   const visit = (node: PlanNode | undefined): void => {
     if (!node) return;
     const type = node['Node Type'] ?? '';
+    if (/Sort$/.test(type)) onlyIndex = false;
     if (/Scan$/.test(type)) {
       scans++;
       if (type !== 'Index Only Scan') onlyIndex = false;

@@ -49,9 +49,11 @@ export function sqliteReadPlan(plan: Row[]): ReadPlan {
   return { indexes: [...indexes], fullScan };
 }
 
-/** Whether every table the plan reads is read through a covering index. */
+/** Whether every table the plan reads is read through a covering index, and nothing is sorted. */
 export function sqliteIndexOnly(plan: Row[]): boolean {
-  const reads = plan.map((row) => String(row.detail ?? '')).filter((d) => /^(SCAN|SEARCH) /.test(d));
+  const details = plan.map((row) => String(row.detail ?? ''));
+  if (details.some((d) => /TEMP B-TREE/.test(d))) return false;
+  const reads = details.filter((d) => /^(SCAN|SEARCH) /.test(d));
   return reads.length > 0 && reads.every((d) => / USING COVERING INDEX /.test(d));
 }
 
