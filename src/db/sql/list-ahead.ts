@@ -109,6 +109,15 @@ class PageStream {
   }
 }
 
+/** The statement that reads the key of the `rows`-th row after `after` (the one EXPLAINed, too). */
+function boundaryStatement(from: string, plan: PagePlan, after: PageKey | undefined, rows: number) {
+  const w = plan.where(after);
+  return {
+    sql: `SELECT ${plan.key.id} AS id, ${plan.key.nextRetry ?? 'NULL'} AS k FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT 1 OFFSET ${rows - 1}`,
+    params: w.params,
+  };
+}
+
 /**
  * The key of the pageSize-th row after `after`, or undefined when fewer rows are left (the page
  * from `after` is the last).
@@ -120,24 +129,23 @@ async function pageBoundary(
   after: PageKey | undefined,
   pageSize: number,
 ): Promise<PageKey | undefined> {
-  const w = plan.where(after);
-  const rows = await source.db.query<{ id: unknown; k: unknown }>(
-    `SELECT ${plan.key.id} AS id, ${plan.key.nextRetry ?? 'NULL'} AS k FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT 1 OFFSET ${pageSize - 1}`,
-    w.params,
-  );
+  const statement = boundaryStatement(from, plan, after, pageSize);
+  const rows = await source.db.query<{ id: unknown; k: unknown }>(statement.sql, statement.params);
   const row = rows[0];
   return row && { id: row.id, nextRetry: row.k };
 }
 
-/** Whether finding page boundaries reads the index alone (else reading ahead would read each page twice). */
-async function boundariesFromIndex(source: BoundSource, from: string, plan: PagePlan): Promise<boolean> {
+/** Whether finding page boundaries reads the index alone, in order (else reading ahead would read each page twice). */
+async function boundariesFromIndex(
+  source: BoundSource,
+  from: string,
+  plan: PagePlan,
+  after: PageKey | undefined,
+  pageSize: number,
+): Promise<boolean> {
   const { db } = source;
-  const w = plan.where(undefined);
-  const explained = await db.query(
-    `${db.dialect.explain} SELECT ${plan.key.id}, ${plan.key.nextRetry ?? 'NULL'} FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT 1 OFFSET 1`,
-    w.params,
-  );
-  return db.engine.indexOnly(explained);
+  const statement = boundaryStatement(from, plan, after, pageSize);
+  return db.engine.indexOnly(await db.query(`${db.dialect.explain} ${statement.sql}`, statement.params));
 }
 
 /**
@@ -155,8 +163,8 @@ export async function listAhead(
   start: PageKey | undefined,
   options: AheadOptions = {},
 ): Promise<AsyncGenerator<Buffer> | undefined> {
-  if (!(await boundariesFromIndex(source, from, plan))) return undefined;
   const rows = Math.min(pageSize, options.pageRows ?? AHEAD_PAGE_ROWS);
+  if (!(await boundariesFromIndex(source, from, plan, start, rows))) return undefined;
   const bytes = options.bytes ?? AHEAD_BYTES;
   const page = (after: PageKey | undefined, upTo: PageKey | undefined) => {
     const w = plan.where(after, upTo);
