@@ -13,7 +13,7 @@ import type { PageKey, PagePlan } from './page-plans.js';
  * only competes for the client's CPU) read page after page.
  *
  * Pages are bounded on both sides by keys found beforehand: each page ends at the key of its
- * pageSize-th row, read from the index alone (`LIMIT 1 OFFSET pageSize - 1`), and the next starts
+ * AHEAD_PAGE_ROWS-th row, read from the index alone (`LIMIT 1 OFFSET rows - 1`), and the next starts
  * strictly after it. So pages never overlap, whatever is written meanwhile (a row whose key changes
  * between two pages is missed or listed twice, as with page after page).
  */
@@ -119,7 +119,7 @@ function boundaryStatement(from: string, plan: PagePlan, after: PageKey | undefi
 }
 
 /**
- * The key of the pageSize-th row after `after`, or undefined when fewer rows are left (the page
+ * The key of the `pageSize`-th row after `after`, or undefined when fewer rows are left (the page
  * from `after` is the last).
  */
 async function pageBoundary(
