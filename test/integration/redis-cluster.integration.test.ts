@@ -170,7 +170,11 @@ beforeAll(async () => {
   expect(init.code, init.stderr).toBe(0);
   // Laravel's failed_jobs in the same throw-away database, its redis connection on the cluster
   // through a master that does not serve the `{default}` queue's slot.
-  for (const ddl of frameworkTableDdl('mysql', 'laravel_failed_jobs')) await schema.sql.query(ddl);
+  for (const ddl of [
+    ...frameworkTableDdl('mysql', 'laravel_failed_jobs'),
+    ...frameworkTableDdl('mysql', 'thinkphp_failed_jobs', 'think_failed_jobs'),
+  ])
+    await schema.sql.query(ddl);
   FJ_NODE = ((await cluster.nodeOf(lkey(FJ, '{default}'))) + 1) % 3;
   fjCwd = mkdtempSync(join(tmpdir(), 'taskrecon-cluster-fj-'));
   writeFileSync(
@@ -183,6 +187,15 @@ beforeAll(async () => {
       '    queue:',
       '      connections:',
       `        redis: { driver: redis, url: "${cluster.url(FJ_NODE)}", prefix: "${FJ}" }`,
+      // think-queue's failed jobs, re-pushed onto its `{queues:NAME}` lists (tagged by think-queue itself).
+      '  tq:',
+      '    profile: thinkphp-failed-jobs',
+      '    table: think_failed_jobs',
+      '    queue:',
+      '      connections:',
+      `        redis: { driver: redis, url: "${cluster.url(FJ_NODE)}", prefix: "${FJ}" }`,
+      'sweeps:',
+      "  - { name: tq-partner, match: { errorLike: 'cluster-sweep' }, action: retry, rate: 500 }",
       '',
     ].join('\n'),
   );
@@ -729,6 +742,101 @@ describe('Redis Cluster', () => {
     );
     expect(Number((audit as Array<{ n: number }>)[0]?.n)).toBe(1);
   });
+
+  it('re-pushes think-queue failed jobs onto the cluster through SIGKILLs, and a sweep too: each once, audited once', async () => {
+    const list = `${FJ}${tkey('default')}`;
+    const earlier = new Set((await contents('taskrecon:intent:*')).keys());
+    const thinkFailed = async (n: number, exception: string): Promise<string[]> => {
+      const ids = Array.from({ length: n }, () => randomBytes(16).toString('hex'));
+      await schema.sql.query(
+        `INSERT INTO think_failed_jobs (connection, queue, payload, exception) VALUES ${ids.map(() => '(?, ?, ?, ?)').join(', ')}`,
+        ids.flatMap((id) => [
+          'redis',
+          'default',
+          JSON.stringify({
+            job: 'app\\job\\SendSms',
+            maxTries: null,
+            timeout: null,
+            data: {},
+            id,
+            attempts: 3,
+          }),
+          `Exception: ${exception}`,
+        ]),
+      );
+      return ids;
+    };
+    const inList = async () => {
+      const counts = new Map<string, number>();
+      for (const p of await (await on(list)).lrange(list, 0, -1)) {
+        const { id } = JSON.parse(p) as { id: string };
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+      return counts;
+    };
+    const once = (counts: Map<string, number>, ids: string[]) => ({
+      missing: ids.filter((id) => !counts.has(id)).length,
+      doubled: ids.filter((id) => (counts.get(id) ?? 0) > 1).length,
+    });
+    const thinkLeft = async () => {
+      const [rows] = await schema.sql.query('SELECT COUNT(*) AS n FROM think_failed_jobs');
+      return Number((rows as Array<{ n: number }>)[0]?.n);
+    };
+    const retry = ['compensate', '--source', 'tq', '--action', 'retry', '--yes', '--batch', '20'];
+    const ids = await thinkFailed(300, 'cluster-compensate');
+    let kills = 0;
+    for (let attempt = 0; kills < 3 && attempt < 9; attempt++) {
+      const node = await on(list);
+      const before = await node.llen(list);
+      const child = spawn(process.execPath, [BIN, ...retry, '--rate', '300/s'], {
+        cwd: fjCwd,
+        env: { ...process.env, NO_COLOR: '1', TASKRECON_DB: '' },
+        stdio: 'ignore',
+      });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.on('close', (_c, signal) => resolve(signal)),
+      );
+      let done = false;
+      void exited.then(() => (done = true));
+      while (!done && (await node.llen(list)) <= before) await new Promise((r) => setTimeout(r, 5));
+      setTimeout(() => child.kill('SIGKILL'), Math.floor(Math.random() * 300));
+      if ((await exited) === 'SIGKILL') kills++;
+      expect({ attempt, ...once(await inList(), ids) }).toMatchObject({ attempt, doubled: 0 });
+    }
+    expect(kills).toBe(3);
+    const last = await runJson<{ applied: number }>(retry, { cwd: fjCwd });
+    expect(last.code, last.stderr).toBe(0);
+    expect({ ...once(await inList(), ids), left: await thinkLeft() }).toEqual({
+      missing: 0,
+      doubled: 0,
+      left: 0,
+    });
+    // The markers of the re-push intents are tagged into the list's slot.
+    const markers = [...(await contents('taskrecon:intent:*')).keys()].filter((k) => !earlier.has(k));
+    expect(markers.filter((k) => keySlot(k) !== keySlot(list))).toEqual([]);
+    // A sweep that matches other think-queue failures re-pushes them the same way.
+    const swept = await thinkFailed(40, 'cluster-sweep');
+    const sweep = await runJson<Record<string, unknown>>(['sweep', '--since', '1h'], { cwd: fjCwd });
+    expect(sweep.code, sweep.stderr).toBe(0);
+    expect({ ...once(await inList(), [...ids, ...swept]), left: await thinkLeft() }).toEqual({
+      missing: 0,
+      doubled: 0,
+      left: 0,
+    });
+    const [audit] = await schema.sql.query(
+      "SELECT action, COUNT(*) AS n, COUNT(DISTINCT task_id) AS ids FROM taskrecon_audit WHERE source = 'tq' GROUP BY action ORDER BY action",
+    );
+    expect(
+      (audit as Array<{ action: string; n: number; ids: number }>).map((a) => [
+        a.action,
+        Number(a.n),
+        Number(a.ids),
+      ]),
+    ).toEqual([
+      ['retry', 300, 300],
+      ['sweep-retry', 40, 40],
+    ]);
+  }, 120_000);
 
   it('a closed port, a DB index, and a master down: exit 3 naming what to fix, nothing written', async () => {
     const closed = await runCli(
