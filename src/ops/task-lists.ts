@@ -46,7 +46,7 @@ export interface ScanOptions extends ScanFilter {
    * the list's index, a large share of the table; the list order otherwise).
    */
   order?: ListOrder;
-  /** How a whole NDJSON list is read ahead (ListReadOptions.readAhead; default on). */
+  /** How a whole NDJSON list is read ahead (ListReadOptions.readAhead; default: as the engine gains by it). */
   readAhead?: ListReadOptions['readAhead'];
 }
 

@@ -257,14 +257,29 @@ async function landedOpenMarkers(): Promise<number> {
   return n;
 }
 
+/** How many times each job (by its payload's `field`) sits in `list`. */
+async function countsIn(list: string, field: 'uuid' | 'id'): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const p of await (await on(list)).lrange(list, 0, -1)) {
+    const id = (JSON.parse(p) as Record<string, string>)[field] as string;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
 /**
- * A paced retry SIGKILLed at a random point within 300 ms of its first push onto `list`, or, with
- * `atMarker`, as soon as a push's marker shows in the list's slot; whether the kill hit.
+ * A paced retry (`args`, Laravel's by default) SIGKILLed at a random point within 300 ms of its
+ * first push onto `list`, or, with `atMarker`, as soon as a push's marker shows in the `{default}`
+ * slot; whether the kill hit.
  */
-async function killedRetry(list: string, atMarker: boolean): Promise<boolean> {
+async function killedRetry(
+  list: string,
+  atMarker: boolean,
+  args = fjRetry('--rate', '300/s'),
+): Promise<boolean> {
   const node = await on(list);
   const before = await node.llen(list);
-  const child = spawn(process.execPath, [BIN, ...fjRetry('--rate', '300/s')], {
+  const child = spawn(process.execPath, [BIN, ...args], {
     cwd: fjCwd,
     env: { ...process.env, NO_COLOR: '1', TASKRECON_DB: '' },
     stdio: 'ignore',
@@ -653,14 +668,7 @@ describe('Redis Cluster', () => {
     // Markers an earlier test's killed moves left (they expire) are not this test's.
     const earlier = new Set((await contents('taskrecon:intent:*')).keys());
     const ids = await failed(FJ_JOBS, queue);
-    const inList = async () => {
-      const counts = new Map<string, number>();
-      for (const p of await (await on(list)).lrange(list, 0, -1)) {
-        const { uuid } = JSON.parse(p) as { uuid: string };
-        counts.set(uuid, (counts.get(uuid) ?? 0) + 1);
-      }
-      return counts;
-    };
+    const inList = () => countsIn(list, 'uuid');
     const doubledIn = (counts: Map<string, number>) => [...counts.values()].filter((n) => n > 1).length;
     let kills = 0;
     let betweenPushAndCommit = 0;
@@ -766,14 +774,7 @@ describe('Redis Cluster', () => {
       );
       return ids;
     };
-    const inList = async () => {
-      const counts = new Map<string, number>();
-      for (const p of await (await on(list)).lrange(list, 0, -1)) {
-        const { id } = JSON.parse(p) as { id: string };
-        counts.set(id, (counts.get(id) ?? 0) + 1);
-      }
-      return counts;
-    };
+    const inList = () => countsIn(list, 'id');
     const once = (counts: Map<string, number>, ids: string[]) => ({
       missing: ids.filter((id) => !counts.has(id)).length,
       doubled: ids.filter((id) => (counts.get(id) ?? 0) > 1).length,
@@ -786,21 +787,7 @@ describe('Redis Cluster', () => {
     const ids = await thinkFailed(300, 'cluster-compensate');
     let kills = 0;
     for (let attempt = 0; kills < 3 && attempt < 9; attempt++) {
-      const node = await on(list);
-      const before = await node.llen(list);
-      const child = spawn(process.execPath, [BIN, ...retry, '--rate', '300/s'], {
-        cwd: fjCwd,
-        env: { ...process.env, NO_COLOR: '1', TASKRECON_DB: '' },
-        stdio: 'ignore',
-      });
-      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-        child.on('close', (_c, signal) => resolve(signal)),
-      );
-      let done = false;
-      void exited.then(() => (done = true));
-      while (!done && (await node.llen(list)) <= before) await new Promise((r) => setTimeout(r, 5));
-      setTimeout(() => child.kill('SIGKILL'), Math.floor(Math.random() * 300));
-      if ((await exited) === 'SIGKILL') kills++;
+      if (await killedRetry(list, false, [...retry, '--rate', '300/s'])) kills++;
       expect({ attempt, ...once(await inList(), ids) }).toMatchObject({ attempt, doubled: 0 });
     }
     expect(kills).toBe(3);

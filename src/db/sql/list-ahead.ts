@@ -40,6 +40,29 @@ export interface AheadOptions {
   bytes?: number;
 }
 
+/** What a list read ahead goes by: rows per page, output bytes a page read ahead may hold. */
+export interface AheadLimits {
+  rows: number;
+  bytes: number;
+}
+
+/**
+ * The limits a whole list is read ahead with, or undefined to read it page after page: asked for
+ * (`options`), else as the engine gains by it (`byDefault`: Engine.listReadAhead). Pages are never
+ * larger than `pageSize`.
+ */
+export function aheadLimits(
+  options: AheadOptions | false | undefined,
+  byDefault: boolean,
+  pageSize: number,
+): AheadLimits | undefined {
+  if (options === false || (options === undefined && !byDefault)) return undefined;
+  return {
+    rows: Math.min(pageSize, options?.pageRows ?? AHEAD_PAGE_ROWS),
+    bytes: options?.bytes ?? AHEAD_BYTES,
+  };
+}
+
 /** A list encoder whose rows can be encoded apart and counted back in (NdjsonWireEncoder). */
 export interface ForkableEncoder extends RowEncoder {
   readonly rows: number;
@@ -157,15 +180,12 @@ export async function listAhead(
   from: string,
   select: string,
   plan: PagePlan,
-  pageSize: number,
   encoder: ForkableEncoder,
   streamed: Streamed,
   start: PageKey | undefined,
-  options: AheadOptions = {},
+  { rows, bytes }: AheadLimits,
 ): Promise<AsyncGenerator<Buffer> | undefined> {
-  const rows = Math.min(pageSize, options.pageRows ?? AHEAD_PAGE_ROWS);
   if (!(await boundariesFromIndex(source, from, plan, start, rows))) return undefined;
-  const bytes = options.bytes ?? AHEAD_BYTES;
   const page = (after: PageKey | undefined, upTo: PageKey | undefined) => {
     const w = plan.where(after, upTo);
     const fork = encoder.fork();

@@ -3,7 +3,7 @@ import type { BoundSource } from '../bind-source.js';
 import { and, filterWhere, type Fragment, type ScanFilter } from '../fragment.js';
 import { LIST_PAGE_KEY, type TaskSql } from '../task-sql.js';
 import type { Db } from '../types.js';
-import { AHEAD_PAGE_ROWS, listAhead, type ForkableEncoder } from './list-ahead.js';
+import { aheadLimits, listAhead, type ForkableEncoder } from './list-ahead.js';
 import type { ListReadOptions } from './list-read.js';
 import { pagePlans, type PageKey } from './page-plans.js';
 
@@ -184,19 +184,13 @@ export async function* listEncoded(
   const select = sql.listSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
   // Read ahead where the engine gains by it, or where asked to (options.readAhead).
-  const ahead =
-    options.readAhead === false || (options.readAhead === undefined && !db.engine.listReadAhead)
-      ? undefined
-      : (options.readAhead ?? {});
+  const ahead = limit === 0 ? aheadLimits(options.readAhead, db.engine.listReadAhead, pageSize) : undefined;
   for (const plan of pagePlans(source, base, options)) {
     let after: PageKey | undefined;
     // A whole list: its first page is read alone, the rest one page ahead (list-ahead.ts).
-    let first = limit === 0 && ahead !== undefined;
+    let first = ahead;
     while (remaining > 0) {
-      const n = Math.min(
-        first ? Math.min(pageSize, ahead?.pageRows ?? AHEAD_PAGE_ROWS) : pageSize,
-        remaining,
-      );
+      const n = Math.min(first ? first.rows : pageSize, remaining);
       const w = plan.where(after);
       const before = encoder.rows;
       yield* streamed(
@@ -210,8 +204,8 @@ export async function* listEncoded(
       const key = encoder.lastRowKey();
       after = key && { id: numericKey(key.id), nextRetry: numericKey(key.nextRetry) };
       if (first) {
-        first = false;
-        const rest = await listAhead(source, from, select, plan, pageSize, encoder, streamed, after, ahead);
+        const rest = await listAhead(source, from, select, plan, encoder, streamed, after, first);
+        first = undefined;
         if (rest) {
           yield* rest;
           break;

@@ -57,37 +57,34 @@ export function postgresPlanLines(plan: Row[]): string[] {
   return lines;
 }
 
+/** Every node of a plan, parents before their children. */
+function planNodes(plan: Row[]): PlanNode[] {
+  const out: PlanNode[] = [];
+  const visit = (node: PlanNode): void => {
+    out.push(node);
+    for (const child of node.Plans ?? []) visit(child);
+  };
+  for (const root of planEntries(plan)) visit(root);
+  return out;
+}
+
 /**
  * The indexes an EXPLAIN (FORMAT JSON) plan reads through; a Seq Scan reads every row. One row,
  * one column (`QUERY PLAN`), holding the JSON as text or parsed.
  */
 export function postgresReadPlan(plan: Row[]): ReadPlan {
-  const indexes = new Set<string>();
-  let fullScan = false;
-  const visit = (node: PlanNode | undefined): void => {
-    if (!node) return;
-    if (node['Index Name']) indexes.add(node['Index Name']);
-    if (node['Node Type'] === 'Seq Scan') fullScan = true;
-    for (const child of node.Plans ?? []) visit(child);
+  const nodes = planNodes(plan);
+  return {
+    indexes: [...new Set(nodes.flatMap((n) => (n['Index Name'] ? [n['Index Name']] : [])))],
+    fullScan: nodes.some((n) => n['Node Type'] === 'Seq Scan'),
   };
-  for (const root of planEntries(plan)) visit(root);
-  return { indexes: [...indexes], fullScan };
 }
 
 /** Whether every scan of an EXPLAIN (FORMAT JSON) plan is an Index Only Scan, and nothing sorts. */
 export function postgresIndexOnly(plan: Row[]): boolean {
-  let onlyIndex = true;
-  let scans = 0;
-  const visit = (node: PlanNode | undefined): void => {
-    if (!node) return;
-    const type = node['Node Type'] ?? '';
-    if (/Sort$/.test(type)) onlyIndex = false;
-    if (/Scan$/.test(type)) {
-      scans++;
-      if (type !== 'Index Only Scan') onlyIndex = false;
-    }
-    for (const child of node.Plans ?? []) visit(child);
-  };
-  for (const root of planEntries(plan)) visit(root);
-  return scans > 0 && onlyIndex;
+  const types = planNodes(plan).map((n) => n['Node Type'] ?? '');
+  const scans = types.filter((t) => /Scan$/.test(t));
+  return (
+    scans.length > 0 && scans.every((t) => t === 'Index Only Scan') && !types.some((t) => /Sort$/.test(t))
+  );
 }
