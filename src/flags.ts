@@ -1,4 +1,4 @@
-import * as Flags from '@oclif/core/flags';
+import { Flags } from './core/oclif.js';
 import { parseDuration } from './core/duration.js';
 import { LOGICAL_STATUSES } from './core/task.js';
 import { usageError } from './errors.js';

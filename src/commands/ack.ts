@@ -1,5 +1,4 @@
-import * as Args from '@oclif/core/args';
-import * as Flags from '@oclif/core/flags';
+import { Args, Flags } from '../core/oclif.js';
 import { BaseCommand } from '../base-command.js';
 import { countFlag, durationFlag } from '../flags.js';
 import { renderAck, renderAckList } from '../render/ack.js';

@@ -1,4 +1,4 @@
-import * as Flags from '@oclif/core/flags';
+import { Flags } from '../core/oclif.js';
 import { BaseCommand } from '../base-command.js';
 import { countFlag, FORMATS, resolveTime, shardFlags, timeFlag } from '../flags.js';
 import { type AuditEntry, latestAudit, resolveRunId, shardAudit, streamAudit } from '../verbs/audit/index.js';

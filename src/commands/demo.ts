@@ -1,4 +1,4 @@
-import * as Flags from '@oclif/core/flags';
+import { Flags } from '../core/oclif.js';
 import { relative } from 'node:path';
 import { BaseCommand } from '../base-command.js';
 import { countFlag } from '../flags.js';

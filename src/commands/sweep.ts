@@ -1,4 +1,4 @@
-import * as Flags from '@oclif/core/flags';
+import { Flags } from '../core/oclif.js';
 import { BaseCommand } from '../base-command.js';
 import { ExitCode } from '../errors.js';
 import { durationFlag } from '../flags.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createRequire, Module } from 'node:module';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -18,16 +18,36 @@ type Wrapper = (
   module: { exports: unknown },
   filename: string,
   dirname: string,
+  dynamicImport: (specifier: string) => Promise<unknown>,
 ) => void;
+
+/**
+ * The function a bundle's text runs in: CommonJS's own parameters and `__import`, which stands for
+ * `import()` in it (the build rewrites each dynamic import of a bundle to a call of it). A script
+ * of node:vm has no dynamic import of its own (only through an experimental option, and none once
+ * compiled from a code cache), so a bundle imports through this module's import(): the same
+ * loader, for the absolute URLs oclif imports its commands and hooks by.
+ */
+export function wrapBundle(text: string): string {
+  return `(function (exports, require, module, __filename, __dirname, __import) {${text}\n})`;
+}
 
 function run(
   file: string,
   cachedData: Buffer | undefined,
 ): { script: Script; exports: Record<string, unknown> } {
-  const script = new Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData });
+  const script = new Script(wrapBundle(readFileSync(file, 'utf8')), { filename: file, cachedData });
   const wrapper = script.runInThisContext() as Wrapper;
   const module = { exports: {} as Record<string, unknown> };
-  wrapper.call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
+  wrapper.call(
+    module.exports,
+    module.exports,
+    createRequire(file),
+    module,
+    file,
+    dirname(file),
+    (specifier) => import(specifier),
+  );
   return { script, exports: module.exports };
 }
 

@@ -1,4 +1,4 @@
-import * as Flags from '@oclif/core/flags';
+import { Flags } from '../../core/oclif.js';
 import { BaseCommand } from '../../base-command.js';
 import type { QueuesResult } from '../../brokers/types.js';
 import { renderQueues, withPasteHints } from '../../render/queues.js';

@@ -1,5 +1,4 @@
-import * as Args from '@oclif/core/args';
-import * as Flags from '@oclif/core/flags';
+import { Args, Flags } from '../../core/oclif.js';
 import { countFlag, errorLikeFlag, queueFlag, shardFlags, statusFlag, timeFlag } from '../../flags.js';
 import { COMPENSATE_ACTIONS } from '../../core/compensate-plan.js';
 

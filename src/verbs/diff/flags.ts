@@ -1,4 +1,4 @@
-import * as Flags from '@oclif/core/flags';
+import { Flags } from '../../core/oclif.js';
 import { DEFAULT_CHUNK_TIME_MS } from '../../core/diff.js';
 import { countFlag, durationFlag, FORMATS, shardFlags, timeFlag } from '../../flags.js';
 import { WALK_CHOICES } from './prepare.js';

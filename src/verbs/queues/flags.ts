@@ -1,4 +1,4 @@
-import * as Flags from '@oclif/core/flags';
+import { Flags } from '../../core/oclif.js';
 import { REDIS_FRAMEWORKS } from '../../config/brokers.js';
 import { countFlag } from '../../flags.js';
 

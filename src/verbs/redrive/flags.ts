@@ -1,4 +1,4 @@
-import * as Flags from '@oclif/core/flags';
+import { Flags } from '../../core/oclif.js';
 import { countFlag, durationFlag, shardFlags } from '../../flags.js';
 import {
   DEFAULT_BATCH,

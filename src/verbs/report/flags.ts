@@ -1,4 +1,4 @@
-import * as Flags from '@oclif/core/flags';
+import { Flags } from '../../core/oclif.js';
 import { durationFlag, shardFlags } from '../../flags.js';
 import { TREND_SPAN_NAMES } from './trend.js';
 
