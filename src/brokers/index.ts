@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import {
   REDIS_FRAMEWORKS,
   type BrokerConfig,
@@ -7,15 +5,13 @@ import {
   type RedisBrokerConfig,
   type RedisFramework,
 } from '../config/brokers.js';
-import { resolveBrokerUrl } from '../config/secrets.js';
 import { closest } from '../config/suggest.js';
-import { TaskreconError, usageError } from '../errors.js';
-import type { BrokerClient } from './types.js';
+import { usageError } from '../errors.js';
 
 /**
- * The broker registry: which data API serves which `kind`, and which brokers a command works on —
- * the configured ones, the one `--broker` names, or one described inline by `--redis URL
- * --framework F [--prefix P]` / `--rabbitmq URL [--api URL]`.
+ * The broker registry: which brokers a command works on — the configured ones, the one `--broker`
+ * names, or one described inline by `--redis URL --framework F [--prefix P]` / `--rabbitmq URL
+ * [--api URL]`. Which data API serves which `kind` is brokers/open/.
  */
 
 /** What a command may say about which brokers to use. */
@@ -34,44 +30,6 @@ export interface BrokerInput {
 export interface BrokerChoice {
   name: string;
   config: BrokerConfig;
-}
-
-/**
- * Each kind's data API is loaded when a broker of that kind is opened (a Redis-only run never loads
- * the AMQP client), by its module's URL: the kinds import this folder's types, not the other way round.
- */
-async function loadKind<T>(path: string, name: string): Promise<T | undefined> {
-  // The built .js, or the .ts source when run from source (tests, tsx).
-  const module = [
-    new URL(path, import.meta.url),
-    new URL(path.replace(/\.js$/, '.ts'), import.meta.url),
-  ].find((url) => existsSync(fileURLToPath(url)));
-  if (!module) return undefined;
-  return ((await import(module.href)) as Record<string, T>)[name];
-}
-
-/** Opens the data API of one broker (connected, or exit 3 with a hint). Closed by the caller. */
-export async function openBroker(name: string, config: BrokerConfig): Promise<BrokerClient> {
-  const open =
-    config.kind === 'redis'
-      ? await loadKind<(name: string, config: RedisBrokerConfig) => Promise<BrokerClient>>(
-          './redis/index.js',
-          'openRedisBroker',
-        )
-      : await loadKind<(name: string, config: RabbitBrokerConfig) => BrokerClient | Promise<BrokerClient>>(
-          './rabbitmq/index.js',
-          'openRabbitBroker',
-        );
-  if (!open) {
-    throw new TaskreconError(`broker ${name}: ${config.kind} support is not available in this build`, {
-      code: 'NOT_AVAILABLE',
-      hint: 'Use a broker kind this build has, or a taskrecon release that includes it.',
-    });
-  }
-  return (open as (name: string, config: BrokerConfig) => BrokerClient | Promise<BrokerClient>)(
-    name,
-    resolveBrokerUrl(name, config),
-  );
 }
 
 function parseLists(text: string | undefined): RedisBrokerConfig['lists'] {

@@ -1,7 +1,7 @@
 import type { TaskreconConfig } from '../config/schema.js';
 import { errorText } from './error-text.js';
 import { usageError } from '../errors.js';
-import { openBroker } from '../brokers/index.js';
+import { openBroker } from '../brokers/open/index.js';
 import type { BrokerConfig } from '../config/brokers.js';
 import type {
   Acknowledgement,

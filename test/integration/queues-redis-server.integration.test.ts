@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBroker } from '../../src/brokers/index.js';
+import { openBroker } from '../../src/brokers/open/index.js';
 import { openRedisBroker } from '../../src/brokers/redis/index.js';
 import { ensureAptPackages } from '../support/apt.js';
 import { runCli, runJson } from '../support/cli.js';

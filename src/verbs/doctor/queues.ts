@@ -1,5 +1,5 @@
 import { errorText } from '../../ops/error-text.js';
-import { openBroker } from '../../brokers/index.js';
+import { openBroker } from '../../brokers/open/index.js';
 import type { BrokerConfig } from '../../config/brokers.js';
 import type { TaskreconConfig } from '../../config/schema.js';
 import type { BrokerClient } from '../../brokers/types.js';

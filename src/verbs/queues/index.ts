@@ -4,7 +4,8 @@ import type { Context } from '../../context.js';
 import { store } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { ExitCode, type ExitCodeValue } from '../../errors.js';
-import { openBroker, type BrokerChoice } from '../../brokers/index.js';
+import type { BrokerChoice } from '../../brokers/index.js';
+import { openBroker } from '../../brokers/open/index.js';
 import {
   DbSnapshotStore,
   DEFAULT_STALE_AFTER_SECONDS,

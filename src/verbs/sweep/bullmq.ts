@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { openBroker, type BrokerChoice } from '../../brokers/index.js';
+import type { BrokerChoice } from '../../brokers/index.js';
+import { openBroker } from '../../brokers/open/index.js';
 import type { BrokerClient, FailedJobDetail } from '../../brokers/types.js';
 import { Pacer } from '../../core/pacer.js';
 import {
