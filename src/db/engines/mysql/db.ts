@@ -88,6 +88,8 @@ function wireRowParser(
   };
 }
 
+const READ_COMMITTED = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED';
+
 /** Opens a pool whose every connection is pinned to one session time zone and READ COMMITTED. */
 export async function openMysql(dsn: MysqlDsn, options: ConnectOptions = {}): Promise<Db> {
   const display = displayDsn(dsn);
@@ -106,30 +108,35 @@ export async function openMysql(dsn: MysqlDsn, options: ConnectOptions = {}): Pr
     multipleStatements: false,
   } as const;
   const warnings: string[] = [];
-  let zone: string;
-  let flavour: MysqlFlavour;
-  try {
-    const probe = await mysql.createConnection(base);
-    try {
-      zone = await chooseZone(probe, options.appTimeZone, warnings);
-      const [versionRows] = await probe.query('SELECT VERSION() AS v');
-      flavour = flavourOf(String((versionRows as Row[])[0]?.v ?? ''));
-    } finally {
-      await probe.end();
-    }
-  } catch (error) {
-    throw connectionError(error, display);
-  }
   const pool = mysql.createPool({
     ...base,
     connectionLimit: options.poolSize ?? 4,
     waitForConnections: true,
   });
+  // The pool's first connection is the probe (its zone and the server's version), then pinned like
+  // every later one: no connection of its own to open and close before the first statement.
+  let zone: string;
+  let flavour: MysqlFlavour;
+  try {
+    const first = await pool.getConnection();
+    try {
+      zone = await chooseZone(first, options.appTimeZone, warnings);
+      const [versionRows] = await first.query('SELECT VERSION() AS v');
+      flavour = flavourOf(String((versionRows as Row[])[0]?.v ?? ''));
+      await first.query('SET time_zone = ?', [zone]);
+      await first.query(READ_COMMITTED);
+    } finally {
+      first.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw connectionError(error, display);
+  }
   pool.on('connection', (connection) => {
     // Queued on the new connection ahead of any statement of ours, so they run first (not awaited:
     // the pool hands the connection out meanwhile; the queue keeps the order).
     void connection.query('SET time_zone = ?', [zone]);
-    void connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+    void connection.query(READ_COMMITTED);
   });
   const limit = { flavour, ms: options.maxStatementTimeMs ?? DEFAULT_MAX_STATEMENT_TIME_MS };
   return new MysqlDb(pool, display, zone, warnings, limit);
