@@ -164,7 +164,7 @@ export class NdjsonWireEncoder implements RowEncoder {
     let i = start;
     while (i < end) {
       const c = buf[i] as number;
-      if (c >= 0x20 && c !== 0x22 && c !== 0x5c && c < 0x80) {
+      if (PLAIN[c] === 1) {
         o[at++] = c;
         i++;
       } else if (c < 0x80) {
@@ -294,6 +294,11 @@ const KEY = {
   connection: key('connection'),
 };
 
+/** 1 for each byte JSON.stringify leaves as it is: ASCII from space up, but `"` and `\\`. */
+const PLAIN = Uint8Array.from({ length: 256 }, (_, c) =>
+  c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c ? 1 : 0,
+);
+
 /** The escape JSON.stringify writes for each ASCII byte that needs one. */
 const ESCAPES: Uint8Array[] = Array.from({ length: 128 }, (_, c) =>
   Buffer.from(JSON.stringify(String.fromCharCode(c)).slice(1, -1), 'latin1'),
@@ -305,20 +310,33 @@ const ESCAPES: Uint8Array[] = Array.from({ length: 128 }, (_, c) =>
  */
 function utf8Length(buf: Buffer, i: number, end: number): number {
   const c = buf[i] as number;
-  const cont = (k: number, lo = 0x80, hi = 0xbf): boolean => {
-    const b = buf[i + k];
-    return i + k < end && b !== undefined && b >= lo && b <= hi;
-  };
-  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
-  if (c >= 0xe0 && c <= 0xef) {
-    const ok = c === 0xe0 ? cont(1, 0xa0) : c === 0xed ? cont(1, 0x80, 0x9f) : cont(1);
-    return ok && cont(2) ? 3 : 0;
+  if (c < 0xc2 || c > 0xf4) return 0;
+  if (c <= 0xdf) return i + 1 < end && continues(buf[i + 1]) ? 2 : 0;
+  // The second byte's range narrows after E0 (no overlong form), ED (no surrogate), F0 and F4.
+  const second = buf[i + 1] as number;
+  if (c <= 0xef) {
+    if (i + 2 >= end) return 0;
+    const ok =
+      c === 0xe0
+        ? second >= 0xa0 && second <= 0xbf
+        : c === 0xed
+          ? second >= 0x80 && second <= 0x9f
+          : continues(second);
+    return ok && continues(buf[i + 2]) ? 3 : 0;
   }
-  if (c >= 0xf0 && c <= 0xf4) {
-    const ok = c === 0xf0 ? cont(1, 0x90) : c === 0xf4 ? cont(1, 0x80, 0x8f) : cont(1);
-    return ok && cont(2) && cont(3) ? 4 : 0;
-  }
-  return 0;
+  if (i + 3 >= end) return 0;
+  const ok =
+    c === 0xf0
+      ? second >= 0x90 && second <= 0xbf
+      : c === 0xf4
+        ? second >= 0x80 && second <= 0x8f
+        : continues(second);
+  return ok && continues(buf[i + 2]) && continues(buf[i + 3]) ? 4 : 0;
+}
+
+/** A continuation byte (10xxxxxx). */
+function continues(byte: number | undefined): boolean {
+  return ((byte as number) & 0xc0) === 0x80;
 }
 
 class DayCache {
