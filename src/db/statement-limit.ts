@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { TaskreconError } from '../errors.js';
 
 /**
@@ -24,17 +28,42 @@ export function statementSite(): { stack?: string } {
 export function statementLabel(site: { stack?: string }): string {
   const frames = (site.stack ?? '').split('\n').slice(1);
   const parse = (line: string) => {
-    const m = /at (?:async )?(?:(\S+) \()?(?:file:\/\/)?([^():]+):\d+:\d+\)?$/.exec(line.trim());
+    const m = /at (?:async )?(?:(\S+) \()?(file:\/\/)?([^():]+):(\d+):(\d+)\)?$/.exec(line.trim());
     if (!m) return undefined;
     const fn = (m[1] ?? '<anonymous>').replace(/^.*\./, '');
-    const module = (m[2] ?? '').replace(/^.*\//, '').replace(/\.[cm]?[jt]s$/, '');
-    return { fn, module, path: m[2] ?? '' };
+    const file = m[2] ? fileURLToPath(`file://${m[3]}`) : (m[3] ?? '');
+    const path = sourceOf(file, Number(m[4]), Number(m[5])) ?? file;
+    const module = path.replace(/^.*[/\\]/, '').replace(/\.[cm]?[jt]s$/, '');
+    return { fn, module, path };
   };
   const parsed = frames.map(parse).filter((f): f is NonNullable<typeof f> => f !== undefined);
   const sqlFrame = parsed.find((f) => /[/\\]db[/\\]sql[/\\]/.test(f.path));
   const other = parsed.find((f) => !/[/\\]db[/\\](engines[/\\]|statement-limit\.[jt]s$)/.test(f.path));
   const frame = sqlFrame ?? other;
   return frame ? `${frame.module}.${frame.fn}` : 'a read statement';
+}
+
+/** Source maps of bundled files, by file (null: the file has none). */
+const sourceMaps = new Map<string, SourceMap | null>();
+
+/**
+ * The module a line of a bundled file came from, by the source map the build writes beside each
+ * bundled command and chunk (scripts/bundle-commands.js); undefined for a file that is not bundled.
+ */
+function sourceOf(file: string, line: number, column: number): string | undefined {
+  let map = sourceMaps.get(file);
+  if (map === undefined) {
+    try {
+      map = new SourceMap(
+        JSON.parse(readFileSync(`${file}.map`, 'utf8')) as ConstructorParameters<typeof SourceMap>[0],
+      );
+    } catch {
+      map = null;
+    }
+    sourceMaps.set(file, map);
+  }
+  const entry = map?.findEntry(line - 1, column - 1) as { originalSource?: string } | undefined;
+  return entry?.originalSource ? join(dirname(file), entry.originalSource) : undefined;
 }
 
 /**
