@@ -591,7 +591,7 @@ describe('Redis Cluster', () => {
       'all',
       '--yes',
     );
-    expect(last.code, last.stderr).toBe(0);
+    expect(last.code, `${last.stderr}${JSON.stringify(last.json)}`).toBe(0);
     const final = await census(`${K}*`, ids);
     expect({ lost: final.lost, doubled: final.doubled }).toEqual({ lost: 0, doubled: 0 });
     // Replaying each job's audit rows from where it was seeded ends where it is.
