@@ -43,8 +43,12 @@ if (entries.some((file) => readFileSync(file, 'utf8').startsWith(MARK))) {
   process.exit(0);
 }
 const posix = (path) => path.split(sep).join('/');
-const isShim = (file) =>
-  file === join(dist, 'core', 'bundled.js') || readFileSync(file, 'utf8').startsWith(SHIM);
+const shims = new Map();
+const isShim = (file) => {
+  if (!shims.has(file))
+    shims.set(file, file === join(dist, 'core', 'bundled.js') || readFileSync(file, 'utf8').startsWith(SHIM));
+  return shims.get(file);
+};
 
 const stayOutside = {
   name: 'stay-outside',

@@ -360,33 +360,16 @@ const ESCAPES: Uint8Array[] = Array.from({ length: 128 }, (_, c) =>
  */
 function utf8Length(buf: Buffer, i: number, end: number): number {
   const c = buf[i] as number;
-  if (c < 0xc2 || c > 0xf4) return 0;
-  if (c <= 0xdf) return i + 1 < end && continues(buf[i + 1]) ? 2 : 0;
-  // The second byte's range narrows after E0 (no overlong form), ED (no surrogate), F0 and F4.
+  const length = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (length === 0 || i + length > end) return 0;
+  // The second byte's range narrows after E0 (no overlong form), ED (no surrogate), F0 (no
+  // overlong form) and F4 (nothing beyond U+10FFFF); the other bytes are continuations.
   const second = buf[i + 1] as number;
-  if (c <= 0xef) {
-    if (i + 2 >= end) return 0;
-    const ok =
-      c === 0xe0
-        ? second >= 0xa0 && second <= 0xbf
-        : c === 0xed
-          ? second >= 0x80 && second <= 0x9f
-          : continues(second);
-    return ok && continues(buf[i + 2]) ? 3 : 0;
-  }
-  if (i + 3 >= end) return 0;
-  const ok =
-    c === 0xf0
-      ? second >= 0x90 && second <= 0xbf
-      : c === 0xf4
-        ? second >= 0x80 && second <= 0x8f
-        : continues(second);
-  return ok && continues(buf[i + 2]) && continues(buf[i + 3]) ? 4 : 0;
-}
-
-/** A continuation byte (10xxxxxx). */
-function continues(byte: number | undefined): boolean {
-  return ((byte as number) & 0xc0) === 0x80;
+  const low = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
+  const high = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
+  if (second < low || second > high) return 0;
+  for (let k = 2; k < length; k++) if (((buf[i + k] as number) & 0xc0) !== 0x80) return 0;
+  return length;
 }
 
 class DayCache {
