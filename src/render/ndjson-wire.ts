@@ -21,6 +21,8 @@ export class NdjsonWireEncoder implements RowEncoder {
   private readonly statusCache = new Map<string, Constant>();
   private readonly oneByteStatus: Array<Constant | undefined> = [];
   private readonly isoDays = [new DayCache(), new DayCache(), new DayCache()];
+  /** `"YYYY-MM-DDT` by day since the epoch, for every time column. */
+  private readonly dayPrefixes = new Map<number, Constant>();
   private lastBuf: Buffer | undefined;
   /** Chunks handed back once written, written into again instead of new memory (shared with forks). */
   private spare: Buffer[] = [];
@@ -256,43 +258,55 @@ export class NdjsonWireEncoder implements RowEncoder {
   /** Whole epoch seconds (plain digits) are formatted in place; anything else as isoWriter() does. */
   private iso(column: number, buf: Buffer, start: number, end: number): void {
     if (start < 0) return this.null();
-    const length = end - start;
-    if (length === 0 || length > 11 || !isDigits(buf, start, end)) {
+    // The digits read and checked in one pass; up to 11 of them is well inside a double's integers.
+    let seconds = 0;
+    let plain = end > start && end - start <= 11;
+    for (let i = start; plain && i < end; i++) {
+      const digit = (buf[i] as number) - 0x30;
+      if (digit < 0 || digit > 9) plain = false;
+      else seconds = seconds * 10 + digit;
+    }
+    if (!plain) {
       this.ascii(isoWriter()(buf.toString('latin1', start, end)));
       return;
     }
-    let seconds = 0;
-    for (let i = start; i < end; i++) seconds = seconds * 10 + ((buf[i] as number) - 0x30);
     const day = Math.floor(seconds / 86_400);
     const cache = this.isoDays[column] as DayCache;
     if (day !== cache.day) {
-      const iso = new Date(day * 86_400_000).toISOString();
-      if (iso.length !== 24) {
-        this.ascii(isoWriter()(seconds));
-        return;
+      // Times a column holds fall on few days, and a column can go back and forth between two
+      // (next_retry_time around midnight in primary-key order): each day's text is made once.
+      let prefix = this.dayPrefixes.get(day);
+      if (!prefix) {
+        const iso = new Date(day * 86_400_000).toISOString();
+        if (iso.length !== 24) {
+          this.ascii(isoWriter()(seconds));
+          return;
+        }
+        if (this.dayPrefixes.size >= MAX_DAYS) this.dayPrefixes.clear();
+        prefix = constantOf(`"${iso.slice(0, 10)}T`);
+        this.dayPrefixes.set(day, prefix);
       }
       cache.day = day;
-      cache.prefix = constantOf(`"${iso.slice(0, 10)}T`);
+      cache.prefix = prefix;
     }
     this.constant(cache.prefix);
+    // Within the day every quotient fits 32 bits.
     let s = seconds - day * 86_400;
-    const h = Math.floor(s / 3600);
+    const h = (s / 3600) | 0;
     s -= h * 3600;
-    const m = Math.floor(s / 60);
+    const m = (s / 60) | 0;
     s -= m * 60;
+    const view = this.view;
+    const at = this.at;
+    view.setUint16(at, TWO_DIGITS[h] as number, true);
+    view.setUint16(at + 3, TWO_DIGITS[m] as number, true);
+    view.setUint16(at + 6, TWO_DIGITS[s] as number, true);
     const o = this.out;
-    let at = this.at;
-    o[at++] = 0x30 + Math.floor(h / 10);
-    o[at++] = 0x30 + (h % 10);
-    o[at++] = 0x3a;
-    o[at++] = 0x30 + Math.floor(m / 10);
-    o[at++] = 0x30 + (m % 10);
-    o[at++] = 0x3a;
-    o[at++] = 0x30 + Math.floor(s / 10);
-    o[at++] = 0x30 + (s % 10);
-    o[at++] = 0x5a; // Z
-    o[at++] = 0x22;
-    this.at = at;
+    o[at + 2] = 0x3a; // :
+    o[at + 5] = 0x3a;
+    o[at + 8] = 0x5a; // Z
+    o[at + 9] = 0x22; // "
+    this.at = at + 10;
   }
 
   private copy(buf: Buffer, start: number, end: number): void {
@@ -371,6 +385,15 @@ function utf8Length(buf: Buffer, i: number, end: number): number {
   for (let k = 2; k < length; k++) if (((buf[i + k] as number) & 0xc0) !== 0x80) return 0;
   return length;
 }
+
+/** Days whose text an encoder keeps (a year and more; past it the cache starts over). */
+const MAX_DAYS = 512;
+
+/** 00 to 99 as two ASCII digits, read as a little-endian 16-bit word. */
+const TWO_DIGITS = Uint16Array.from(
+  { length: 100 },
+  (_, n) => (0x30 + Math.floor(n / 10)) | ((0x30 + (n % 10)) << 8),
+);
 
 class DayCache {
   day = Number.NaN;

@@ -289,6 +289,35 @@ describe('the wire NDJSON encoder', () => {
     },
   );
 
+  it('writes times byte for byte as the string serializer does while its columns go back and forth between days', () => {
+    // Seconds at the edges of a day and of its hours, on days alternating across midnight, then
+    // more days than the encoder keeps (its day cache starts over), in one stream of rows.
+    const day = 20_421;
+    const edges = [0, 1, 59, 60, 3599, 3600, 43_199, 86_399];
+    const times: number[] = [];
+    for (let k = 0; k < 40; k++)
+      for (const s of edges) times.push((day + (k % 2)) * 86_400 + s, (day - k) * 86_400 + s);
+    for (let d = 0; d < 1200; d++) times.push((day - 600 + d * 7) * 86_400 + ((d * 3_607) % 86_400));
+    const encoder = new NdjsonWireEncoder(sql, 'due');
+    const serializer = rowSerializer(sql);
+    let want = '';
+    times.forEach((t, i) => {
+      const columns = base.map((c, j) =>
+        j === 6
+          ? String(t)
+          : j === 8
+            ? String(times[(i * 7) % times.length])
+            : j === 9
+              ? String(t - 86_399)
+              : c,
+      );
+      const { buf, starts, ends } = wire(columns);
+      encoder.encode(buf, starts, ends);
+      want += serializer.ndjson('due', decoded(columns));
+    });
+    expect(encoder.take().toString('utf8')).toBe(want);
+  });
+
   it('keeps count, the last row key and the list name across chunks', () => {
     const encoder = new NdjsonWireEncoder(sql, 'stuck', 64);
     const a = wire(base);
