@@ -137,7 +137,7 @@ export interface Engine {
   /** The indexes a statement's plan (the dialect's `explain` rows) reads through, and whether it reads the whole table. */
   readPlan(plan: Row[]): ReadPlan;
   /**
-   * Whether a whole list on the NDJSON fast path is read one page ahead on a second connection
+   * Whether a whole list on the NDJSON fast path is read pages ahead on other connections
    * (db/sql/list-ahead.ts): where the server's reads are the slower side of a large list, not the
    * client's decoding of the stream.
    */

@@ -14,7 +14,7 @@ export interface ListReadOptions {
   order?: 'next-retry' | 'id';
   tableHint?: string;
   /**
-   * How a whole encoded list is read one page ahead (list-ahead.ts): false never; by default where
+   * How a whole encoded list is read pages ahead (list-ahead.ts): false never; by default where
    * the engine gains by it (`Engine.listReadAhead`); options read ahead on any engine.
    */
   readAhead?: false | AheadOptions;

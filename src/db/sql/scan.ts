@@ -187,7 +187,7 @@ export async function* listEncoded(
   const ahead = limit === 0 ? aheadLimits(options.readAhead, db.engine.listReadAhead, pageSize) : undefined;
   for (const plan of pagePlans(source, base, options)) {
     let after: PageKey | undefined;
-    // A whole list: its first page is read alone, the rest one page ahead (list-ahead.ts).
+    // A whole list: its first page is read alone, the rest pages ahead (list-ahead.ts).
     let first = ahead;
     while (remaining > 0) {
       const n = Math.min(first ? first.rows : pageSize, remaining);
