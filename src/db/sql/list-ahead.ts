@@ -211,13 +211,16 @@ export async function listAhead(
       fork,
     );
   };
+  // Set once the list is left (read out, failed or closed early): no page starts after that.
+  let leaving = false;
   // The page after `before` (once its bound is known): its own bound read, then its rows read
   // ahead; undefined past the last page.
   const after = (before: Promise<{ upTo: PageKey | undefined } | undefined>) =>
     before.then(async (previous) => {
       const key = previous?.upTo;
-      if (!key) return undefined;
+      if (!key || leaving) return undefined;
       const upTo = await pageBoundary(source, from, plan, key, rows);
+      if (leaving) return undefined;
       const stream = page(key, upTo);
       stream.fill(bytes);
       return { stream, upTo };
@@ -244,6 +247,7 @@ export async function listAhead(
         current = next.stream;
       }
     } finally {
+      leaving = true;
       await current?.close();
       for (const next of ahead) await (await next.catch(() => undefined))?.stream.close();
     }
