@@ -21,8 +21,8 @@ export class NdjsonWireEncoder implements RowEncoder {
   private readonly statusCache = new Map<string, Constant>();
   private readonly oneByteStatus: Array<Constant | undefined> = [];
   private readonly isoDays = [new DayCache(), new DayCache(), new DayCache()];
-  /** `"YYYY-MM-DDT` by day since the epoch, for every time column. */
-  private readonly dayPrefixes = new Map<number, Constant>();
+  /** `"YYYY-MM-DDT` by day since the epoch, for every time column (shared with forks). */
+  private dayPrefixes = new Map<number, Constant>();
   private lastBuf: Buffer | undefined;
   /** Chunks handed back once written, written into again instead of new memory (shared with forks). */
   private spare: Buffer[] = [];
@@ -43,11 +43,15 @@ export class NdjsonWireEncoder implements RowEncoder {
     this.head = constantOf(`{"list":${JSON.stringify(list)},"id":`);
   }
 
-  /** An encoder of the same lines for a page read apart (its chunks come from this one's spares). */
+  /**
+   * An encoder of the same lines for a page read apart (its chunks come from this one's spares, its
+   * days' text from this one's).
+   */
   fork(): NdjsonWireEncoder {
     const fork = new NdjsonWireEncoder(this.sql, '', this.chunkBytes);
     fork.head = this.head;
     fork.spare = this.spare;
+    fork.dayPrefixes = this.dayPrefixes;
     return fork;
   }
 
