@@ -1,4 +1,5 @@
 // Over 300 lines: one hot-path encoder writing every column byte by byte; split, each row would cost calls across modules.
+import { isUtf8 } from 'node:buffer';
 import { LIST_PAGE_KEY, type TaskSql } from '../db/task-sql.js';
 import type { RowEncoder } from '../db/types.js';
 import { isoWriter, jsonId, jsonInt, jsonText } from './task-rows.js';
@@ -24,6 +25,9 @@ export class NdjsonWireEncoder implements RowEncoder {
   /** `"YYYY-MM-DDT` by day since the epoch, for every time column (shared with forks). */
   private dayPrefixes = new Map<number, Constant>();
   private lastBuf: Buffer | undefined;
+  /** The wire buffer of the last row, and it seen as a DataView: text is read four bytes at a time. */
+  private inBuf: Buffer | undefined;
+  private inView: DataView = viewOf(Buffer.alloc(0));
   /** Chunks handed back once written, written into again instead of new memory (shared with forks). */
   private spare: Buffer[] = [];
   private readonly lastKey = new Int32Array(4);
@@ -107,32 +111,104 @@ export class NdjsonWireEncoder implements RowEncoder {
     this.lastKey[1] = ends[0] as number;
     this.lastKey[2] = starts[LIST_PAGE_KEY] as number;
     this.lastKey[3] = ends[LIST_PAGE_KEY] as number;
-    this.constant(this.head);
-    this.id(buf, starts[0] as number, ends[0] as number);
-    this.constant(KEY.bizType);
-    this.text(buf, starts[1] as number, ends[1] as number);
-    this.constant(KEY.bizId);
-    this.text(buf, starts[2] as number, ends[2] as number);
-    this.constant(KEY.eventId);
-    this.text(buf, starts[3] as number, ends[3] as number);
-    this.constant(KEY.status);
-    this.status(buf, starts[4] as number, ends[4] as number);
-    this.constant(KEY.attempts);
-    this.int(buf, starts[5] as number, ends[5] as number);
-    this.constant(KEY.nextRetryAt);
-    this.iso(0, buf, starts[6] as number, ends[6] as number);
-    this.constant(KEY.lastError);
-    this.text(buf, starts[7] as number, ends[7] as number);
-    this.constant(KEY.createdAt);
-    this.iso(1, buf, starts[8] as number, ends[8] as number);
-    this.constant(KEY.updatedAt);
-    this.iso(2, buf, starts[9] as number, ends[9] as number);
-    this.constant(KEY.queue);
-    this.text(buf, starts[10] as number, ends[10] as number);
-    this.constant(KEY.connection);
-    this.text(buf, starts[12] as number, ends[12] as number);
-    this.out[this.at++] = 0x7d; // }
-    this.out[this.at++] = 0x0a; // \n
+    if (buf !== this.inBuf) {
+      this.inBuf = buf;
+      this.inView = viewOf(buf);
+    }
+    // One loop over the columns with the output's position in a local: the common cases are
+    // written here, in place; only the rare ones (a new day, digits that are not plain, a status
+    // of more than one byte) go through a method, which takes and gives back the position.
+    const input = this.inView;
+    const o = this.out;
+    const view = this.view;
+    let at = this.at;
+    for (let c = 0; c < COLUMNS.length; c++) {
+      const column = COLUMNS[c] as Column;
+      const key = c === 0 ? this.head : column.key;
+      const words = key.words;
+      for (let i = 0; i < words.length; i++) view.setInt32(at + 4 * i, words[i] as number, true);
+      at += key.length;
+      const start = starts[column.index] as number;
+      const end = ends[column.index] as number;
+      const kind = column.kind;
+      if (start < 0 && (kind === TEXT || kind === TIME || kind === INT)) {
+        view.setInt32(at, NULL_WORD, true);
+        at += 4;
+      } else if (kind === TEXT) {
+        // A JSON string, escaped as JSON.stringify escapes it: `"` `\\` and control characters
+        // get escapes, valid UTF-8 is copied as it is. Four bytes at a time while none needs an
+        // escape (bytes from 0x80 up are copied and the whole text checked as UTF-8 once, at the
+        // end); text that is not valid UTF-8 is decoded (to U+FFFD, as the driver would) and
+        // escaped by jsonText().
+        const from = at;
+        o[at++] = 0x22;
+        let i = start;
+        let high = 0;
+        while (i + 4 <= end) {
+          const w = input.getInt32(i, true);
+          if (needsEscape(w)) break;
+          high |= w;
+          view.setInt32(at, w, true);
+          at += 4;
+          i += 4;
+        }
+        while (i < end) {
+          const byte = buf[i++] as number;
+          if (byte >= 0x80) high = 0x80;
+          if (PLAIN[byte] === 1 || byte >= 0x80) o[at++] = byte;
+          else {
+            const escape = ESCAPES[byte] as Uint8Array;
+            for (let k = 0; k < escape.length; k++) o[at++] = escape[k] as number;
+          }
+        }
+        if ((high & 0x80808080) !== 0 && !isUtf8(buf.subarray(start, end))) {
+          at = from + o.write(jsonText(buf.toString('utf8', start, end)), from, 'utf8');
+        } else o[at++] = 0x22;
+      } else if (kind === TIME) {
+        // Whole epoch seconds (plain digits) on the day this column's last time fell on are
+        // formatted here; anything else by iso().
+        let seconds = 0;
+        let plain = end > start && end - start <= 11;
+        for (let i = start; plain && i < end; i++) {
+          const digit = (buf[i] as number) - 0x30;
+          if (digit < 0 || digit > 9) plain = false;
+          else seconds = seconds * 10 + digit;
+        }
+        const day = Math.floor(seconds / 86_400);
+        const cache = this.isoDays[column.day] as DayCache;
+        if (!plain || day !== cache.day) {
+          this.at = at;
+          this.iso(column.day, buf, start, end);
+          at = this.at;
+          continue;
+        }
+        const prefix = cache.prefix;
+        for (let i = 0; i < prefix.words.length; i++)
+          view.setInt32(at + 4 * i, prefix.words[i] as number, true);
+        at += prefix.length;
+        at = writeClock(o, view, at, seconds - day * 86_400);
+      } else if (kind === STATUS) {
+        const one = end - start === 1 ? this.oneByteStatus[buf[start] as number] : undefined;
+        if (one === undefined) {
+          this.at = at;
+          this.status(buf, start, end);
+          at = this.at;
+          continue;
+        }
+        for (let i = 0; i < one.words.length; i++) view.setInt32(at + 4 * i, one.words[i] as number, true);
+        at += one.length;
+      } else if (isPlainNumber(buf, start, end)) {
+        for (let i = start; i < end; i++) o[at++] = buf[i] as number;
+      } else {
+        this.at = at;
+        if (kind === ID) this.id(buf, start, end);
+        else this.int(buf, start, end);
+        at = this.at;
+      }
+    }
+    o[at] = 0x7d; // }
+    o[at + 1] = 0x0a; // \n
+    this.at = at + 2;
   }
 
   private grow(need: number): void {
@@ -148,94 +224,19 @@ export class NdjsonWireEncoder implements RowEncoder {
 
   private constant(c: Constant): void {
     const view = this.view;
-    let at = this.at;
     const words = c.words;
-    for (let i = 0; i < words.length; i++) {
-      view.setUint32(at, words[i] as number, true);
-      at += 4;
-    }
-    const o = this.out;
-    const tail = c.tail;
-    for (let i = 0; i < tail.length; i++) o[at++] = tail[i] as number;
-    this.at = at;
+    for (let i = 0; i < words.length; i++) view.setInt32(this.at + 4 * i, words[i] as number, true);
+    this.at += c.length;
   }
 
-  private null(): void {
-    const o = this.out;
-    o[this.at] = 0x6e; // n
-    o[this.at + 1] = 0x75; // u
-    o[this.at + 2] = 0x6c; // l
-    o[this.at + 3] = 0x6c; // l
-    this.at += 4;
-  }
-
-  /**
-   * A JSON string, escaped as JSON.stringify escapes it: `"` `\\` and control characters get
-   * escapes, valid UTF-8 is copied as it is. Only text that is not valid UTF-8 is decoded (to
-   * U+FFFD, as the driver would) and escaped by jsonText().
-   */
-  private text(buf: Buffer, start: number, end: number): void {
-    if (start < 0) return this.null();
-    const o = this.out;
-    let at = this.at;
-    o[at++] = 0x22;
-    let i = start;
-    // Four plain bytes at a time while they last, then byte by byte.
-    while (i + 4 <= end) {
-      const c0 = buf[i] as number;
-      const c1 = buf[i + 1] as number;
-      const c2 = buf[i + 2] as number;
-      const c3 = buf[i + 3] as number;
-      if (
-        ((PLAIN[c0] as number) & (PLAIN[c1] as number) & (PLAIN[c2] as number) & (PLAIN[c3] as number)) ===
-        0
-      )
-        break;
-      o[at] = c0;
-      o[at + 1] = c1;
-      o[at + 2] = c2;
-      o[at + 3] = c3;
-      at += 4;
-      i += 4;
-    }
-    while (i < end) {
-      const c = buf[i] as number;
-      if (PLAIN[c] === 1) {
-        o[at++] = c;
-        i++;
-      } else if (c < 0x80) {
-        const escape = ESCAPES[c] as Uint8Array;
-        for (let k = 0; k < escape.length; k++) o[at++] = escape[k] as number;
-        i++;
-      } else {
-        const length = utf8Length(buf, i, end);
-        if (length === 0) {
-          this.at += o.write(jsonText(buf.toString('utf8', start, end)), this.at, 'utf8');
-          return;
-        }
-        for (let k = 0; k < length; k++) o[at++] = buf[i + k] as number;
-        i += length;
-      }
-    }
-    o[at++] = 0x22;
-    this.at = at;
-  }
-
-  /** Plain digits without a leading zero and up to 15 long are a safe integer: copied. */
+  /** An id that is not plain digits (or is NULL), as toId() gives it. */
   private id(buf: Buffer, start: number, end: number): void {
     if (start < 0) return this.ascii(jsonId(null));
-    const length = end - start;
-    if (length > 0 && length <= 15 && (buf[start] !== 0x30 || length === 1) && isDigits(buf, start, end))
-      return this.copy(buf, start, end);
     this.at += this.out.write(jsonId(buf.toString('utf8', start, end)), this.at, 'utf8');
   }
 
-  /** Plain digits without a leading zero are copied; signs, fractions and garbage go through jsonInt(). */
+  /** Signs, fractions, leading zeros and garbage, as toInt() reads them. */
   private int(buf: Buffer, start: number, end: number): void {
-    if (start < 0) return this.null();
-    const length = end - start;
-    if (length > 0 && length <= 15 && (buf[start] !== 0x30 || length === 1) && isDigits(buf, start, end))
-      return this.copy(buf, start, end);
     this.ascii(jsonInt(buf.toString('utf8', start, end)));
   }
 
@@ -259,9 +260,12 @@ export class NdjsonWireEncoder implements RowEncoder {
     this.constant(encoded);
   }
 
-  /** Whole epoch seconds (plain digits) are formatted in place; anything else as isoWriter() does. */
+  /**
+   * A time that encode() does not write itself: whole epoch seconds on another day than the
+   * column's last (the day's text is looked up or made, then kept), or anything else, as
+   * isoWriter() writes it.
+   */
   private iso(column: number, buf: Buffer, start: number, end: number): void {
-    if (start < 0) return this.null();
     // The digits read and checked in one pass; up to 11 of them is well inside a double's integers.
     let seconds = 0;
     let plain = end > start && end - start <= 11;
@@ -275,49 +279,24 @@ export class NdjsonWireEncoder implements RowEncoder {
       return;
     }
     const day = Math.floor(seconds / 86_400);
-    const cache = this.isoDays[column] as DayCache;
-    if (day !== cache.day) {
-      // Times a column holds fall on few days, and a column can go back and forth between two
-      // (next_retry_time around midnight in primary-key order): each day's text is made once.
-      let prefix = this.dayPrefixes.get(day);
-      if (!prefix) {
-        const iso = new Date(day * 86_400_000).toISOString();
-        if (iso.length !== 24) {
-          this.ascii(isoWriter()(seconds));
-          return;
-        }
-        if (this.dayPrefixes.size >= MAX_DAYS) this.dayPrefixes.clear();
-        prefix = constantOf(`"${iso.slice(0, 10)}T`);
-        this.dayPrefixes.set(day, prefix);
+    // Times a column holds fall on few days, and a column can go back and forth between two
+    // (next_retry_time around midnight in primary-key order): each day's text is made once.
+    let prefix = this.dayPrefixes.get(day);
+    if (!prefix) {
+      const iso = new Date(day * 86_400_000).toISOString();
+      if (iso.length !== 24) {
+        this.ascii(isoWriter()(seconds));
+        return;
       }
-      cache.day = day;
-      cache.prefix = prefix;
+      if (this.dayPrefixes.size >= MAX_DAYS) this.dayPrefixes.clear();
+      prefix = constantOf(`"${iso.slice(0, 10)}T`);
+      this.dayPrefixes.set(day, prefix);
     }
-    this.constant(cache.prefix);
-    // Within the day every quotient fits 32 bits.
-    let s = seconds - day * 86_400;
-    const h = (s / 3600) | 0;
-    s -= h * 3600;
-    const m = (s / 60) | 0;
-    s -= m * 60;
-    const view = this.view;
-    const at = this.at;
-    view.setUint16(at, TWO_DIGITS[h] as number, true);
-    view.setUint16(at + 3, TWO_DIGITS[m] as number, true);
-    view.setUint16(at + 6, TWO_DIGITS[s] as number, true);
-    const o = this.out;
-    o[at + 2] = 0x3a; // :
-    o[at + 5] = 0x3a;
-    o[at + 8] = 0x5a; // Z
-    o[at + 9] = 0x22; // "
-    this.at = at + 10;
-  }
-
-  private copy(buf: Buffer, start: number, end: number): void {
-    const o = this.out;
-    let at = this.at;
-    for (let i = start; i < end; i++) o[at++] = buf[i] as number;
-    this.at = at;
+    const cache = this.isoDays[column] as DayCache;
+    cache.day = day;
+    cache.prefix = prefix;
+    this.constant(prefix);
+    this.at = writeClock(this.out, this.view, this.at, seconds - day * 86_400);
   }
 }
 
@@ -327,40 +306,28 @@ const MAX_SPARE = 16;
 /** Room past a full chunk for the row that fills it (bigger rows grow the buffer). */
 const CHUNK_HEADROOM = 64 * 1024;
 
-/** Text written the same on every line, as little-endian 32-bit words and the bytes after the last. */
+/**
+ * Text written the same on every line, as little-endian 32-bit words (the last one padded with
+ * zeros, written whole and then written over: every chunk has headroom past its rows) and its length.
+ */
 interface Constant {
-  readonly words: Uint32Array;
-  readonly tail: Uint8Array;
+  readonly words: Int32Array;
+  readonly length: number;
 }
 
 /** `text` (already JSON) in UTF-8, as a Constant. */
 function constantOf(text: string): Constant {
-  const bytes = Buffer.from(text);
-  const whole = bytes.length >> 2;
+  const bytes = Buffer.alloc((Buffer.byteLength(text) + 3) & ~3);
+  const length = bytes.write(text);
   return {
-    words: Uint32Array.from({ length: whole }, (_, i) => bytes.readUInt32LE(i * 4)),
-    tail: Uint8Array.from(bytes.subarray(whole * 4)),
+    words: Int32Array.from({ length: bytes.length >> 2 }, (_, i) => bytes.readInt32LE(i * 4)),
+    length,
   };
 }
 
 function viewOf(buf: Buffer): DataView {
   return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
 }
-
-const key = (name: string): Constant => constantOf(`,"${name}":`);
-const KEY = {
-  bizType: key('bizType'),
-  bizId: key('bizId'),
-  eventId: key('eventId'),
-  status: key('status'),
-  attempts: key('attempts'),
-  nextRetryAt: key('nextRetryAt'),
-  lastError: key('lastError'),
-  createdAt: key('createdAt'),
-  updatedAt: key('updatedAt'),
-  queue: key('queue'),
-  connection: key('connection'),
-};
 
 /** 1 for each byte JSON.stringify leaves as it is: ASCII from space up, but `"` and `\\`. */
 const PLAIN = Uint8Array.from({ length: 256 }, (_, c) =>
@@ -373,21 +340,18 @@ const ESCAPES: Uint8Array[] = Array.from({ length: 128 }, (_, c) =>
 );
 
 /**
- * The length (2–4) of the well-formed UTF-8 sequence that starts at `i`, or 0 when it is not one
- * (stray continuation, overlong form, surrogate, beyond U+10FFFF, or cut short).
+ * Whether any of the four bytes of `w` needs a JSON escape: a control character (below 0x20),
+ * `"` or `\\`. Bytes from 0x80 up do not. Each test is the "has a byte less than n" and "has a
+ * zero byte" bit trick, exact for any byte below 0x80 and never set by one from 0x80 up.
  */
-function utf8Length(buf: Buffer, i: number, end: number): number {
-  const c = buf[i] as number;
-  const length = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-  if (length === 0 || i + length > end) return 0;
-  // The second byte's range narrows after E0 (no overlong form), ED (no surrogate), F0 (no
-  // overlong form) and F4 (nothing beyond U+10FFFF); the other bytes are continuations.
-  const second = buf[i + 1] as number;
-  const low = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
-  const high = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
-  if (second < low || second > high) return 0;
-  for (let k = 2; k < length; k++) if (((buf[i + k] as number) & 0xc0) !== 0x80) return 0;
-  return length;
+function needsEscape(w: number): boolean {
+  const quote = w ^ 0x22222222;
+  const backslash = w ^ 0x5c5c5c5c;
+  return (
+    ((((w - 0x20202020) & ~w) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) &
+      0x80808080) !==
+    0
+  );
 }
 
 /** Days whose text an encoder keeps (a year and more; past it the cache starts over). */
@@ -404,10 +368,73 @@ class DayCache {
   prefix = constantOf('');
 }
 
-function isDigits(buf: Buffer, start: number, end: number): boolean {
+/** Plain digits without a leading zero, 1 to 15 of them: a safe integer, written as it is. */
+function isPlainNumber(buf: Buffer, start: number, end: number): boolean {
+  const length = end - start;
+  if (start < 0 || length <= 0 || length > 15 || (buf[start] === 0x30 && length > 1)) return false;
   for (let i = start; i < end; i++) {
     const c = buf[i] as number;
     if (c < 0x30 || c > 0x39) return false;
   }
   return true;
 }
+
+/** `hh:mm:ss"` of `s` seconds into a day (0–86,399), written at `at`; returns the position after it. */
+function writeClock(o: Buffer, view: DataView, at: number, s: number): number {
+  // Within the day every quotient fits 32 bits.
+  const h = (s / 3600) | 0;
+  s -= h * 3600;
+  const m = (s / 60) | 0;
+  s -= m * 60;
+  view.setUint16(at, TWO_DIGITS[h] as number, true);
+  view.setUint16(at + 3, TWO_DIGITS[m] as number, true);
+  view.setUint16(at + 6, TWO_DIGITS[s] as number, true);
+  o[at + 2] = 0x3a; // :
+  o[at + 5] = 0x3a;
+  o[at + 8] = 0x5a; // Z
+  o[at + 9] = 0x22; // "
+  return at + 10;
+}
+
+/** What encode() writes for each column after its key: a column of the list select (TaskSql.taskSelect()). */
+const TEXT = 0;
+const TIME = 1;
+const STATUS = 2;
+const ID = 3;
+const INT = 4;
+
+interface Column {
+  /** The column's place in the row. */
+  readonly index: number;
+  readonly kind: typeof TEXT | typeof TIME | typeof STATUS | typeof ID | typeof INT;
+  /** `,"name":` (the first column's key is the line's head instead). */
+  readonly key: Constant;
+  /** For a time: which of the encoder's day caches it keeps its last day in. */
+  readonly day: number;
+}
+
+/** `null` as a little-endian word. */
+const NULL_WORD = 0x6c6c756e;
+
+const column = (index: number, kind: Column['kind'], name: string, day = 0): Column => ({
+  index,
+  kind,
+  key: constantOf(name === '' ? '' : `,"${name}":`),
+  day,
+});
+
+/** The line's columns in order; 11 (a failed job's max attempts) and 13 (the page key) are not written. */
+const COLUMNS: readonly Column[] = [
+  column(0, ID, ''),
+  column(1, TEXT, 'bizType'),
+  column(2, TEXT, 'bizId'),
+  column(3, TEXT, 'eventId'),
+  column(4, STATUS, 'status'),
+  column(5, INT, 'attempts'),
+  column(6, TIME, 'nextRetryAt', 0),
+  column(7, TEXT, 'lastError'),
+  column(8, TIME, 'createdAt', 1),
+  column(9, TIME, 'updatedAt', 2),
+  column(10, TEXT, 'queue'),
+  column(12, TEXT, 'connection'),
+];

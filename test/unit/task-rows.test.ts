@@ -289,6 +289,23 @@ describe('the wire NDJSON encoder', () => {
     },
   );
 
+  it('escapes every ASCII byte wherever it falls in the text, in a word read whole or in the bytes after', () => {
+    // Text is read four bytes at a time while none needs an escape: each byte at each place of
+    // two words and the bytes after them, in one stream of rows (one wire buffer per row).
+    const encoder = new NdjsonWireEncoder(sql, 'due');
+    const serializer = rowSerializer(sql);
+    let want = '';
+    for (let byte = 0; byte < 0x80; byte++)
+      for (let at = 0; at < 10; at++) {
+        const text = 'abcdefghij'.slice(0, at) + String.fromCharCode(byte) + 'klmnopq'.slice(0, 10 - at);
+        const columns = base.map((c, i) => (i === 2 ? text : i === 7 ? `中${text}` : c));
+        const { buf, starts, ends } = wire(columns);
+        encoder.encode(buf, starts, ends);
+        want += serializer.ndjson('due', decoded(columns));
+      }
+    expect(encoder.take().toString('utf8')).toBe(want);
+  });
+
   it('writes times byte for byte as the string serializer does while its columns go back and forth between days', () => {
     // Seconds at the edges of a day and of its hours, on days alternating across midnight, then
     // more days than the encoder keeps (its day cache starts over), in one stream of rows.
