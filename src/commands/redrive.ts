@@ -20,6 +20,7 @@ import { appendFileSync } from 'node:fs';
 import { ExitCode } from '../errors.js';
 import { writeErr } from '../render/terminal.js';
 import { stopThenAbort } from '../stop-signals.js';
+import { grouped } from '../core/grouped.js';
 
 export default class Redrive extends BaseCommand<typeof Redrive> {
   static override summary =
@@ -76,9 +77,7 @@ export default class Redrive extends BaseCommand<typeof Redrive> {
           if (json) writeLog(eventLine(event));
         },
         onProgress: (c) =>
-          progress.update(
-            `${c.claimed.toLocaleString('en-US')} claimed, ${c.succeeded.toLocaleString('en-US')} succeeded`,
-          ),
+          progress.update(`${grouped(c.claimed)} claimed, ${grouped(c.succeeded)} succeeded`),
       };
       const result = opened.set
         ? await runRedriveShards(opened.set, options)

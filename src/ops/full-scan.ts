@@ -5,6 +5,7 @@ import type { ScanFilter } from '../db/fragment.js';
 import { windowField } from '../db/fragment.js';
 import type { IndexInfo } from '../db/types.js';
 import { TaskreconError } from '../errors.js';
+import { grouped } from '../core/grouped.js';
 
 /**
  * Which summary figures an index can answer, and which would read the whole table. On a table the
@@ -141,7 +142,7 @@ export async function planFigures(
     computes.byBizType = bizType !== undefined && has([bizType]);
   }
   const skipped = wanted.filter((f) => !computes[f]);
-  const approx = `~${rows.toLocaleString('en-US')} rows`;
+  const approx = `~${grouped(rows)} rows`;
   const recommended = recommendedIndexes(source);
   const create = (columns: string[]) => {
     const r = recommended.find((i) => columns.every((c) => i.columns.includes(c)));
@@ -179,7 +180,7 @@ export function summaryNeedsFullScan(
     ? ((window && columnOf(profile, window)) ?? 'the window column')
     : (statusColumnOf(profile) ?? 'the status');
   return new TaskreconError(
-    `the counts by status would read the whole ${profile.table} table (~${plan.estimatedRows.toLocaleString('en-US')} rows): no index leads with ${column}`,
+    `the counts by status would read the whole ${profile.table} table (~${grouped(plan.estimatedRows)} rows): no index leads with ${column}`,
     {
       code: 'FULL_SCAN',
       hint: `Create an index on (${column}) (taskrecon doctor prints the CREATE INDEX), or pass --full-scan to read the whole table anyway (on a replica: --read-db).`,

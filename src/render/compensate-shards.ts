@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import type { ShardCompensate, ShardedCompensateResult } from '../verbs/compensate/index.js';
 import { renderCompensate } from './compensate.js';
 import { renderTable } from './table.js';
+import { grouped } from '../core/grouped.js';
 
 /** The plan of a sharded compensate: matches per shard and the total. */
 export function renderShardPlan(plan: readonly ShardCompensate[]): string {
@@ -9,9 +10,9 @@ export function renderShardPlan(plan: readonly ShardCompensate[]): string {
   return [
     renderTable(
       [{ title: 'shard', fit: 'whole' }, 'matched'],
-      plan.map((p) => [p.shard, p.matched.toLocaleString('en-US')]),
+      plan.map((p) => [p.shard, grouped(p.matched)]),
     ),
-    `${total.toLocaleString('en-US')} tasks on ${plan.length} shards`,
+    `${grouped(total)} tasks on ${plan.length} shards`,
   ].join('\n');
 }
 
@@ -38,8 +39,8 @@ export function renderCompensateShards(result: ShardedCompensateResult): string 
   };
   const rows = result.shards.map((s) => [
     s.shard,
-    s.matched.toLocaleString('en-US'),
-    (result.dryRun ? s.matched - s.skipped - s.refused : s.applied).toLocaleString('en-US'),
+    grouped(s.matched),
+    grouped(result.dryRun ? s.matched - s.skipped - s.refused : s.applied),
     s.refused ? chalk.red(String(s.refused)) : '0',
   ]);
   const missing = result.missingShards?.length

@@ -4,6 +4,7 @@ import { colorStatus } from './scan.js';
 import { renderTable } from './table.js';
 import { hangingIndent } from './fit.js';
 import { chalk, isStderrTty, oneLine, tableWidth } from './terminal.js';
+import { grouped } from '../core/grouped.js';
 
 /** On a terminal, at most this many result rows are listed (the audit log has every change). */
 const SHOWN_ROWS = 50;
@@ -44,7 +45,7 @@ export function renderEffectSummary(e: NonNullable<CompensateResult['effect']>, 
     out.push(
       chalk.yellow(
         wrap(
-          `not retried, effect already there (${e.refused.toLocaleString('en-US')}${dryRun ? '' : ', each audited as effect-refused'}): ${ids}${e.refused > e.refusedIds.length ? ' …' : ''}`,
+          `not retried, effect already there (${grouped(e.refused)}${dryRun ? '' : ', each audited as effect-refused'}): ${ids}${e.refused > e.refusedIds.length ? ' …' : ''}`,
         ),
       ),
       chalk.dim(
@@ -58,7 +59,7 @@ export function renderEffectSummary(e: NonNullable<CompensateResult['effect']>, 
     out.push(
       chalk.red(
         wrap(
-          `retried although the effect is there (--force-effect): ${e.forced.toLocaleString('en-US')}, each audited as effect-forced`,
+          `retried although the effect is there (--force-effect): ${grouped(e.forced)}, each audited as effect-forced`,
         ),
       ),
     );
@@ -73,10 +74,10 @@ export function renderCompensate(result: CompensateResult): string {
     ? result.results.filter((r) => r.outcome === 'would-apply').length + result.resultsOmitted
     : result.applied;
   out.push(
-    `${chalk.bold(result.action)} on ${result.source.name} (${result.source.table}): ${result.matched.toLocaleString('en-US')} matched, ` +
-      `${verb} ${changed.toLocaleString('en-US')}, skipped ${result.skipped.toLocaleString('en-US')}` +
-      `${result.refused ? `, refused ${chalk.red(result.refused.toLocaleString('en-US'))}` : ''}` +
-      `${result.wouldFail ? `, would fail ${chalk.red(result.wouldFail.toLocaleString('en-US'))}` : ''}` +
+    `${chalk.bold(result.action)} on ${result.source.name} (${result.source.table}): ${grouped(result.matched)} matched, ` +
+      `${verb} ${grouped(changed)}, skipped ${grouped(result.skipped)}` +
+      `${result.refused ? `, refused ${chalk.red(grouped(result.refused))}` : ''}` +
+      `${result.wouldFail ? `, would fail ${chalk.red(grouped(result.wouldFail))}` : ''}` +
       `${result.dryRun ? chalk.cyan(' (dry run: nothing written)') : ''}`,
   );
   if (result.results.length > 0) {
@@ -101,7 +102,7 @@ export function renderCompensate(result: CompensateResult): string {
     if (more > 0)
       out.push(
         chalk.dim(
-          `… ${more.toLocaleString('en-US')} more (--json lists up to 1,000; \`${auditRunCommand(result.runId)}\` every change)`,
+          `… ${grouped(more)} more (--json lists up to 1,000; \`${auditRunCommand(result.runId)}\` every change)`,
         ),
       );
   }
@@ -144,8 +145,8 @@ export function startBar(label: string, enabled = true): BarProgress {
       const seconds = Math.max(0.001, (Date.now() - started) / 1000);
       shown = true;
       process.stderr.write(
-        `\r\x1b[2K${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} ` +
-          `${Math.floor(ratio * 100)}% · ${applied.toLocaleString('en-US')} changed · ${Math.round(done / seconds).toLocaleString('en-US')}/s`,
+        `\r\x1b[2K${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${grouped(done)}/${grouped(total)} ` +
+          `${Math.floor(ratio * 100)}% · ${grouped(applied)} changed · ${grouped(Math.round(done / seconds))}/s`,
       );
     },
     stop() {

@@ -2,6 +2,7 @@ import type { Finding } from '../core/diff.js';
 import type { DiffResult, ShardDiffEntry } from '../verbs/diff/index.js';
 import { heading, renderTable } from './table.js';
 import { chalk, writeOut } from './terminal.js';
+import { grouped } from '../core/grouped.js';
 
 const KIND_COLOR: Record<Finding['kind'], (s: string) => string> = {
   missing: chalk.red,
@@ -10,7 +11,7 @@ const KIND_COLOR: Record<Finding['kind'], (s: string) => string> = {
   unsettled: chalk.cyan,
 };
 
-const n = (value: number): string => value.toLocaleString('en-US');
+const n = (value: number): string => grouped(value);
 const cell = (value: number): string => (value === 0 ? chalk.dim('0') : chalk.bold(n(value)));
 
 /** The human view of a diff: one line per rule, the samples, and what --enqueue did. */

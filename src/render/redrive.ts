@@ -2,8 +2,9 @@ import { formatSeconds } from '../core/duration.js';
 import type { RedriveEvent, RedriveResult } from '../verbs/redrive/index.js';
 import { renderFields } from './table.js';
 import { chalk } from './terminal.js';
+import { grouped } from '../core/grouped.js';
 
-const n = (value: number): string => value.toLocaleString('en-US');
+const n = (value: number): string => grouped(value);
 
 /** The human summary of one redrive run. */
 export function renderRedrive(result: RedriveResult): string {

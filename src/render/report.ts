@@ -3,9 +3,10 @@ import type { ReportResult } from '../core/report.js';
 import { describeBreach, firstLine, formatMetric } from './nagios.js';
 import { heading, renderFields, renderTable } from './table.js';
 import { chalk } from './terminal.js';
+import { grouped } from '../core/grouped.js';
 
 const STATUS_COLOR = { OK: chalk.green, WARNING: chalk.yellow, CRITICAL: chalk.red } as const;
-const n = (v: number | null): string => (v === null ? 'n/a' : v.toLocaleString('en-US'));
+const n = (v: number | null): string => (v === null ? 'n/a' : grouped(v));
 const rate = (v: number | null): string => (v === null ? 'n/a' : formatMetric('failureRate', v));
 const secs = (v: number | null): string => (v === null ? 'n/a' : formatSeconds(v));
 

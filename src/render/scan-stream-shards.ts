@@ -4,6 +4,7 @@ import { ALL_LISTS, streamList, type ScanOptions } from '../verbs/scan/index.js'
 import { startProgress } from './progress.js';
 import { CSV_HEADER, rowSerializer } from './task-rows.js';
 import { writeOut } from './terminal.js';
+import { grouped } from '../core/grouped.js';
 
 /** One shard's stream of one list, with the row it holds next. */
 interface Lane {
@@ -78,7 +79,7 @@ export async function streamShardRows(
         if (out.length >= FLUSH_BYTES) {
           await writeOut(out);
           out = '';
-          progress.update(`${(count + written).toLocaleString('en-US')} rows`);
+          progress.update(`${grouped(count + written)} rows`);
         }
       }
       if (out) await writeOut(out);
@@ -89,5 +90,5 @@ export async function streamShardRows(
     progress.stop();
   }
   const now = shards[0] ? toIso(shards[0].options.nowEpoch) : '';
-  return `${count.toLocaleString('en-US')} rows from ${shards.length} shards as of ${now}`;
+  return `${grouped(count)} rows from ${shards.length} shards as of ${now}`;
 }

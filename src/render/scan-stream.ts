@@ -12,6 +12,7 @@ import { NdjsonWireEncoder } from './ndjson-wire.js';
 import { startProgress } from './progress.js';
 import { CSV_HEADER, rowSerializer } from './task-rows.js';
 import { writeOut } from './terminal.js';
+import { grouped } from '../core/grouped.js';
 
 const PROGRESS_EVERY_ROWS = 65_536;
 
@@ -31,7 +32,7 @@ export async function streamScanRows(
     count = total;
     if (count < nextProgress) return;
     nextProgress += PROGRESS_EVERY_ROWS;
-    progress.update(`${count.toLocaleString('en-US')} rows`);
+    progress.update(`${grouped(count)} rows`);
   };
   try {
     if (
@@ -70,5 +71,5 @@ export async function streamScanRows(
   } finally {
     progress.stop();
   }
-  return `${count.toLocaleString('en-US')} rows from ${sourceInfo(source).name} as of ${toIso(options.nowEpoch)}`;
+  return `${grouped(count)} rows from ${sourceInfo(source).name} as of ${toIso(options.nowEpoch)}`;
 }

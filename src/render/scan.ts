@@ -6,6 +6,7 @@ import { heading, renderTable, type Head } from './table.js';
 /** Which list a task list is: it decides which of its times a narrow terminal keeps. */
 export type TaskList = 'stuck' | 'due' | 'failed';
 import { chalk, oneLine } from './terminal.js';
+import { grouped } from '../core/grouped.js';
 
 const STATUS_COLOR: Record<string, (s: string) => string> = {
   pending: chalk.cyan,
@@ -20,7 +21,7 @@ export function colorStatus(status: string): string {
   return (STATUS_COLOR[status] ?? ((s: string) => s))(status);
 }
 
-const n = (value: number | null): string => (value === null ? 'n/a' : value.toLocaleString('en-US'));
+const n = (value: number | null): string => (value === null ? 'n/a' : grouped(value));
 
 /**
  * A list of tasks. Jobs of a queue framework (a failed-jobs table: any task with a queue or a
@@ -127,9 +128,7 @@ export function renderScan(result: ScanResult): string {
   ] as const) {
     out.push('');
     const shown =
-      total !== null && tasks.length < total
-        ? ` — ${tasks.length} of ${total.toLocaleString('en-US')} shown`
-        : '';
+      total !== null && tasks.length < total ? ` — ${tasks.length} of ${grouped(total)} shown` : '';
     out.push(renderTaskList(`${title}${shown}`, tasks, list));
   }
   if (result.orphans) {

@@ -2,6 +2,7 @@ import type { ShowResult } from '../verbs/show/index.js';
 import { colorStatus } from './scan.js';
 import { heading, renderFields, renderTable } from './table.js';
 import { chalk, isStdoutTty, printable } from './terminal.js';
+import { grouped } from '../core/grouped.js';
 
 /** On a terminal, a payload or last error longer than this is cut (piped output and --json keep it whole). */
 export const TTY_TEXT_CHARS = 8000;
@@ -16,7 +17,7 @@ function block(text: string, full: boolean): string {
     .map((line) => `  ${line}`)
     .join('\n');
   return cut
-    ? `${body}\n${chalk.dim(`  … ${(text.length - limit + 1).toLocaleString('en-US')} more characters (--full, a pipe or --json shows all)`)}`
+    ? `${body}\n${chalk.dim(`  … ${grouped(text.length - limit + 1)} more characters (--full, a pipe or --json shows all)`)}`
     : body;
 }
 

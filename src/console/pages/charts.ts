@@ -1,4 +1,5 @@
 import { html, type Html } from '../html.js';
+import { grouped } from '../../core/grouped.js';
 
 export interface ChartPoint {
   label: string;
@@ -72,5 +73,5 @@ export function formatSeconds(n: number): string {
 }
 
 export function formatCount(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+  return grouped(Math.round(n));
 }

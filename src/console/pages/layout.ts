@@ -1,6 +1,7 @@
 import { html, type Html } from '../html.js';
 import { UNSCOPED } from '../shards/paths.js';
 import { CSRF_FIELD } from '../security/csrf.js';
+import { grouped } from '../../core/grouped.js';
 
 /** What every page shows around its content. */
 export interface Frame {
@@ -79,7 +80,5 @@ export function when(iso: string | null | undefined): Html {
 
 /** A number with thousands separators, or n/a. */
 export function count(n: number | null | undefined): Html {
-  return n === null || n === undefined
-    ? html`<span class="muted">n/a</span>`
-    : html`${n.toLocaleString('en-US')}`;
+  return n === null || n === undefined ? html`<span class="muted">n/a</span>` : html`${grouped(n)}`;
 }

@@ -18,6 +18,7 @@ import { listFilter, parseListQuery } from '../filters.js';
 import { notFoundPage } from '../errors.js';
 import { ACTION_LABELS } from '../pages/actions.js';
 import { actionsFor, type RouteState } from './shared.js';
+import { grouped } from '../../core/grouped.js';
 
 /** The shortest reason accepted: the audit log must say why. */
 const MIN_REASON = 3;
@@ -113,7 +114,7 @@ export function actionRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, state: Ro
     if (!ids) throw usageError(`${action} does not apply to the ${query.list} list of this table`);
     if (ids.length > MAX_FROZEN)
       throw usageError(
-        `more than ${MAX_FROZEN.toLocaleString('en-US')} tasks match`,
+        `more than ${grouped(MAX_FROZEN)} tasks match`,
         'Narrow the filter (biz type, error text, time), or run `taskrecon compensate` with the same filters.',
       );
     const run = state.bulk.freeze(action, query, ids);

@@ -4,6 +4,7 @@ import { store, AUDIT_WRITE_COLUMNS } from '../../db/port/index.js';
 import type { Db } from '../../db/types.js';
 import { mappedColumns } from '../../db/profiles/types.js';
 import { check, type DoctorCheck } from './check.js';
+import { grouped } from '../../core/grouped.js';
 
 /** A column of this many characters or fewer truncates the PHP stack traces failed-job tables keep (the failed-jobs design). */
 const TEXT_MAX_CHARS = 65_535;
@@ -52,8 +53,7 @@ export function lastErrorCheck(source: BoundSource): DoctorCheck | undefined {
   if (!live) return undefined;
   const name = 'last_error length';
   const expected = source.profile.expectedLastErrorLength;
-  const holds =
-    live.maxLength === null ? 'unbounded text' : `${live.maxLength.toLocaleString('en-US')} characters`;
+  const holds = live.maxLength === null ? 'unbounded text' : `${grouped(live.maxLength)} characters`;
   if (expected !== undefined && live.maxLength !== null && live.maxLength < expected) {
     return check(
       name,

@@ -2,6 +2,7 @@ import type { BoundSource } from '../../db/bind-source.js';
 import type { IndexInfo } from '../../db/types.js';
 import { createIndexSql, FULL_SCAN_FREE_ROWS, indexServes, recommendedIndexes } from '../../ops/full-scan.js';
 import { check, type DoctorCheck } from './check.js';
+import { grouped } from '../../core/grouped.js';
 
 /**
  * The indexes that let scan's summary and report answer from indexes instead of reading the whole
@@ -31,8 +32,8 @@ export function summaryIndexCheck(
     name,
     large ? 'warn' : 'ok',
     large
-      ? `missing on ~${estimatedRows.toLocaleString('en-US')} rows, so scan and report skip the figures they serve (--full-scan reads the whole table instead) — ${why}`
-      : `not needed yet below ${FULL_SCAN_FREE_ROWS.toLocaleString('en-US')} rows; add them before the table grows — ${why}`,
+      ? `missing on ~${grouped(estimatedRows)} rows, so scan and report skip the figures they serve (--full-scan reads the whole table instead) — ${why}`
+      : `not needed yet below ${grouped(FULL_SCAN_FREE_ROWS)} rows; add them before the table grows — ${why}`,
     missing.map((m) => createIndexSql(source, m)).join(' '),
   );
 }

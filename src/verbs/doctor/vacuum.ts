@@ -3,6 +3,7 @@ import { store, type LongTransaction, type TableBloat } from '../../db/port/inde
 import { formatSeconds } from '../../core/duration.js';
 import type { Db } from '../../db/types.js';
 import { check, type DoctorCheck } from './check.js';
+import { grouped } from '../../core/grouped.js';
 
 /**
  * Where the server keeps old row versions until a vacuum removes them (PostgreSQL), a task table
@@ -31,7 +32,7 @@ export const BLOAT_MIN_DEAD_ROWS = 10_000;
 export const LONG_TRANSACTION_SECONDS = 600;
 
 const share = (dead: number, live: number): string =>
-  live === 0 ? 'no live rows' : `${Math.round((dead / live) * 100)}% of ${live.toLocaleString('en-US')} live`;
+  live === 0 ? 'no live rows' : `${Math.round((dead / live) * 100)}% of ${grouped(live)} live`;
 
 /** Dead row versions of the task table against the live ones, with its last vacuums. */
 export function bloatCheck(table: string, bloat: TableBloat, nowEpoch: number): DoctorCheck {
@@ -40,13 +41,13 @@ export function bloatCheck(table: string, bloat: TableBloat, nowEpoch: number): 
   const last = (epoch: number | null): string =>
     epoch === null ? 'never' : `${formatSeconds(nowEpoch - epoch)} ago`;
   const vacuums = `last vacuum ${last(bloat.lastVacuumEpoch)}, last autovacuum ${last(bloat.lastAutovacuumEpoch)}${bloat.autovacuumDisabled ? '; autovacuum is off for this table' : ''}`;
-  const counts = `${deadRows.toLocaleString('en-US')} dead row versions (${share(deadRows, liveRows)})`;
+  const counts = `${grouped(deadRows)} dead row versions (${share(deadRows, liveRows)})`;
   const bloated = deadRows > BLOAT_MIN_DEAD_ROWS && deadRows > liveRows * BLOAT_DEAD_SHARE;
   if (!bloated) return check(name, 'ok', `${table}: ${counts}; ${vacuums}`);
   return check(
     name,
     'warn',
-    `${table}: ${counts}, more than ${Math.round(BLOAT_DEAD_SHARE * 100)}% and ${BLOAT_MIN_DEAD_ROWS.toLocaleString('en-US')}; ${vacuums}. ` +
+    `${table}: ${counts}, more than ${Math.round(BLOAT_DEAD_SHARE * 100)}% and ${grouped(BLOAT_MIN_DEAD_ROWS)}; ${vacuums}. ` +
       'Every attempt rewrites a task row and leaves the old version behind: scans and claims read through them, and the table and its indexes grow',
     `Let autovacuum visit the table sooner: ${bloat.tuneStatement} Reclaim the dead rows now with ${bloat.vacuumStatement} ` +
       'If autovacuum runs and they stay, look for a long transaction holding them (the long transactions check).',

@@ -9,6 +9,7 @@ import { roleOfCode } from '../walk/classify.js';
 import { orphanFinding, taskFinding } from '../walk/findings.js';
 import type { WalkOptions } from '../walk/workers.js';
 import type { ChecksumSide } from './digest-sources.js';
+import { grouped } from '../../../core/grouped.js';
 
 /**
  * The row level of a checksum diff: the segments the levels left are read from both sides in
@@ -37,7 +38,7 @@ export async function compareSegments(
   const flush = async () => {
     if (batch.length === 0) return;
     rowsCompared += await compareRows(plan, sides, width, batch, options);
-    options.progress(`rows: ${rowsCompared.toLocaleString('en-US')} compared`);
+    options.progress(`rows: ${grouped(rowsCompared)} compared`);
     batch = [];
     batchRows = 0;
   };

@@ -3,6 +3,7 @@ import { store } from '../../../db/port/index.js';
 import type { Queryable } from '../../../db/types.js';
 import type { SameServerPlan } from '../plan.js';
 import { serialized, type Chunk, type Walk, type WalkOptions } from './workers.js';
+import { grouped } from '../../../core/grouped.js';
 
 /** A range of business keys, (after, upTo] (open ends when undefined); the last one runs to the end. */
 export interface KeyRange {
@@ -39,7 +40,7 @@ export function businessKeyRanges(
       const elapsed = boundMs + performance.now() - chunkStarted;
       cursor.span = Math.min(maxSpan, nextChunkSpan(span, elapsed, options.chunkTimeMs));
       cursor.seen += span;
-      progress(`business keys: ~${cursor.seen.toLocaleString('en-US')}`);
+      progress(`business keys: ~${grouped(cursor.seen)}`);
     };
   });
   return { next };

@@ -6,6 +6,7 @@ import type { SameServerPlan } from '../plan.js';
 import { emitClassified } from './classify.js';
 import { taskFinding } from './findings.js';
 import { serialized, single, type Chunk, type Walk, type WalkOptions } from './workers.js';
+import { grouped } from '../../../core/grouped.js';
 
 /** What the task walk does besides unsettled tasks: missing ones (unless the merge walk finds them), the count. */
 export interface TaskParts {
@@ -68,7 +69,7 @@ export async function taskWalk(
       cursor.span = nextChunkSpan(span, performance.now() - started, options.chunkTimeMs);
       cursor.through = Math.max(cursor.through, chunk.hi);
       progress(
-        `tasks: id ${cursor.through.toLocaleString('en-US')} of ${max.toLocaleString('en-US')} (${Math.floor(((cursor.through - min + 1) / (max - min + 1)) * 100)}%)`,
+        `tasks: id ${grouped(cursor.through)} of ${grouped(max)} (${Math.floor(((cursor.through - min + 1) / (max - min + 1)) * 100)}%)`,
       );
     };
   });
