@@ -14,11 +14,17 @@
  *     order through the primary key (against the third).
  *
  *   node bench/ndjson.js [--rows 1000000] [--runs 3] [--out bench/RESULTS.md]
+ *                        [--node PATH --root DIR]
+ *
+ * --node runs taskrecon on another Node.js (e.g. an LTS line users run) from a checkout installed
+ * and built by that Node (--root: its code caches are that Node's); its figures go to a section of
+ * their own, named for the Node's major version.
  */
 import mysql from 'mysql2/promise';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { generate, mariadbArgs, SERVER } from './generate.js';
@@ -27,7 +33,6 @@ import { machineFacts, markdownTable, updateSection } from './results.js';
 import { listStatements } from './statements.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const RUN_JS = join(ROOT, 'bin', 'run.js');
 const DATABASE = 'taskrecon_bench';
 const DB_URL = `mysql://root@127.0.0.1:3306/${DATABASE}`;
 const TARGET = { ratio: 0.9, rssMb: 150 };
@@ -38,8 +43,18 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     out: { type: 'string' },
     cpuProf: { type: 'string' },
+    node: { type: 'string' },
+    root: { type: 'string' },
   },
 });
+if (values.node && !values.root)
+  throw new Error('--node needs --root: a checkout installed and built by that Node');
+const NODE = values.node ?? process.execPath;
+const RUN_JS = join(values.root ?? ROOT, 'bin', 'run.js');
+const NODE_VERSION = values.node
+  ? spawnSync(NODE, ['-v'], { encoding: 'utf8' }).stdout.trim()
+  : process.version;
+const OTHER_NODE = NODE_VERSION.split('.')[0] !== process.version.split('.')[0];
 const ROWS = Number(values.rows);
 const RUNS = Number(values.runs);
 const OUT = values.out ?? join(ROOT, 'bench', 'RESULTS.md');
@@ -65,7 +80,7 @@ async function main() {
   // case for the ratio); larger than it, the server's reads are the slower side. Each case has a
   // section of its own: run once as the server is, once with the pool raised above the table.
   const inMemory = Number(facts.bp) > Number(size.bytes);
-  const section = inMemory ? 'ndjson-due-in-memory' : 'ndjson-due';
+  const section = `${inMemory ? 'ndjson-due-in-memory' : 'ndjson-due'}${OTHER_NODE ? `-${NODE_VERSION.split('.')[0]}` : ''}`;
   const measured = inMemory ? 'warm (the table in memory)' : 'server-bound';
   const nowEpoch = Number(facts.now);
   const due = (await listStatements(TABLE, nowEpoch)).find((s) => /`status` = 0\b/.test(s));
@@ -111,7 +126,7 @@ async function main() {
   await conn.end();
 
   const taskrecon = (extra) => () =>
-    measure(process.execPath, [
+    measure(NODE, [
       RUN_JS,
       'scan',
       '--db',
@@ -171,9 +186,10 @@ async function main() {
   const load = (await import('node:os')).loadavg();
   const loaded = (l) => l.map((x) => x.toFixed(2)).join(' / ');
   const body = [
-    `## scan --format ndjson on MariaDB: the due list of a 1M-row table, same order and plain order (${inMemory ? 'the table held whole in the buffer pool' : 'the table larger than the buffer pool'})`,
+    `## scan --format ndjson on MariaDB: the due list of a 1M-row table, same order and plain order (${inMemory ? 'the table held whole in the buffer pool' : 'the table larger than the buffer pool'}${OTHER_NODE ? `; taskrecon on Node ${NODE_VERSION}` : ''})`,
     '',
     machineFacts({
+      'taskrecon runs on': `Node ${NODE_VERSION}${OTHER_NODE ? ' (a checkout installed and built by it, so its code caches are its own)' : ''}`,
       mariadb: facts.v,
       innodb_buffer_pool_size: `${Number(facts.bp) / 2 ** 20} MiB`,
       'table (data + indexes)': `${(Number(size.bytes) / 2 ** 20).toFixed(0)} MiB`,
@@ -218,7 +234,7 @@ async function main() {
       })),
     ),
     '',
-    'Re-run: `npm run build:dev && node bench/ndjson.js` (the table is kept between runs); for the other case, first `SET GLOBAL innodb_buffer_pool_size = 805306368` (and set it back after).',
+    `Re-run: \`npm run build:dev && node bench/ndjson.js${OTHER_NODE ? ' --node <that Node> --root <a checkout installed with it>' : ''}\` (the table is kept between runs); for the other case, first \`SET GLOBAL innodb_buffer_pool_size = 805306368\` (and set it back after).`,
   ].join('\n');
   for (const file of halfFiles) rmSync(file, { force: true });
   updateSection(OUT, section, body);
