@@ -167,16 +167,10 @@ export class NdjsonWireEncoder implements RowEncoder {
       } else if (kind === TIME) {
         // Whole epoch seconds (plain digits) on the day this column's last time fell on are
         // formatted here; anything else by iso().
-        let seconds = 0;
-        let plain = end > start && end - start <= 11;
-        for (let i = start; plain && i < end; i++) {
-          const digit = (buf[i] as number) - 0x30;
-          if (digit < 0 || digit > 9) plain = false;
-          else seconds = seconds * 10 + digit;
-        }
+        const seconds = epochSeconds(buf, start, end);
         const day = Math.floor(seconds / 86_400);
         const cache = this.isoDays[column.day] as DayCache;
-        if (!plain || day !== cache.day) {
+        if (seconds < 0 || day !== cache.day) {
           this.at = at;
           this.iso(column.day, buf, start, end);
           at = this.at;
@@ -266,15 +260,8 @@ export class NdjsonWireEncoder implements RowEncoder {
    * isoWriter() writes it.
    */
   private iso(column: number, buf: Buffer, start: number, end: number): void {
-    // The digits read and checked in one pass; up to 11 of them is well inside a double's integers.
-    let seconds = 0;
-    let plain = end > start && end - start <= 11;
-    for (let i = start; plain && i < end; i++) {
-      const digit = (buf[i] as number) - 0x30;
-      if (digit < 0 || digit > 9) plain = false;
-      else seconds = seconds * 10 + digit;
-    }
-    if (!plain) {
+    const seconds = epochSeconds(buf, start, end);
+    if (seconds < 0) {
       this.ascii(isoWriter()(buf.toString('latin1', start, end)));
       return;
     }
@@ -366,6 +353,21 @@ const TWO_DIGITS = Uint16Array.from(
 class DayCache {
   day = Number.NaN;
   prefix = constantOf('');
+}
+
+/**
+ * Whole epoch seconds written as 1 to 11 plain digits (well inside a double's integers), read and
+ * checked in one pass; -1 for anything else (a sign, a fraction, garbage, nothing).
+ */
+function epochSeconds(buf: Buffer, start: number, end: number): number {
+  if (end <= start || end - start > 11) return -1;
+  let seconds = 0;
+  for (let i = start; i < end; i++) {
+    const digit = (buf[i] as number) - 0x30;
+    if (digit < 0 || digit > 9) return -1;
+    seconds = seconds * 10 + digit;
+  }
+  return seconds;
 }
 
 /** Plain digits without a leading zero, 1 to 15 of them: a safe integer, written as it is. */
