@@ -124,10 +124,7 @@ export class NdjsonWireEncoder implements RowEncoder {
     let at = this.at;
     for (let c = 0; c < COLUMNS.length; c++) {
       const column = COLUMNS[c] as Column;
-      const key = c === 0 ? this.head : column.key;
-      const words = key.words;
-      for (let i = 0; i < words.length; i++) view.setInt32(at + 4 * i, words[i] as number, true);
-      at += key.length;
+      at = writeConstant(view, at, c === 0 ? this.head : column.key);
       const start = starts[column.index] as number;
       const end = ends[column.index] as number;
       const kind = column.kind;
@@ -176,11 +173,7 @@ export class NdjsonWireEncoder implements RowEncoder {
           at = this.at;
           continue;
         }
-        const prefix = cache.prefix;
-        for (let i = 0; i < prefix.words.length; i++)
-          view.setInt32(at + 4 * i, prefix.words[i] as number, true);
-        at += prefix.length;
-        at = writeClock(o, view, at, seconds - day * 86_400);
+        at = writeClock(o, view, writeConstant(view, at, cache.prefix), seconds - day * 86_400);
       } else if (kind === STATUS) {
         const one = end - start === 1 ? this.oneByteStatus[buf[start] as number] : undefined;
         if (one === undefined) {
@@ -189,8 +182,7 @@ export class NdjsonWireEncoder implements RowEncoder {
           at = this.at;
           continue;
         }
-        for (let i = 0; i < one.words.length; i++) view.setInt32(at + 4 * i, one.words[i] as number, true);
-        at += one.length;
+        at = writeConstant(view, at, one);
       } else if (isPlainNumber(buf, start, end)) {
         for (let i = start; i < end; i++) o[at++] = buf[i] as number;
       } else {
@@ -217,10 +209,7 @@ export class NdjsonWireEncoder implements RowEncoder {
   }
 
   private constant(c: Constant): void {
-    const view = this.view;
-    const words = c.words;
-    for (let i = 0; i < words.length; i++) view.setInt32(this.at + 4 * i, words[i] as number, true);
-    this.at += c.length;
+    this.at = writeConstant(this.view, this.at, c);
   }
 
   /** An id that is not plain digits (or is NULL), as toId() gives it. */
@@ -310,6 +299,13 @@ function constantOf(text: string): Constant {
     words: Int32Array.from({ length: bytes.length >> 2 }, (_, i) => bytes.readInt32LE(i * 4)),
     length,
   };
+}
+
+/** `c` written at `at` (its last word whole); returns the position after its text. */
+function writeConstant(view: DataView, at: number, c: Constant): number {
+  const words = c.words;
+  for (let i = 0; i < words.length; i++) view.setInt32(at + 4 * i, words[i] as number, true);
+  return at + c.length;
 }
 
 function viewOf(buf: Buffer): DataView {
