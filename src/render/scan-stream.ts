@@ -13,6 +13,7 @@ import { startProgress } from './progress.js';
 import { CSV_HEADER, rowSerializer } from './task-rows.js';
 import { writeOut } from './terminal.js';
 import { grouped } from '../core/grouped.js';
+import { holdYoungGeneration } from '../core/young-generation.js';
 
 const PROGRESS_EVERY_ROWS = 65_536;
 
@@ -42,6 +43,7 @@ export async function streamScanRows(
     ) {
       // The fast path: NDJSON written from the wire bytes (MariaDB/MySQL's text protocol,
       // PostgreSQL's COPY), one write per chunk.
+      holdYoungGeneration();
       const encoder = new NdjsonWireEncoder(source.sql, 'stuck');
       for (const kind of options.lists ?? ALL_LISTS) {
         encoder.setList(kind);

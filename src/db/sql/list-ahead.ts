@@ -19,12 +19,14 @@ import type { PageKey, PagePlan } from './page-plans.js';
  */
 
 /**
- * Output a page read ahead may hold before its connection is paused (about half a page of
- * AHEAD_PAGE_ROWS NDJSON lines). Measured on 400,000 due rows of a 1M-row MariaDB table held in
- * memory, on 2 cores: 4 MB is as fast as 12 MB or faster (0.88× against 0.85× `mariadb --quick`,
- * median of 11 interleaved) for ~10 MB less peak RSS; 2 MB gains nothing more.
+ * Output a page read ahead may hold before its connection is paused (about a quarter of a page
+ * of AHEAD_PAGE_ROWS NDJSON lines). Measured on 400,000 due rows of a 1M-row MariaDB table held
+ * in memory, on 2 cores: 4 MB was as fast as 12 MB or faster (0.88× against 0.85× `mariadb
+ * --quick`, median of 11 interleaved) for ~10 MB less peak RSS, and 2 MB as fast as 4 MB (1.17 s
+ * against 1.21 s on Node 20, 1.06 s against 1.07 s on Node 24, medians of 9) for another 4–8 MB
+ * less (Node 24: 128–136 MB against 134–143 MB).
  */
-export const AHEAD_BYTES = 4 * 1024 * 1024;
+export const AHEAD_BYTES = 2 * 1024 * 1024;
 
 /**
  * Rows per page read ahead (the first page, read alone, too). A page's lines (~7 MB of NDJSON at
