@@ -11,7 +11,7 @@ const KIND_COLOR: Record<Finding['kind'], (s: string) => string> = {
   unsettled: chalk.cyan,
 };
 
-const n = (value: number): string => grouped(value);
+const n = grouped;
 const cell = (value: number): string => (value === 0 ? chalk.dim('0') : chalk.bold(n(value)));
 
 /** The human view of a diff: one line per rule, the samples, and what --enqueue did. */

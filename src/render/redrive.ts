@@ -4,7 +4,7 @@ import { renderFields } from './table.js';
 import { chalk } from './terminal.js';
 import { grouped } from '../core/grouped.js';
 
-const n = (value: number): string => grouped(value);
+const n = grouped;
 
 /** The human summary of one redrive run. */
 export function renderRedrive(result: RedriveResult): string {
