@@ -4,7 +4,7 @@ import { bindSource, type BoundSource } from '../../src/db/bind-source.js';
 import { connect } from '../../src/db/connect.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
 import type { Db, RowEncoder } from '../../src/db/types.js';
-import { AHEAD_PAGES } from '../../src/db/sql/list-ahead.js';
+import { AHEAD_PAGES } from '../../src/db/sql/ahead-limits.js';
 import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
 import { rowSerializer } from '../../src/render/task-rows.js';
 import { streamListBatches, streamListEncoded, type ScanOptions } from '../../src/verbs/scan/index.js';
@@ -23,16 +23,20 @@ const DUE = 3_000;
 const OTHER = 20_000;
 const PAGE = 97;
 
-/** A Db that records its statements and how many encoded streams are open at once. */
+/** A Db that records its statements, the rows of each page read out and how many encoded streams are open at once. */
 function recording(db: Db): {
   db: Db;
   queries: Array<{ sql: string; params: readonly unknown[] }>;
   pages: string[];
+  pageParams: Array<readonly unknown[]>;
+  pageRows: number[];
   maxOpen: () => number;
   openNow: () => number;
 } {
   const queries: Array<{ sql: string; params: readonly unknown[] }> = [];
   const pages: string[] = [];
+  const pageParams: Array<readonly unknown[]> = [];
+  const pageRows: number[] = [];
   let open = 0;
   let max = 0;
   const wrap =
@@ -43,10 +47,12 @@ function recording(db: Db): {
     (sql: string, params: readonly unknown[], encoder: RowEncoder) =>
       (async function* () {
         pages.push(sql);
+        pageParams.push(params);
         open++;
         max = Math.max(max, open);
         try {
           yield* fn!.call(db, sql, params, encoder);
+          pageRows.push((encoder as unknown as { rows: number }).rows);
         } finally {
           open--;
         }
@@ -61,7 +67,7 @@ function recording(db: Db): {
     streamEncoded: { value: db.streamEncoded && wrap(db.streamEncoded) },
     streamTextEncoded: { value: db.streamTextEncoded && wrap(db.streamTextEncoded) },
   }) as Db;
-  return { db: recorder, queries, pages, maxOpen: () => max, openNow: () => open };
+  return { db: recorder, queries, pages, pageParams, pageRows, maxOpen: () => max, openNow: () => open };
 }
 
 /** The list's lines; a reader taking `pauseMs` over each chunk gives the pages ahead time to start. */
@@ -151,9 +157,9 @@ describe.each(['mysql', 'postgres'] as const)('scan ndjson read pages ahead on %
     }
   });
 
-  it('read ahead: the same bytes, pages streaming at once, bounds read from the index', async () => {
+  it('read ahead, pages cut by count: the same bytes, pages streaming at once, bounds read from the index', async () => {
     const rec = recording(db);
-    const got = await lines({ ...source, db: rec.db }, { ...options, readAhead: {} });
+    const got = await lines({ ...source, db: rec.db }, { ...options, readAhead: { cut: 'count' } });
     expect(got.rows).toBe(DUE);
     expect(got.text).toBe(pageByPage);
     const bounds = rec.queries.filter((q) =>
@@ -167,11 +173,62 @@ describe.each(['mysql', 'postgres'] as const)('scan ndjson read pages ahead on %
     expect(rec.maxOpen()).toBeLessThanOrEqual(1 + AHEAD_PAGES);
   }, 60_000);
 
+  it(`read ahead, pages cut by value${engine === 'postgres' ? ' where keys are numbers (time keys, text here, are cut by count)' : ''}: two dives for the whole list, no bound per page, the same bytes`, async () => {
+    const rec = recording(db);
+    const got = await lines({ ...source, db: rec.db }, { ...options, readAhead: {} });
+    expect(got.rows).toBe(DUE);
+    expect(got.text).toBe(pageByPage);
+    const offsets = rec.queries.filter((q) => /^SELECT .* LIMIT 1 OFFSET/.test(q.sql));
+    const dives = rec.queries.filter((q) => /^SELECT .* LIMIT 1$/.test(q.sql));
+    // The list's first key and its last, read at once while the first page streams.
+    expect(dives.map((q) => / DESC LIMIT 1$/.test(q.sql)).sort()).toEqual([false, true]);
+    if (engine === 'postgres') {
+      expect(offsets.length).toBe(Math.floor((DUE - PAGE) / PAGE) + 1);
+      return;
+    }
+    expect(offsets).toEqual([]);
+    // Every page after the first ends at a whole second taking every row of it (ties at a cut: the
+    // runs of 50 rows on one second), the last takes the rest.
+    const cuts = rec.pages.slice(1, -1).map((sql, i) => {
+      expect(sql).toMatch(/`next_retry_time` <= FROM_UNIXTIME\(\?\)\) ORDER BY/);
+      return rec.pageParams[i + 1]!.at(-1) as number;
+    });
+    expect(cuts.length).toBeGreaterThan(2);
+    for (const [i, cut] of cuts.entries()) {
+      expect(Number.isInteger(cut)).toBe(true);
+      if (i > 0) expect(cut).toBeGreaterThan(cuts[i - 1]!);
+    }
+    expect(rec.pages.at(-1)).not.toMatch(/<= FROM_UNIXTIME\(\?\)\) ORDER BY/);
+    expect(rec.pageRows.reduce((a, b) => a + b, 0)).toBe(DUE);
+    expect(rec.maxOpen()).toBeGreaterThanOrEqual(2);
+    expect(rec.maxOpen()).toBeLessThanOrEqual(1 + AHEAD_PAGES);
+  }, 60_000);
+
+  it('pages cut by value follow the keys: each holds about a page at the density of the pages read out before it', async () => {
+    if (engine === 'postgres') return; // its time keys are text: cut by count (above)
+    const rec = recording(db);
+    const got = await lines({ ...source, db: rec.db }, { ...options, readAhead: {} }, 1);
+    expect(got.text).toBe(pageByPage);
+    // The first half: ~3.75 rows a second, the pages cut in it hold about PAGE rows each; the
+    // second: 50 rows a second, where pages cut before its density was read out (at most the
+    // AHEAD_PAGES read ahead and the one streaming) hold more, the last the rest.
+    const sizes = rec.pageRows.slice(1);
+    const large = sizes.filter((n) => n > 2 * PAGE);
+    expect(large.length).toBeGreaterThanOrEqual(1);
+    expect(large.length).toBeLessThanOrEqual(1 + AHEAD_PAGES);
+    expect(sizes.indexOf(large[0]!)).toBeGreaterThan(((DUE / 2) * 0.8) / PAGE);
+    for (const n of sizes.slice(0, sizes.indexOf(large[0]!) - 1)) {
+      expect(n).toBeGreaterThanOrEqual(PAGE / 2);
+      expect(n).toBeLessThanOrEqual(2 * PAGE);
+    }
+    expect(rec.pages.length).toBeLessThan((2 * DUE) / PAGE);
+  }, 60_000);
+
   it('a page read ahead that fills its memory waits paused and still gives every line once, in order', async () => {
     const rec = recording(db);
     const got = await lines(
       { ...source, db: rec.db },
-      { ...options, pageSize: 100_000, readAhead: { pageRows: 500, bytes: 1 } },
+      { ...options, pageSize: 100_000, readAhead: { pageRows: 500, bytes: 1, cut: 'count' } },
       20,
     );
     expect(got.text).toBe(pageByPage);
@@ -184,7 +241,7 @@ describe.each(['mysql', 'postgres'] as const)('scan ndjson read pages ahead on %
     const one = recording(db);
     const onePage = await lines(
       { ...source, db: one.db },
-      { ...options, pageSize: 100_000, readAhead: { pageRows: 500, bytes: 1, pages: 1 } },
+      { ...options, pageSize: 100_000, readAhead: { pageRows: 500, bytes: 1, pages: 1, cut: 'count' } },
       20,
     );
     expect(onePage.text).toBe(pageByPage);

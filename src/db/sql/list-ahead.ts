@@ -1,5 +1,7 @@
 import type { BoundSource } from '../bind-source.js';
 import type { RowEncoder } from '../types.js';
+import type { AheadLimits } from './ahead-limits.js';
+import { ValueCuts } from './page-cuts.js';
 import type { PageKey, PagePlan } from './page-plans.js';
 
 /**
@@ -8,75 +10,20 @@ import type { PageKey, PagePlan } from './page-plans.js';
  * next pages are read on other pooled connections while the current one streams out, each one's
  * output held up to AHEAD_BYTES; so the server works on several pages at once and the list comes
  * out in the same order, line for line, as page after page would give it. The first page
- * (AHEAD_PAGE_ROWS rows) is read alone, so the first lines come without waiting for a page bound.
+ * (AHEAD_FIRST_ROWS rows) is read alone, so the first lines come without waiting for a page bound;
+ * once half of it is out, what the pages ahead need is found on other connections
+ * (prepareAhead()), so they start as soon as it ends.
  * Engines whose client is the slower side (`Engine.listReadAhead` false: PostgreSQL's COPY, where
  * a second stream only competes for the client's CPU) read page after page.
  *
- * Pages are bounded on both sides by keys found beforehand: each page ends at the key of its
- * AHEAD_PAGE_ROWS-th row, read from the index alone (`LIMIT 1 OFFSET rows - 1`), and the next starts
- * strictly after it. So pages never overlap, whatever is written meanwhile (a row whose key changes
- * between two pages is missed or listed twice, as with page after page).
+ * Pages are bounded on both sides by keys found before they start, so they never overlap,
+ * whatever is written meanwhile (a row whose key changes between two pages is missed or listed
+ * twice, as with page after page): cut by the value of the order's leading key where it is a
+ * number (page-cuts.ts: two index dives for the whole list), else at the key of every
+ * AHEAD_PAGE_ROWS-th row, read from the index alone (`LIMIT 1 OFFSET rows - 1`), the next page
+ * starting strictly after it. Either way the bounds must be readable from the index alone, or the
+ * list is read page after page.
  */
-
-/**
- * Output a page read ahead may hold before its connection is paused (about a quarter of a page
- * of AHEAD_PAGE_ROWS NDJSON lines). Measured on 400,000 due rows of a 1M-row MariaDB table held
- * in memory, on 2 cores: 4 MB was as fast as 12 MB or faster (0.88× against 0.85× `mariadb
- * --quick`, median of 11 interleaved) for ~10 MB less peak RSS, and 2 MB as fast as 4 MB (1.17 s
- * against 1.21 s on Node 20, 1.06 s against 1.07 s on Node 24, medians of 9) for another 4–8 MB
- * less (Node 24: 128–136 MB against 134–143 MB).
- */
-export const AHEAD_BYTES = 2 * 1024 * 1024;
-
-/**
- * Rows per page read ahead (the first page, read alone, too). A page's lines (~7 MB of NDJSON at
- * this size) outgrow AHEAD_BYTES: its statement is held open, paused, until the page before it is
- * out, and then streams on.
- */
-export const AHEAD_PAGE_ROWS = 20_000;
-
-/**
- * Pages read ahead of the one streaming out. With one, a page read whole while the page before it
- * streamed out is written in a moment, and the page after it has only just started: the server
- * works on one page about half the time. With two, the page after has been reading all along.
- * Measured on 400,000 due rows of a 1M-row MariaDB table on 2 cores (see bench/RESULTS.md).
- */
-export const AHEAD_PAGES = 2;
-
-/**
- * How a whole list is read ahead: rows per page (the first page, read alone, too), output bytes
- * a page read ahead holds before its connection is paused, pages read ahead at once.
- */
-export interface AheadOptions {
-  pageRows?: number;
-  bytes?: number;
-  pages?: number;
-}
-
-/** What a list read ahead goes by: rows per page, output bytes a page read ahead may hold, pages ahead. */
-export interface AheadLimits {
-  rows: number;
-  bytes: number;
-  pages: number;
-}
-
-/**
- * The limits a whole list is read ahead with, or undefined to read it page after page: asked for
- * (`options`), else as the engine gains by it (`byDefault`: Engine.listReadAhead). Pages are never
- * larger than `pageSize`.
- */
-export function aheadLimits(
-  options: AheadOptions | false | undefined,
-  byDefault: boolean,
-  pageSize: number,
-): AheadLimits | undefined {
-  if (options === false || (options === undefined && !byDefault)) return undefined;
-  return {
-    rows: Math.min(pageSize, options?.pageRows ?? AHEAD_PAGE_ROWS),
-    bytes: options?.bytes ?? AHEAD_BYTES,
-    pages: Math.max(1, options?.pages ?? AHEAD_PAGES),
-  };
-}
 
 /** A list encoder whose rows can be encoded apart and counted back in (NdjsonWireEncoder). */
 export interface ForkableEncoder extends RowEncoder {
@@ -186,15 +133,45 @@ async function boundariesFromIndex(
   return db.engine.indexOnly(await db.query(`${db.dialect.explain} ${statement.sql}`, statement.params));
 }
 
-/** A page read ahead, with the key it ends at (undefined: it is the last). */
+/**
+ * What reading a list ahead needs before its pages ahead start: whether their bounds can be read
+ * from the index alone, and the cuts by value where its keys are numbers.
+ */
+export interface AheadStart {
+  fromIndex: boolean;
+  cuts: ValueCuts | undefined;
+}
+
+/**
+ * Finds what reading `plan`'s list ahead needs (AheadStart) while the list's first page still
+ * streams, on connections of its own (which the pages ahead then stream on): whether the bounds
+ * come from the index alone, then, if they do, the list's first and last keys at once.
+ */
+export async function prepareAhead(
+  source: BoundSource,
+  from: string,
+  plan: PagePlan,
+  { rows, cut }: AheadLimits,
+): Promise<AheadStart> {
+  if (!(await boundariesFromIndex(source, from, plan, undefined, rows)))
+    return { fromIndex: false, cuts: undefined };
+  return {
+    fromIndex: true,
+    cuts: cut === 'value' ? await ValueCuts.open(source, from, plan, rows) : undefined,
+  };
+}
+
+/** A page read ahead, with the keys it starts after and ends at (undefined: it is the last). */
 interface Ahead {
   stream: PageStream;
+  after: PageKey | undefined;
   upTo: PageKey | undefined;
 }
 
 /**
- * Every row of one page plan, read pages ahead (see the top of this file); undefined when the
- * page boundaries cannot be read from an index alone (the caller reads page after page).
+ * Every row of one page plan after `start` (where its first page ended), read pages ahead (see
+ * the top of this file), with what prepareAhead() found; undefined when the page boundaries
+ * cannot be read from an index alone (the caller reads page after page).
  */
 export async function listAhead(
   source: BoundSource,
@@ -204,9 +181,13 @@ export async function listAhead(
   encoder: ForkableEncoder,
   streamed: Streamed,
   start: PageKey | undefined,
-  { rows, bytes, pages }: AheadLimits,
+  { rows, firstRows, bytes, pages }: AheadLimits,
+  prepared: AheadStart,
 ): Promise<AsyncGenerator<Buffer> | undefined> {
-  if (!(await boundariesFromIndex(source, from, plan, start, rows))) return undefined;
+  if (!prepared.fromIndex) return undefined;
+  const cuts = start && prepared.cuts?.firstPageEnded(start, firstRows) ? prepared.cuts : undefined;
+  const boundary = (after: PageKey | undefined) =>
+    cuts && after ? Promise.resolve(cuts.upTo(after)) : pageBoundary(source, from, plan, after, rows);
   const page = (after: PageKey | undefined, upTo: PageKey | undefined) => {
     const w = plan.where(after, upTo);
     const fork = encoder.fork();
@@ -223,15 +204,16 @@ export async function listAhead(
     before.then(async (previous) => {
       const key = previous?.upTo;
       if (!key || leaving) return undefined;
-      const upTo = await pageBoundary(source, from, plan, key, rows);
+      const upTo = await boundary(key);
       if (leaving) return undefined;
       const stream = page(key, upTo);
       stream.fill(bytes);
-      return { stream, upTo };
+      return { stream, after: key, upTo };
     });
   return (async function* () {
-    const upTo = await pageBoundary(source, from, plan, start, rows);
+    const upTo = await boundary(start);
     let current: PageStream | undefined = page(start, upTo);
+    let span: { after: PageKey | undefined; upTo: PageKey | undefined } = { after: start, upTo };
     let last: Promise<{ upTo: PageKey | undefined } | undefined> = Promise.resolve({ upTo });
     const ahead: Array<Promise<Ahead | undefined>> = [];
     try {
@@ -244,11 +226,13 @@ export async function listAhead(
           last = next;
         }
         yield* current.pageRows();
+        if (cuts && span.after && span.upTo) cuts.readOut(span.after, span.upTo, current.encoder.rows);
         encoder.absorb(current.encoder);
         current = undefined;
         const next = await ahead.shift();
         if (!next) return;
         current = next.stream;
+        span = next;
       }
     } finally {
       leaving = true;

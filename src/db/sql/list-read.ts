@@ -1,6 +1,6 @@
 import type { BoundSource } from '../bind-source.js';
 import type { Fragment } from '../fragment.js';
-import type { AheadOptions } from './list-ahead.js';
+import type { AheadOptions } from './ahead-limits.js';
 
 /** How a list is read: its order, and through which index. */
 

@@ -7,6 +7,8 @@ import type { ListReadOptions } from './list-read.js';
 /**
  * Where a page of a list starts: after the last row of the previous page, by its id and its exact
  * next-retry time (TaskSql.pageKey(): every fraction of a second, unlike the epoch a list prints).
+ * With no id, a cut by next-retry time alone (page-cuts.ts): a page up to it holds every row at that
+ * time, the page after it none.
  */
 export interface PageKey {
   id: unknown;
@@ -21,6 +23,8 @@ export interface PageKey {
 export interface PagePlan {
   where(after: PageKey | undefined, upTo?: PageKey): Fragment;
   order: string;
+  /** The order backwards (the last row first). */
+  descending: string;
   key: { id: string; nextRetry?: string };
 }
 
@@ -38,12 +42,20 @@ export function pagePlans(source: BoundSource, base: Fragment, options: ListRead
     upTo ? { sql: `${id} <= ?`, params: [upTo.id] } : none,
   ];
   if (!nrt || options.order === 'id')
-    return [{ where: (after, upTo) => and([base, ...byId(after, upTo)]), order: id, key: { id } }];
+    return [
+      {
+        where: (after, upTo) => and([base, ...byId(after, upTo)]),
+        order: id,
+        descending: `${id} DESC`,
+        key: { id },
+      },
+    ];
   const plans: PagePlan[] = [];
   if (options.nullNextRetry !== false) {
     plans.push({
       where: (after, upTo) => and([base, { sql: `${nrt} IS NULL`, params: [] }, ...byId(after, upTo)]),
       order: id,
+      descending: `${id} DESC`,
       key: { id },
     });
   }
@@ -56,20 +68,25 @@ export function pagePlans(source: BoundSource, base: Fragment, options: ListRead
       and([
         base,
         { sql: `${nrt} IS NOT NULL`, params: [] },
-        after
-          ? {
-              sql: `${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?)`,
-              params: [after.nextRetry, after.nextRetry, after.id],
-            }
-          : none,
-        upTo
-          ? {
-              sql: `${nrt} < ${param} OR (${nrt} = ${param} AND ${id} <= ?)`,
-              params: [upTo.nextRetry, upTo.nextRetry, upTo.id],
-            }
-          : none,
+        !after
+          ? none
+          : after.id === undefined
+            ? { sql: `${nrt} > ${param}`, params: [after.nextRetry] }
+            : {
+                sql: `${nrt} > ${param} OR (${nrt} = ${param} AND ${id} > ?)`,
+                params: [after.nextRetry, after.nextRetry, after.id],
+              },
+        !upTo
+          ? none
+          : upTo.id === undefined
+            ? { sql: `${nrt} <= ${param}`, params: [upTo.nextRetry] }
+            : {
+                sql: `${nrt} < ${param} OR (${nrt} = ${param} AND ${id} <= ?)`,
+                params: [upTo.nextRetry, upTo.nextRetry, upTo.id],
+              },
       ]),
     order: `${nrt}, ${id}`,
+    descending: `${nrt} DESC, ${id} DESC`,
     key: { id, nextRetry: sql.pageKey('nextRetryAt') as string },
   });
   return plans;

@@ -3,7 +3,8 @@ import type { BoundSource } from '../bind-source.js';
 import { and, filterWhere, type Fragment, type ScanFilter } from '../fragment.js';
 import { LIST_PAGE_KEY, type TaskSql } from '../task-sql.js';
 import type { Db } from '../types.js';
-import { aheadLimits, listAhead, type ForkableEncoder } from './list-ahead.js';
+import { aheadLimits } from './ahead-limits.js';
+import { listAhead, prepareAhead, type AheadStart, type ForkableEncoder } from './list-ahead.js';
 import type { ListReadOptions } from './list-read.js';
 import { pagePlans, type PageKey } from './page-plans.js';
 
@@ -189,22 +190,33 @@ export async function* listEncoded(
     let after: PageKey | undefined;
     // A whole list: its first page is read alone, the rest pages ahead (list-ahead.ts).
     let first = ahead;
+    let preparing: Promise<AheadStart> | undefined;
     while (remaining > 0) {
-      const n = Math.min(first ? first.rows : pageSize, remaining);
+      const n = Math.min(first ? first.firstRows : pageSize, remaining);
       const w = plan.where(after);
       const before = encoder.rows;
-      yield* streamed(
+      const rows = streamed(
         `SELECT ${select} FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT ${n}`,
         w.params,
         encoder,
       );
+      for await (const chunk of rows) {
+        // Half the first page out, the list is long enough to read ahead: what that needs is found
+        // now, on other connections, so the pages ahead start as soon as the first page ends.
+        if (first && !preparing && encoder.rows - before >= first.firstRows / 2) {
+          preparing = prepareAhead(source, from, plan, first);
+          preparing.catch(() => undefined);
+        }
+        yield chunk;
+      }
       const got = encoder.rows - before;
       remaining -= got;
       if (got < n) break; // a short page is the last one
       const key = encoder.lastRowKey();
       after = key && { id: numericKey(key.id), nextRetry: numericKey(key.nextRetry) };
       if (first) {
-        const rest = await listAhead(source, from, select, plan, encoder, streamed, after, first);
+        const prepared = await (preparing ?? prepareAhead(source, from, plan, first));
+        const rest = await listAhead(source, from, select, plan, encoder, streamed, after, first, prepared);
         first = undefined;
         if (rest) {
           yield* rest;
