@@ -204,7 +204,7 @@ async function main() {
       'warm (every command run once before the measured rounds), wall time from spawn to exit (Node start-up included), interleaved in rotating order, median of the runs. ' +
       'List order: the due list statement taskrecon builds (`ORDER BY next_retry_time, id`, through the (status, next_retry_time) index), unpaged. ' +
       'Plain order: the same SELECT and WHERE with no ORDER BY (MariaDB still picks the status index). Primary-key order: the same with `FORCE INDEX (PRIMARY)` and `ORDER BY id`, which taskrecon reads with no --order on a list this large a share of the table. ' +
-      'taskrecon reads a whole list in list order two pages ahead after its first page (20,000 rows, read alone): the next two pages (20,000 rows each, their bounds read from the index alone) on other connections while the current one streams out, so the server works on several pages at once; ' +
+      "taskrecon reads a whole list in list order two pages ahead after its first page (5,000 rows, read alone): the next two pages (about 20,000 rows each, cut by next-retry time at the density of the pages before them; the list's first and last keys read from the index while the first page streams) on other connections while the current one streams out, so the server works on several pages at once; " +
       'the two-client row is the raw counterpart: two `mariadb --quick` started together, each reading one half of the list (cut at its middle row), to /dev/null.',
     '',
     markdownTable([

@@ -16,8 +16,9 @@ import { createEngineDb, type EngineDb } from '../support/engine-db.js';
  * next-retry times repeat (keyset ties across page bounds) among 20,000 rows of other statuses, read
  * in pages of 97. Every line must come once, in (next_retry_time, id) order, byte for byte what page
  * after page gives; the pages must really overlap (statements streaming at once, never more than
- * the page streaming out and AHEAD_PAGES read ahead); and where the bounds cannot come from the
- * index alone, the list is read page after page.
+ * the page streaming out and AHEAD_PAGES read ahead); pages cut by key value (page-cuts.ts,
+ * MariaDB's numeric keys) and by count (every PAGE-th row's key, PostgreSQL's time text) give the
+ * same bytes; and where the bounds cannot come from the index alone, the list is read page after page.
  */
 const DUE = 3_000;
 const OTHER = 20_000;

@@ -68,9 +68,9 @@ export class ValueCuts {
   ) {}
 
   /**
-   * Cuts for a list read ahead after its first page of `rows` rows, from its first and last keys
-   * (read at once); undefined when they are not numbers (a time read back as text: cut by
-   * counting instead) or the list is empty.
+   * Cuts for a list read ahead in pages of about `rows` rows, from its first and last keys (read
+   * at once); undefined when they are not numbers (a time read back as text: cut by counting
+   * instead) or the list is empty.
    */
   static async open(
     source: BoundSource,
