@@ -51,9 +51,11 @@ function recording(db: Db): {
         pageParams.push(params);
         open++;
         max = Math.max(max, open);
+        // In the order the pages start (pages read ahead may end before the one streaming out).
+        const page = pageRows.push(0) - 1;
         try {
           yield* fn!.call(db, sql, params, encoder);
-          pageRows.push((encoder as unknown as { rows: number }).rows);
+          pageRows[page] = (encoder as unknown as { rows: number }).rows;
         } finally {
           open--;
         }
