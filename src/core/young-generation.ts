@@ -1,7 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
 
-let held = false;
-
 /**
  * Stops V8 from growing its young generation for the rest of the process (it may still round a
  * growth up by a page or two). A list streamed from the wire allocates little on the JS heap and
@@ -21,7 +19,5 @@ let held = false;
  * V8's own, not a Node.js API, and only ever changes the collector's pacing.
  */
 export function holdYoungGeneration(): void {
-  if (held) return;
-  held = true;
   setFlagsFromString('--semi-space-growth-factor=1');
 }

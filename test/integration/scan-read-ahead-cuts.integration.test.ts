@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindSource, type BoundSource } from '../../src/db/bind-source.js';
 import { connect } from '../../src/db/connect.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
-import type { Db, RowEncoder } from '../../src/db/types.js';
+import type { Db } from '../../src/db/types.js';
 import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
 import { streamListEncoded, type ScanOptions } from '../../src/verbs/scan/index.js';
 import { runCli } from '../support/cli.js';
 import { createEngineDb, type EngineDb } from '../support/engine-db.js';
+import { recording } from '../support/recording-db.js';
 
 /**
  * Pages of a list read ahead cut by next-retry time (src/db/sql/page-cuts.ts) where the keys are
@@ -24,23 +25,12 @@ async function read(
   source: BoundSource,
   options: ScanOptions,
 ): Promise<{ text: string; pageRows: number[] }> {
-  const pageRows: number[] = [];
-  const db = Object.create(source.db, {
-    streamEncoded: {
-      value: (sql: string, params: readonly unknown[], encoder: RowEncoder) =>
-        (async function* () {
-          // In the order the pages start (pages read ahead may end before the one streaming out).
-          const page = pageRows.push(0) - 1;
-          yield* source.db.streamEncoded!(sql, params, encoder);
-          pageRows[page] = (encoder as unknown as { rows: number }).rows;
-        })(),
-    },
-  }) as Db;
+  const rec = recording(source.db);
   const encoder = new NdjsonWireEncoder(source.sql, 'due');
   const chunks: Buffer[] = [];
-  for await (const chunk of streamListEncoded({ ...source, db }, 'due', options, encoder) ?? [])
+  for await (const chunk of streamListEncoded({ ...source, db: rec.db }, 'due', options, encoder) ?? [])
     chunks.push(Buffer.from(chunk));
-  return { text: Buffer.concat(chunks).toString('utf8'), pageRows };
+  return { text: Buffer.concat(chunks).toString('utf8'), pageRows: rec.pageRows };
 }
 
 describe('scan ndjson pages cut by next-retry time on uneven keys (mysql)', () => {

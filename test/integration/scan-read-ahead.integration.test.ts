@@ -3,13 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindSource, type BoundSource } from '../../src/db/bind-source.js';
 import { connect } from '../../src/db/connect.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
-import type { Db, RowEncoder } from '../../src/db/types.js';
+import type { Db } from '../../src/db/types.js';
 import { AHEAD_PAGES } from '../../src/db/sql/ahead-limits.js';
 import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
 import { rowSerializer } from '../../src/render/task-rows.js';
 import { streamListBatches, streamListEncoded, type ScanOptions } from '../../src/verbs/scan/index.js';
 import { runCli } from '../support/cli.js';
 import { createEngineDb, type EngineDb } from '../support/engine-db.js';
+import { recording } from '../support/recording-db.js';
 
 /**
  * A whole NDJSON list read pages ahead (src/db/sql/list-ahead.ts): 3,000 due rows whose
@@ -23,55 +24,6 @@ import { createEngineDb, type EngineDb } from '../support/engine-db.js';
 const DUE = 3_000;
 const OTHER = 20_000;
 const PAGE = 97;
-
-/** A Db that records its statements, the rows of each page read out and how many encoded streams are open at once. */
-function recording(db: Db): {
-  db: Db;
-  queries: Array<{ sql: string; params: readonly unknown[] }>;
-  pages: string[];
-  pageParams: Array<readonly unknown[]>;
-  pageRows: number[];
-  maxOpen: () => number;
-  openNow: () => number;
-} {
-  const queries: Array<{ sql: string; params: readonly unknown[] }> = [];
-  const pages: string[] = [];
-  const pageParams: Array<readonly unknown[]> = [];
-  const pageRows: number[] = [];
-  let open = 0;
-  let max = 0;
-  const wrap =
-    (
-      fn:
-        ((sql: string, params: readonly unknown[], encoder: RowEncoder) => AsyncIterable<Buffer>) | undefined,
-    ) =>
-    (sql: string, params: readonly unknown[], encoder: RowEncoder) =>
-      (async function* () {
-        pages.push(sql);
-        pageParams.push(params);
-        open++;
-        max = Math.max(max, open);
-        // In the order the pages start (pages read ahead may end before the one streaming out).
-        const page = pageRows.push(0) - 1;
-        try {
-          yield* fn!.call(db, sql, params, encoder);
-          pageRows[page] = (encoder as unknown as { rows: number }).rows;
-        } finally {
-          open--;
-        }
-      })();
-  const recorder = Object.create(db, {
-    query: {
-      value: (sql: string, params: readonly unknown[] = []) => {
-        queries.push({ sql, params });
-        return db.query(sql, params);
-      },
-    },
-    streamEncoded: { value: db.streamEncoded && wrap(db.streamEncoded) },
-    streamTextEncoded: { value: db.streamTextEncoded && wrap(db.streamTextEncoded) },
-  }) as Db;
-  return { db: recorder, queries, pages, pageParams, pageRows, maxOpen: () => max, openNow: () => open };
-}
 
 /** The list's lines; a reader taking `pauseMs` over each chunk gives the pages ahead time to start. */
 async function lines(

@@ -2,7 +2,7 @@ import type { BoundSource } from '../bind-source.js';
 import type { RowEncoder } from '../types.js';
 import type { AheadLimits } from './ahead-limits.js';
 import { ValueCuts } from './page-cuts.js';
-import type { PageKey, PagePlan } from './page-plans.js';
+import { keyStatement, readKey, type PageKey, type PagePlan } from './page-plans.js';
 
 /**
  * Reading a whole list pages ahead. On a server that reads a large list slower than the client
@@ -94,32 +94,6 @@ class PageStream {
   }
 }
 
-/** The statement that reads the key of the `rows`-th row after `after` (the one EXPLAINed, too). */
-function boundaryStatement(from: string, plan: PagePlan, after: PageKey | undefined, rows: number) {
-  const w = plan.where(after);
-  return {
-    sql: `SELECT ${plan.key.id} AS id, ${plan.key.nextRetry ?? 'NULL'} AS k FROM ${from} WHERE ${w.sql} ORDER BY ${plan.order} LIMIT 1 OFFSET ${rows - 1}`,
-    params: w.params,
-  };
-}
-
-/**
- * The key of the `pageSize`-th row after `after`, or undefined when fewer rows are left (the page
- * from `after` is the last).
- */
-async function pageBoundary(
-  source: BoundSource,
-  from: string,
-  plan: PagePlan,
-  after: PageKey | undefined,
-  pageSize: number,
-): Promise<PageKey | undefined> {
-  const statement = boundaryStatement(from, plan, after, pageSize);
-  const rows = await source.db.query<{ id: unknown; k: unknown }>(statement.sql, statement.params);
-  const row = rows[0];
-  return row && { id: row.id, nextRetry: row.k };
-}
-
 /** Whether finding page boundaries reads the index alone, in order (else reading ahead would read each page twice). */
 async function boundariesFromIndex(
   source: BoundSource,
@@ -129,7 +103,7 @@ async function boundariesFromIndex(
   pageSize: number,
 ): Promise<boolean> {
   const { db } = source;
-  const statement = boundaryStatement(from, plan, after, pageSize);
+  const statement = keyStatement(from, plan, after, pageSize - 1);
   return db.engine.indexOnly(await db.query(`${db.dialect.explain} ${statement.sql}`, statement.params));
 }
 
@@ -161,7 +135,7 @@ export async function prepareAhead(
   };
 }
 
-/** A page read ahead, with the keys it starts after and ends at (undefined: it is the last). */
+/** A page, with the keys it starts after and ends at (undefined: it is the last). */
 interface Ahead {
   stream: PageStream;
   after: PageKey | undefined;
@@ -187,7 +161,10 @@ export async function listAhead(
   if (!prepared.fromIndex) return undefined;
   const cuts = start && prepared.cuts?.firstPageEnded(start, firstRows) ? prepared.cuts : undefined;
   const boundary = (after: PageKey | undefined) =>
-    cuts && after ? Promise.resolve(cuts.upTo(after)) : pageBoundary(source, from, plan, after, rows);
+    // Cut by count: the key of the `rows`-th row after `after` (undefined: the page from it is the last).
+    cuts && after
+      ? Promise.resolve(cuts.upTo(after))
+      : readKey(source, keyStatement(from, plan, after, rows - 1));
   const page = (after: PageKey | undefined, upTo: PageKey | undefined) => {
     const w = plan.where(after, upTo);
     const fork = encoder.fork();
@@ -212,8 +189,7 @@ export async function listAhead(
     });
   return (async function* () {
     const upTo = await boundary(start);
-    let current: PageStream | undefined = page(start, upTo);
-    let span: { after: PageKey | undefined; upTo: PageKey | undefined } = { after: start, upTo };
+    let current: Ahead | undefined = { stream: page(start, upTo), after: start, upTo };
     let last: Promise<{ upTo: PageKey | undefined } | undefined> = Promise.resolve({ upTo });
     const ahead: Array<Promise<Ahead | undefined>> = [];
     try {
@@ -225,18 +201,17 @@ export async function listAhead(
           ahead.push(next);
           last = next;
         }
-        yield* current.pageRows();
-        if (cuts && span.after && span.upTo) cuts.readOut(span.after, span.upTo, current.encoder.rows);
-        encoder.absorb(current.encoder);
-        current = undefined;
-        const next = await ahead.shift();
-        if (!next) return;
-        current = next.stream;
-        span = next;
+        const { stream } = current;
+        yield* stream.pageRows();
+        if (cuts && current.after && current.upTo)
+          cuts.readOut(current.after, current.upTo, stream.encoder.rows);
+        encoder.absorb(stream.encoder);
+        current = await ahead.shift();
+        if (!current) return;
       }
     } finally {
       leaving = true;
-      await current?.close();
+      await current?.stream.close();
       for (const next of ahead) await (await next.catch(() => undefined))?.stream.close();
     }
   })();

@@ -1,5 +1,5 @@
 import type { BoundSource } from '../bind-source.js';
-import type { PageKey, PagePlan } from './page-plans.js';
+import { keyStatement, numericKey, readKey, type PageKey, type PagePlan } from './page-plans.js';
 
 /**
  * Where the pages of a list read ahead end, cut by the value of the order's leading key (its
@@ -21,13 +21,8 @@ import type { PageKey, PagePlan } from './page-plans.js';
 
 /** A key read back from the server as a number, or undefined when it is not one (a time's text). */
 function numeric(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : undefined;
-  if (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)) {
-    const n = Number(value);
-    return Number.isFinite(n) && Math.abs(n) < Number.MAX_SAFE_INTEGER ? n : undefined;
-  }
-  return undefined;
+  const key = typeof value === 'string' ? numericKey(value) : value;
+  return typeof key === 'number' && Number.isFinite(key) ? key : undefined;
 }
 
 /** The leading key's value of a page key (undefined where it is not a number). */
@@ -38,22 +33,6 @@ function leading(plan: PagePlan, key: PageKey): number | undefined {
 /** A page key cutting at `value` of the plan's leading key: every row up to it on one side, after it on the other. */
 function cutAt(plan: PagePlan, value: number): PageKey {
   return plan.key.nextRetry ? { id: undefined, nextRetry: value } : { id: value, nextRetry: undefined };
-}
-
-/** The key of the plan's first row in its order (`descending`: of its last row). */
-async function edgeKey(
-  source: BoundSource,
-  from: string,
-  plan: PagePlan,
-  descending: boolean,
-): Promise<PageKey | undefined> {
-  const w = plan.where(undefined);
-  const rows = await source.db.query<{ id: unknown; k: unknown }>(
-    `SELECT ${plan.key.id} AS id, ${plan.key.nextRetry ?? 'NULL'} AS k FROM ${from} WHERE ${w.sql} ORDER BY ${descending ? plan.descending : plan.order} LIMIT 1`,
-    w.params,
-  );
-  const row = rows[0];
-  return row && { id: row.id, nextRetry: row.k };
 }
 
 /** Cuts pages by value, widening or narrowing each by the density of the last page read out. */
@@ -79,8 +58,8 @@ export class ValueCuts {
     rows: number,
   ): Promise<ValueCuts | undefined> {
     const [firstKey, lastKey] = await Promise.all([
-      edgeKey(source, from, plan, false),
-      edgeKey(source, from, plan, true),
+      readKey(source, keyStatement(from, plan, undefined, 0)),
+      readKey(source, keyStatement(from, plan, undefined, 0, plan.descending)),
     ]);
     const first = firstKey && leading(plan, firstKey);
     const last = lastKey && leading(plan, lastKey);

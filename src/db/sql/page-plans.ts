@@ -91,3 +91,35 @@ export function pagePlans(source: BoundSource, base: Fragment, options: ListRead
   });
   return plans;
 }
+
+/**
+ * The statement reading the key of one row of `plan` after `after`: the row `offset` rows on, in
+ * `order` (the plan's own unless given: `plan.descending` for its last row).
+ */
+export function keyStatement(
+  from: string,
+  plan: PagePlan,
+  after: PageKey | undefined,
+  offset: number,
+  order = plan.order,
+): Fragment {
+  const w = plan.where(after);
+  return {
+    sql: `SELECT ${plan.key.id} AS id, ${plan.key.nextRetry ?? 'NULL'} AS k FROM ${from} WHERE ${w.sql} ORDER BY ${order} LIMIT 1${offset > 0 ? ` OFFSET ${offset}` : ''}`,
+    params: w.params,
+  };
+}
+
+/** The key keyStatement() reads, or undefined when there is no such row. */
+export async function readKey(source: BoundSource, statement: Fragment): Promise<PageKey | undefined> {
+  const rows = await source.db.query<{ id: unknown; k: unknown }>(statement.sql, statement.params);
+  const row = rows[0];
+  return row && { id: row.id, nextRetry: row.k };
+}
+
+/** A key read as text from the wire, bound as a number when it is one (so an integer column compares as an integer). */
+export function numericKey(text: string | null): string | number | null {
+  if (text === null) return null;
+  const n = Number(text);
+  return /^-?\d+(\.\d+)?$/.test(text) && (Number.isSafeInteger(n) || !Number.isInteger(n)) ? n : text;
+}

@@ -6,7 +6,7 @@ import type { Db } from '../types.js';
 import { aheadLimits } from './ahead-limits.js';
 import { listAhead, prepareAhead, type AheadStart, type ForkableEncoder } from './list-ahead.js';
 import type { ListReadOptions } from './list-read.js';
-import { pagePlans, type PageKey } from './page-plans.js';
+import { numericKey, pagePlans, type PageKey } from './page-plans.js';
 
 export { primaryKeyWalk, type ListReadOptions } from './list-read.js';
 
@@ -225,13 +225,6 @@ export async function* listEncoded(
       }
     }
   }
-}
-
-/** A key read as text from the wire, bound as a number when it is one (so an integer column compares as an integer). */
-function numericKey(text: string | null): string | number | null {
-  if (text === null) return null;
-  const n = Number(text);
-  return /^-?\d+(\.\d+)?$/.test(text) && (Number.isSafeInteger(n) || !Number.isInteger(n)) ? n : text;
 }
 
 /** listBatches() one row at a time. */
