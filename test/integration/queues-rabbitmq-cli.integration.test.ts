@@ -7,7 +7,14 @@ import { JOB_BATCH, perJob } from '../support/audit-jobs.js';
 import { BIN, runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
 import { assertMatchesSchema } from '../support/schemas.js';
-import { depth, drainQueue, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
+import {
+  depth,
+  drainQueue,
+  scratchVhost,
+  until,
+  untilRunGone,
+  type ScratchVhost,
+} from '../support/rabbitmq.js';
 
 // `queues` and `queues move` on RabbitMQ through the CLI: the replay audited message by message
 // (one job-batch row per batch, listed per message by `audit`), a move SIGKILLed midway and rerun,
@@ -181,6 +188,7 @@ describe('queues move --rabbitmq', () => {
     expect(first.length).toBeLessThan(n);
     const [runs] = await schema.sql.query('SELECT DISTINCT run_id AS id FROM taskrecon_intent');
     const killed = (runs as Array<{ id: string }>)[0]?.id as string;
+    await untilRunGone(v, killed);
     // doctor lists the killed run's unsettled messages by id, before anything settles them.
     const [openRows] = await schema.sql.query("SELECT jobs FROM taskrecon_intent WHERE state = 'open'");
     const unsettled = (openRows as Array<{ jobs: string }>).flatMap((r) => JSON.parse(r.jobs) as string[]);

@@ -4,7 +4,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { perJob } from '../support/audit-jobs.js';
 import { runJson } from '../support/cli.js';
 import { createTestSchema, type TestSchema } from '../support/mariadb.js';
-import { depth, drainQueue, scratchVhost, until, type ScratchVhost } from '../support/rabbitmq.js';
+import {
+  depth,
+  drainQueue,
+  scratchVhost,
+  until,
+  untilRunGone,
+  type ScratchVhost,
+} from '../support/rabbitmq.js';
 
 // Two `queues move` runs on one RabbitMQ broker at once: each settles, before it moves, the open
 // batches of runs that were killed, and must leave those of a run still working. A run connects
@@ -148,6 +155,7 @@ describe('RabbitMQ moves running at once', () => {
     } finally {
       await live.close();
     }
+    await untilRunGone(v, runId);
     await publish(5, 100);
     const gone = await runJson<MoveJson>(move());
     expect(gone.code, gone.stderr).toBe(0);

@@ -1,6 +1,7 @@
 import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
+import { rabbitRunAlive } from '../../src/brokers/rabbitmq/run-name.js';
 
 /** The machine's RabbitMQ (guest/guest on loopback) and its management API. */
 export const AMQP_HOST = '127.0.0.1:5672';
@@ -89,6 +90,24 @@ export async function until(fn: () => Promise<boolean>, ms = 10_000, what = 'con
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * Waits until a move run whose connection has closed is gone as a later run sees it: the broker
+ * deletes the run's exclusive queue just after the connection closes (not with it), and a run
+ * asking before that finds the queue held and leaves the run's open batches to it.
+ */
+export async function untilRunGone(v: ScratchVhost, runId: string, ms = 10_000): Promise<void> {
+  const connection = await v.connect();
+  try {
+    await until(
+      async () => (await rabbitRunAlive(connection, runId)) === false,
+      ms,
+      `run ${runId} to be gone`,
+    );
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
 }
 
 /**
