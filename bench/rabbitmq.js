@@ -234,7 +234,7 @@ async function main() {
       '',
       markdownTable([
         {
-          what: `taskrecon queues move (consumer, batch ${BATCH}, prefetch ${2 * BATCH}, confirms, an intent per batch, one job-batch audit row per batch in MariaDB, acks after)`,
+          what: `taskrecon queues move (consumer, batch ${BATCH}, prefetch ${2 * BATCH}, confirms, an intent per batch, one job-batch audit row per batch in MariaDB, one multiple ack per batch after its confirms)`,
           time: fmt(median(move.tr)),
           rate: rate(MESSAGES, median(move.tr)),
           'rate while moving': rate(MESSAGES, median(move.trMove)),
@@ -271,7 +271,7 @@ async function main() {
       '',
       "Rate: messages over the wall time from spawn to exit (start-up, connecting and the settling after the last publish included). Rate while moving: messages over the time from the first message taken off the source (its ready count below the total) to the last one ready in the target, watched from outside the same way for both movers (both queue depths every 25 ms on a channel of the benchmark's own).",
       '',
-      'Both movers consume with a prefetch window and publish on a confirm channel. The bare mover acks each message as its confirm arrives; taskrecon commits an intent per batch before publishing it, acks the batch once its confirms are in, waits for the broker to have the acks, then settles the intent with the audit of the batch, one job-batch row naming every message of it; two batches are in the window and up to three being settled at once. The intent table is created by the first run and kept (its rows deleted between runs), as it is for a user after a first move. Times include Node start-up (the bare mover loads amqplib only, taskrecon its CLI). The load average at start covers the minute before the run (a benchmark run just before counts in it); the medians interleave both movers, so any load hits both.',
+      'Both movers consume with a prefetch window and publish on a confirm channel. The bare mover acks each message as its confirm arrives; taskrecon commits an intent per batch before publishing it, acks the batch once its confirms are in (one `basic.ack` with `multiple` when nothing open lies below it), waits for the broker to have the acks, then settles the intent with the audit of the batch, one job-batch row naming every message of it; two batches are in the window and up to three being settled at once. The intent table is created by the first run and kept (its rows deleted between runs), as it is for a user after a first move. Times include Node start-up (the bare mover loads amqplib only, taskrecon its CLI). The load average at start covers the minute before the run (a benchmark run just before counts in it); the medians interleave both movers, so any load hits both.',
     ].join('\n');
     updateSection(OUT, 'rabbitmq', text);
     process.stdout.write(`${text}\n`);

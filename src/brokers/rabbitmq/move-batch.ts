@@ -1,6 +1,7 @@
 import type { Channel, Message } from 'amqplib';
 import { TaskreconError } from '../../errors.js';
 import type { MovedJob, MoveRequest } from '../types.js';
+import { AckLedger } from './move-acks.js';
 import { bodyDigest, messageJobId, republishOptions } from './move-message.js';
 import { flushAcks, type ConfirmedPublisher } from './move-publish.js';
 
@@ -16,7 +17,8 @@ export interface MoveTarget {
 /**
  * Carries batches of source messages to the target, one at a time through each step, several
  * batches under way at once:
- *   intent opened (committed) → publish with confirms → ack what landed, requeue what did not →
+ *   intent opened (committed) → publish with confirms → requeue what did not land, ack what did
+ *   (one frame for the batch when nothing open lies below it: AckLedger) →
  *   the acks flushed → the intent settled with the audit rows of what landed (or `onBatch`).
  * The intents of different batches are written at the same time (each in a transaction of its
  * own: the database's pool, or its queue on SQLite); `onBatch`, without intents, is called one
@@ -26,6 +28,7 @@ export interface MoveTarget {
  */
 export class BatchCarrier {
   private database: Promise<unknown> = Promise.resolve();
+  private readonly acks: AckLedger;
   moved = 0;
   notMoved = 0;
 
@@ -34,7 +37,9 @@ export class BatchCarrier {
     private readonly source: Channel,
     private readonly publisher: ConfirmedPublisher,
     private readonly target: MoveTarget,
-  ) {}
+  ) {
+    this.acks = new AckLedger(source);
+  }
 
   /** Runs `step` after every `onBatch` asked before it. */
   private serial(step: () => Promise<void>): Promise<void> {
@@ -74,15 +79,15 @@ export class BatchCarrier {
     );
     const moved: MovedJob[] = [];
     const putBack: MovedJob[] = [];
+    const toAck: Message[] = [];
+    const toRequeue: Message[] = [];
     batch.forEach((m, i) => {
-      if (landed[i]) {
-        this.source.ack(m);
-        moved.push(jobs[i] as MovedJob);
-      } else {
-        this.source.nack(m, false, true);
-        putBack.push(jobs[i] as MovedJob);
-      }
+      (landed[i] ? toAck : toRequeue).push(m);
+      (landed[i] ? moved : putBack).push(jobs[i] as MovedJob);
     });
+    // What did not land goes back first: settled, it no longer keeps the rest from one ack frame.
+    this.acks.nack(toRequeue, true);
+    this.acks.ack(toAck);
     await flushAcks(this.source, request.from);
     acked();
     if (intents) await intents.settle(intent, moved, putBack);

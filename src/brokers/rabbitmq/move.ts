@@ -1,4 +1,5 @@
 import type { ChannelModel } from 'amqplib';
+import { holdYoungGeneration } from '../../core/young-generation.js';
 import { usageError } from '../../errors.js';
 import type { MoveRequest, MoveResult } from '../types.js';
 import { closeQuietly, isNotFound, openChannel, openConfirmChannel, type AmqpTarget } from './connection.js';
@@ -113,11 +114,13 @@ export async function moveRabbit(input: MoveInput): Promise<MoveResult> {
     ? new BatchCarrier(request, source, new ConfirmedPublisher(publisher), target)
     : undefined;
   try {
-    const matched =
-      request.match || !carrier
-        ? await getPass(source, request, carrier, depth)
-        : await windowPass(source, request, carrier, budget);
-    return result(matched, carrier?.moved ?? 0);
+    if (request.match || !carrier)
+      return result(await getPass(source, request, carrier, depth), carrier?.moved ?? 0);
+    // Each delivery's body keeps the socket read it came in alive until a scavenge: a young
+    // generation held at its size keeps scavenges frequent (peak RSS of 20,000 messages ~130 MB, not ~145).
+    holdYoungGeneration();
+    const matched = await windowPass(source, request, carrier, budget);
+    return result(matched, carrier.moved);
   } finally {
     // Closing the channels flushes the acks and nacks before the connection goes.
     await closeQuietly(publisher);
