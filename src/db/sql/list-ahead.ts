@@ -22,7 +22,11 @@ import { keyStatement, readKey, type PageKey, type PagePlan } from './page-plans
  * number (page-cuts.ts: two index dives for the whole list), else at the key of every
  * AHEAD_PAGE_ROWS-th row, read from the index alone (`LIMIT 1 OFFSET rows - 1`), the next page
  * starting strictly after it. Either way the bounds must be readable from the index alone, or the
- * list is read page after page.
+ * list is read page after page — but for a walk of the primary key cut by value: each of its pages
+ * is a range of the primary key (`id > ? AND id <= ?`) whatever its WHERE reads, and its bounds are
+ * the two dives, which stop at the first row the WHERE takes from either end (the walk is chosen
+ * only for a list that is a large share of its table). Where its keys are not numbers it is read
+ * page after page: a bound counted along the primary key would read each page twice.
  */
 
 /** A list encoder whose rows can be encoded apart and counted back in (NdjsonWireEncoder). */
@@ -108,8 +112,9 @@ async function boundariesFromIndex(
 }
 
 /**
- * What reading a list ahead needs before its pages ahead start: whether their bounds can be read
- * from the index alone, and the cuts by value where its keys are numbers.
+ * What reading a list ahead needs before its pages ahead start: whether bounds counted along the
+ * index can be read from it alone, and the cuts by value where its keys are numbers. A list with
+ * neither is read page after page.
  */
 export interface AheadStart {
   fromIndex: boolean;
@@ -119,14 +124,18 @@ export interface AheadStart {
 /**
  * Finds what reading `plan`'s list ahead needs (AheadStart) while the list's first page still
  * streams, on connections of its own (which the pages ahead then stream on): whether the bounds
- * come from the index alone, then, if they do, the list's first and last keys at once.
+ * come from the index alone, then, if they do, the list's first and last keys at once. A walk of
+ * the primary key (`primaryWalk`) cut by value needs the keys alone (see the top of this file).
  */
 export async function prepareAhead(
   source: BoundSource,
   from: string,
   plan: PagePlan,
   { rows, cut }: AheadLimits,
+  primaryWalk = false,
 ): Promise<AheadStart> {
+  if (primaryWalk && cut === 'value')
+    return { fromIndex: false, cuts: await ValueCuts.open(source, from, plan, rows) };
   if (!(await boundariesFromIndex(source, from, plan, undefined, rows)))
     return { fromIndex: false, cuts: undefined };
   return {
@@ -144,8 +153,8 @@ interface Ahead {
 
 /**
  * Every row of one page plan after `start` (where its first page ended), read pages ahead (see
- * the top of this file), with what prepareAhead() found; undefined when the page boundaries
- * cannot be read from an index alone (the caller reads page after page).
+ * the top of this file), with what prepareAhead() found; undefined when the pages can neither be
+ * cut by value nor bounded from an index alone (the caller reads page after page).
  */
 export async function listAhead(
   source: BoundSource,
@@ -158,8 +167,9 @@ export async function listAhead(
   { rows, firstRows, bytes, pages }: AheadLimits,
   prepared: AheadStart,
 ): Promise<AsyncGenerator<Buffer> | undefined> {
-  if (!prepared.fromIndex) return undefined;
   const cuts = start && prepared.cuts?.firstPageEnded(start, firstRows) ? prepared.cuts : undefined;
+  // Without cuts by value the bounds are counted, which only the index alone may answer.
+  if (!cuts && !prepared.fromIndex) return undefined;
   const boundary = (after: PageKey | undefined) =>
     // Cut by count: the key of the `rows`-th row after `after` (undefined: the page from it is the last).
     cuts && after

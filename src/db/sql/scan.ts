@@ -181,6 +181,8 @@ export async function* listEncoded(
   const from = `${sql.table}${options.tableHint ?? ''}`;
   // The lists read text, integer and JSON columns only (wireEncodable): the server's text of each value serves.
   const streamed = (db.streamEncoded ?? db.streamTextEncoded)?.bind(db);
+  // Read through the primary key (ListReadOptions.tableHint): its pages ahead are ranges of it.
+  const primaryWalk = options.tableHint !== undefined;
   if (!streamed) throw new Error(`the connection to ${db.display} cannot stream encoded rows`);
   const select = sql.listSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
@@ -204,7 +206,7 @@ export async function* listEncoded(
         // Half the first page out, the list is long enough to read ahead: what that needs is found
         // now, on other connections, so the pages ahead start as soon as the first page ends.
         if (first && !preparing && encoder.rows - before >= first.firstRows / 2) {
-          preparing = prepareAhead(source, from, plan, first);
+          preparing = prepareAhead(source, from, plan, first, primaryWalk);
           preparing.catch(() => undefined);
         }
         yield chunk;
@@ -215,7 +217,7 @@ export async function* listEncoded(
       const key = encoder.lastRowKey();
       after = key && { id: numericKey(key.id), nextRetry: numericKey(key.nextRetry) };
       if (first) {
-        const prepared = await (preparing ?? prepareAhead(source, from, plan, first));
+        const prepared = await (preparing ?? prepareAhead(source, from, plan, first, primaryWalk));
         const rest = await listAhead(source, from, select, plan, encoder, streamed, after, first, prepared);
         first = undefined;
         if (rest) {
