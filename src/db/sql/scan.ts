@@ -187,7 +187,8 @@ export async function* listEncoded(
   const select = sql.listSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
   // Read ahead where the engine gains by it, or where asked to (options.readAhead).
-  const ahead = limit === 0 ? aheadLimits(options.readAhead, db.engine.listReadAhead, pageSize) : undefined;
+  const ahead =
+    limit === 0 ? aheadLimits(options.readAhead, db.engine.listReadAhead, pageSize, primaryWalk) : undefined;
   for (const plan of pagePlans(source, base, options)) {
     let after: PageKey | undefined;
     // A whole list: its first page is read alone, the rest pages ahead (list-ahead.ts).
