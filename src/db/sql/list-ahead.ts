@@ -24,9 +24,10 @@ import { keyStatement, readKey, type PageKey, type PagePlan } from './page-plans
  * starting strictly after it. Either way the bounds must be readable from the index alone, or the
  * list is read page after page — but for a walk of the primary key cut by value: each of its pages
  * is a range of the primary key (`id > ? AND id <= ?`) whatever its WHERE reads, and its bounds are
- * the two dives, which stop at the first row the WHERE takes from either end (the walk is chosen
- * only for a list that is a large share of its table). Where its keys are not numbers it is read
- * page after page: a bound counted along the primary key would read each page twice.
+ * the two dives, which stop at the first row the WHERE takes from either end (the walk is taken
+ * for a list that is a large share of its table, or where the server walks the whole table anyway;
+ * at worst the dives read it once more, on other connections). Where its keys are not numbers it
+ * is read page after page: a bound counted along the primary key would read each page twice.
  */
 
 /** A list encoder whose rows can be encoded apart and counted back in (NdjsonWireEncoder). */
