@@ -3,11 +3,10 @@ import { bindSource, type BoundSource } from '../../src/db/bind-source.js';
 import { connect } from '../../src/db/connect.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
 import type { Db } from '../../src/db/types.js';
-import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
-import { streamListEncoded, type ScanOptions } from '../../src/verbs/scan/index.js';
+import type { ScanOptions } from '../../src/verbs/scan/index.js';
 import { runCli } from '../support/cli.js';
 import { createEngineDb, type EngineDb } from '../support/engine-db.js';
-import { recording } from '../support/recording-db.js';
+import { readRecorded } from '../support/recording-db.js';
 
 /**
  * Pages of a list read ahead cut by next-retry time (src/db/sql/page-cuts.ts) where the keys are
@@ -25,12 +24,8 @@ async function read(
   source: BoundSource,
   options: ScanOptions,
 ): Promise<{ text: string; pageRows: number[] }> {
-  const rec = recording(source.db);
-  const encoder = new NdjsonWireEncoder(source.sql, 'due');
-  const chunks: Buffer[] = [];
-  for await (const chunk of streamListEncoded({ ...source, db: rec.db }, 'due', options, encoder) ?? [])
-    chunks.push(Buffer.from(chunk));
-  return { text: Buffer.concat(chunks).toString('utf8'), pageRows: rec.pageRows };
+  const { text, rec } = await readRecorded(source, options);
+  return { text, pageRows: rec.pageRows };
 }
 
 describe('scan ndjson pages cut by next-retry time on uneven keys (mysql)', () => {

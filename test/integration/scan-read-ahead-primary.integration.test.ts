@@ -4,11 +4,10 @@ import { connect } from '../../src/db/connect.js';
 import { asyncTask } from '../../src/db/profiles/builtin.js';
 import type { Db } from '../../src/db/types.js';
 import { AHEAD_PRIMARY_PAGES } from '../../src/db/sql/ahead-limits.js';
-import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
-import { streamListEncoded, type ScanOptions } from '../../src/verbs/scan/index.js';
+import type { ScanOptions } from '../../src/verbs/scan/index.js';
 import { runCli } from '../support/cli.js';
 import { createEngineDb, type EngineDb } from '../support/engine-db.js';
-import { recording } from '../support/recording-db.js';
+import { readRecorded as read } from '../support/recording-db.js';
 
 /**
  * A whole NDJSON list streamed in primary-key order through the primary key (no --order, the list
@@ -20,15 +19,6 @@ import { recording } from '../support/recording-db.js';
 const DUE = 50_000;
 const ROWS = 130_000;
 const PAGE = 1_000;
-
-async function read(source: BoundSource, options: ScanOptions) {
-  const rec = recording(source.db);
-  const encoder = new NdjsonWireEncoder(source.sql, 'due');
-  const chunks: Buffer[] = [];
-  for await (const chunk of streamListEncoded({ ...source, db: rec.db }, 'due', options, encoder) ?? [])
-    chunks.push(Buffer.from(chunk));
-  return { text: Buffer.concat(chunks).toString('utf8'), rec };
-}
 
 describe('scan ndjson read ahead in primary-key order (mysql)', () => {
   let edb: EngineDb;

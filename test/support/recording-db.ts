@@ -1,4 +1,7 @@
+import type { BoundSource } from '../../src/db/bind-source.js';
 import type { Db, RowEncoder } from '../../src/db/types.js';
+import { NdjsonWireEncoder } from '../../src/render/ndjson-wire.js';
+import { streamListEncoded, type ScanOptions } from '../../src/verbs/scan/index.js';
 
 /** A Db that records its statements, the rows of each page read out and how many encoded streams are open at once. */
 export function recording(db: Db): {
@@ -47,4 +50,17 @@ export function recording(db: Db): {
     streamTextEncoded: { value: db.streamTextEncoded && wrap(db.streamTextEncoded) },
   }) as Db;
   return { db: recorder, queries, pages, pageParams, pageRows, maxOpen: () => max, openNow: () => open };
+}
+
+/** The due list's NDJSON lines, read through a recording of `source.db`, and that recording. */
+export async function readRecorded(
+  source: BoundSource,
+  options: ScanOptions,
+): Promise<{ text: string; rec: ReturnType<typeof recording> }> {
+  const rec = recording(source.db);
+  const encoder = new NdjsonWireEncoder(source.sql, 'due');
+  const chunks: Buffer[] = [];
+  for await (const chunk of streamListEncoded({ ...source, db: rec.db }, 'due', options, encoder) ?? [])
+    chunks.push(Buffer.from(chunk));
+  return { text: Buffer.concat(chunks).toString('utf8'), rec };
 }
