@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/types.js';
 import type { ScanOptions } from '../../src/verbs/scan/index.js';
 import { runCli } from '../support/cli.js';
 import { createEngineDb, type EngineDb } from '../support/engine-db.js';
-import { readRecorded } from '../support/recording-db.js';
+import { readRecorded as read } from '../support/recording-db.js';
 
 /**
  * Pages of a list read ahead cut by next-retry time (src/db/sql/page-cuts.ts) where the keys are
@@ -18,15 +18,6 @@ import { readRecorded } from '../support/recording-db.js';
 const TIES = 600;
 const SPARSE = 400;
 const PAGE = 97;
-
-/** The list's lines and the rows of each page read, in the order the pages start. */
-async function read(
-  source: BoundSource,
-  options: ScanOptions,
-): Promise<{ text: string; pageRows: number[] }> {
-  const { text, rec } = await readRecorded(source, options);
-  return { text, pageRows: rec.pageRows };
-}
 
 describe('scan ndjson pages cut by next-retry time on uneven keys (mysql)', () => {
   let edb: EngineDb;
@@ -74,11 +65,11 @@ describe('scan ndjson pages cut by next-retry time on uneven keys (mysql)', () =
     expect(ahead.text).toBe(pageByPage.text);
     // The first page (PAGE rows of the tied second), then the rest of that second in one page cut
     // at the next whole second; then spans of 1, 4, 16 … seconds while pages come back empty.
-    expect(ahead.pageRows[0]).toBe(PAGE);
-    expect(ahead.pageRows[1]).toBe(TIES - PAGE);
-    expect(ahead.pageRows.length).toBeGreaterThan(4);
-    expect(ahead.pageRows.length).toBeLessThan(40);
-    expect(ahead.pageRows.reduce((a, b) => a + b, 0)).toBe(TIES + SPARSE);
+    expect(ahead.rec.pageRows[0]).toBe(PAGE);
+    expect(ahead.rec.pageRows[1]).toBe(TIES - PAGE);
+    expect(ahead.rec.pageRows.length).toBeGreaterThan(4);
+    expect(ahead.rec.pageRows.length).toBeLessThan(40);
+    expect(ahead.rec.pageRows.reduce((a, b) => a + b, 0)).toBe(TIES + SPARSE);
   }, 60_000);
 
   it('a list whose rows share one time comes as its first page and the rest', async () => {
@@ -90,6 +81,6 @@ describe('scan ndjson pages cut by next-retry time on uneven keys (mysql)', () =
     const pageByPage = await read(source, { ...tied, readAhead: false });
     const ahead = await read(source, { ...tied, readAhead: {} });
     expect(ahead.text).toBe(pageByPage.text);
-    expect(ahead.pageRows).toEqual([PAGE, TIES - PAGE]);
+    expect(ahead.rec.pageRows).toEqual([PAGE, TIES - PAGE]);
   }, 60_000);
 });

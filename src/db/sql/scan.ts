@@ -179,10 +179,10 @@ export async function* listEncoded(
 ): AsyncGenerator<Buffer> {
   const { sql, db } = source;
   const from = `${sql.table}${options.tableHint ?? ''}`;
-  // The lists read text, integer and JSON columns only (wireEncodable): the server's text of each value serves.
-  const streamed = (db.streamEncoded ?? db.streamTextEncoded)?.bind(db);
   // Read through the primary key (ListReadOptions.tableHint): its pages ahead are ranges of it.
   const primaryWalk = options.tableHint !== undefined;
+  // The lists read text, integer and JSON columns only (wireEncodable): the server's text of each value serves.
+  const streamed = (db.streamEncoded ?? db.streamTextEncoded)?.bind(db);
   if (!streamed) throw new Error(`the connection to ${db.display} cannot stream encoded rows`);
   const select = sql.listSelect();
   let remaining = limit === 0 ? Number.POSITIVE_INFINITY : limit;
