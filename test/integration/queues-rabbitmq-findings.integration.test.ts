@@ -306,8 +306,9 @@ describe('peeking', () => {
       for (let i = 0; i < 3; i++) ch.sendToQueue('retry_queue', Buffer.from(`r${i}`), { persistent: true });
       for (let i = 0; i < 2; i++) ch.sendToQueue('parking_queue', Buffer.from(`p${i}`), { persistent: true });
       const names = ['business_queue', 'retry_queue', 'parking_queue'];
+      // Every queue is its own process in the broker: each count is awaited, not only the last sent.
       await until(
-        async () => (await depth(ch, 'business_queue')) === 5 && (await depth(ch, 'parking_queue')) === 2,
+        async () => (await Promise.all(names.map((n) => depth(ch, n)))).join() === '5,3,2',
       );
       const before = await Promise.all(names.map((n) => depth(ch, n)));
       const { report } = await inspect(v, { peek: 3 });
