@@ -307,9 +307,7 @@ describe('peeking', () => {
       for (let i = 0; i < 2; i++) ch.sendToQueue('parking_queue', Buffer.from(`p${i}`), { persistent: true });
       const names = ['business_queue', 'retry_queue', 'parking_queue'];
       // Every queue is its own process in the broker: each count is awaited, not only the last sent.
-      await until(
-        async () => (await Promise.all(names.map((n) => depth(ch, n)))).join() === '5,3,2',
-      );
+      await until(async () => (await Promise.all(names.map((n) => depth(ch, n)))).join() === '5,3,2');
       const before = await Promise.all(names.map((n) => depth(ch, n)));
       const { report } = await inspect(v, { peek: 3 });
       expect(report.queues.map((q) => q.ready)).toEqual([5, 2, 3]);

@@ -13,14 +13,10 @@ if (!existsSync(file)) {
 }
 const report = JSON.parse(readFileSync(file, 'utf8'));
 const suites = report.testResults ?? [];
-const failedSuites = suites.filter(
-  (r) => r.status === 'failed' && (r.assertionResults ?? []).length === 0,
-);
+const failedSuites = suites.filter((r) => r.status === 'failed' && (r.assertionResults ?? []).length === 0);
 
 if (!failuresOnly) {
-  console.log(
-    `${report.numPassedTests} passed, ${report.numFailedTests + failedSuites.length} failed`,
-  );
+  console.log(`${report.numPassedTests} passed, ${report.numFailedTests + failedSuites.length} failed`);
   process.exit(0);
 }
 
