@@ -5,7 +5,8 @@ import type { Profile } from './profiles/types.js';
 import { mappedColumns } from './profiles/types.js';
 import { SUPPORTED_VERSIONS } from './job-system-writer.js';
 import { readJobSystemVersion, type JobSystemInfo } from './sql/job-system.js';
-import { TaskSql, type ExpiryStuck } from './task-sql.js';
+import { hasTextId, type ExpiryStuck } from './live-columns.js';
+import { TaskSql } from './task-sql.js';
 import type { ColumnInfo, Db } from './types.js';
 
 export type { JobSystemInfo } from './sql/job-system.js';
@@ -122,7 +123,13 @@ export async function inspectSource(db: Db, profile: Profile, name: string): Pro
     byName.get(lastError.column.toLowerCase())?.columnType.endsWith('[]')
       ? (['lastError'] as const)
       : [];
-  const sql = new TaskSql(db.dialect, profile, timeTypes, { expiryStuck, jsonAsText, arrayLastAsText });
+  const textId = hasTextId({ profile, columns });
+  const sql = new TaskSql(db.dialect, profile, timeTypes, {
+    expiryStuck,
+    jsonAsText,
+    arrayLastAsText,
+    textId,
+  });
   const bound: BoundSource = { name, profile, db, sql, columns, problems };
   if (profile.system && profile.system !== 'solid-queue') {
     bound.system = await readJobSystemVersion(db, profile.system, profile.table);

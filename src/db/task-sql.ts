@@ -1,13 +1,15 @@
-import type { LogicalField, LogicalStatus, Task, TimeField, TimeType } from '../core/task.js';
+import type { LogicalField, LogicalStatus, Task, TaskId, TimeField, TimeType } from '../core/task.js';
 import { LOGICAL_STATUSES, TIME_FIELDS } from '../core/task.js';
 import type { Dialect, PageKeyForm } from './dialect.js';
 import { placeholders, type Fragment } from './fragment.js';
 import { ExecutionsSql } from './executions-sql.js';
+import type { ExpiryStuck, LiveColumns } from './live-columns.js';
 import { FINISHED_STATE, type Profile } from './profiles/types.js';
 import { toId, toInt, toIso, toText } from './values.js';
 
 export { placeholders } from './fragment.js';
 export { toId, toInt, toIso, toText } from './values.js';
+export type { ExpiryStuck } from './live-columns.js';
 
 /** How many characters of `last_error` a list shows; `show` prints it whole. */
 export const LIST_ERROR_CHARS = 1000;
@@ -17,14 +19,6 @@ export const LIST_PAGE_KEY = 13;
 
 /** The alias whole rows of a job table kept by executions carry its raw state under (selectWholeRows). */
 export const EXECUTION_STATE = 'taskrecon_state';
-
-/** A profile's per-row expiry (its `stuck` model) resolved against the live table's columns. */
-export interface ExpiryStuck {
-  started: string;
-  startedType: TimeType;
-  expiry: { column: string; unit: 'seconds' | 'interval' };
-  heartbeat?: { at: string; atType: TimeType; seconds: string };
-}
 
 /**
  * Translates logical fields and statuses into SQL for one bound source (a profile on a live
@@ -37,17 +31,7 @@ export class TaskSql {
     readonly dialect: Dialect,
     readonly profile: Profile,
     readonly timeTypes: Partial<Record<TimeField, TimeType>>,
-    live: {
-      /** Set for profiles whose rows carry their own expiry (pg-boss). */
-      expiryStuck?: ExpiryStuck;
-      /** Fields stored in a JSON column and read as its text (pg-boss's `output` as the error). */
-      jsonAsText?: readonly LogicalField[];
-      /**
-       * Fields stored in a PostgreSQL array column and read as the text of its last element
-       * (River's and Oban's `errors`, one JSON object per failed attempt: the latest error).
-       */
-      arrayLastAsText?: readonly LogicalField[];
-    } = {},
+    live: LiveColumns = {},
   ) {
     this.table = dialect.quoteId(profile.table);
     this.expiryStuck = live.expiryStuck;
@@ -58,6 +42,15 @@ export class TaskSql {
         ? new ExecutionsSql(dialect, profile.status, this.table, id.column)
         : undefined;
     this.arrayLastAsText = new Set(live.arrayLastAsText ?? []);
+    this.textId = live.textId === true;
+  }
+
+  /** The id column holds text (LiveColumns.textId): ids read back are bound and printed as text. */
+  readonly textId: boolean;
+
+  /** An id read from the table as the table compares it: text for a text id column, else toId(). */
+  id(value: unknown): TaskId {
+    return this.textId && value !== null && value !== undefined ? String(value) : toId(value);
   }
 
   /** Set for a job table whose state is the execution table holding the job (Solid Queue). */
@@ -275,7 +268,7 @@ export class TaskSql {
   /** Builds a task object from a row selected with taskSelect() as an array. */
   toTask(row: readonly unknown[]): Task {
     const task: Task = {
-      id: toId(row[0]),
+      id: this.id(row[0]),
       bizType: toText(row[1]),
       bizId: toText(row[2]),
       eventId: toText(row[3]),

@@ -1,7 +1,6 @@
 import { valueAtPath } from '../core/json-path.js';
 import type { LogicalField, LogicalStatus, TaskId } from '../core/task.js';
 import type { TaskSql } from '../db/task-sql.js';
-import { toId } from '../db/task-sql.js';
 import type { Row } from '../db/types.js';
 import { EXECUTION_STATE } from '../db/task-sql.js';
 
@@ -19,7 +18,7 @@ export function column(row: Row, name: string): unknown {
 
 export function rowId(sql: TaskSql, row: Row): TaskId {
   const ref = sql.profile.fields.id;
-  return toId(ref && 'column' in ref ? column(row, ref.column) : row.id);
+  return sql.id(ref && 'column' in ref ? column(row, ref.column) : row.id);
 }
 
 export function rowStatus(sql: TaskSql, row: Row): LogicalStatus | 'unknown' {

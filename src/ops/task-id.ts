@@ -1,8 +1,7 @@
 import type { TaskId } from '../core/task.js';
 import type { BoundSource } from '../db/bind-source.js';
+import { hasNumericId, idColumnOf } from '../db/live-columns.js';
 import { usageError } from '../errors.js';
-
-const NUMERIC_ID = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
 
 /** Which key `show` looks a task up by, and the value as the table compares it. */
 export interface TaskKey {
@@ -10,29 +9,18 @@ export interface TaskKey {
   value: TaskId;
 }
 
-/** Whether the table's id column holds whole numbers (ids compare as integers, ranges make sense). */
-export function hasNumericId(source: BoundSource): boolean {
-  return idColumn(source) !== undefined;
-}
+export { hasNumericId };
 
+/** The id column when it holds whole numbers. */
 function idColumn(source: BoundSource) {
-  const ref = source.profile.fields.id;
-  const column =
-    ref && 'column' in ref
-      ? source.columns.find((c) => c.name.toLowerCase() === ref.column.toLowerCase())
-      : undefined;
-  return column && NUMERIC_ID.has(column.dataType) ? column : undefined;
+  return hasNumericId(source) ? idColumnOf(source) : undefined;
 }
 
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 
 /** The id column when it holds uuids (pg-boss's jobs): text that is no uuid cannot name a row. */
 function uuidColumn(source: BoundSource) {
-  const ref = source.profile.fields.id;
-  const column =
-    ref && 'column' in ref
-      ? source.columns.find((c) => c.name.toLowerCase() === ref.column.toLowerCase())
-      : undefined;
+  const column = idColumnOf(source);
   return column?.dataType === 'uuid' ? column : undefined;
 }
 

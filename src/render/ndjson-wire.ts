@@ -31,12 +31,15 @@ export class NdjsonWireEncoder implements RowEncoder {
   /** Chunks handed back once written, written into again instead of new memory (shared with forks). */
   private spare: Buffer[] = [];
   private readonly lastKey = new Int32Array(4);
+  /** The columns written: a text id column's ids are written as the text they are (TaskSql.textId). */
+  private readonly columns: readonly Column[];
 
   constructor(
     private readonly sql: TaskSql,
     list: string,
     private readonly chunkBytes = 256 * 1024,
   ) {
+    this.columns = sql.textId ? TEXT_ID_COLUMNS : COLUMNS;
     this.out = Buffer.allocUnsafe(chunkBytes + CHUNK_HEADROOM);
     this.view = viewOf(this.out);
     this.head = constantOf(`{"list":${JSON.stringify(list)},"id":`);
@@ -122,8 +125,9 @@ export class NdjsonWireEncoder implements RowEncoder {
     const o = this.out;
     const view = this.view;
     let at = this.at;
-    for (let c = 0; c < COLUMNS.length; c++) {
-      const column = COLUMNS[c] as Column;
+    const columns = this.columns;
+    for (let c = 0; c < columns.length; c++) {
+      const column = columns[c] as Column;
       at = writeConstant(view, at, c === 0 ? this.head : column.key);
       const start = starts[column.index] as number;
       const end = ends[column.index] as number;
@@ -436,3 +440,6 @@ const COLUMNS: readonly Column[] = [
   column(10, TEXT, 'queue'),
   column(12, TEXT, 'connection'),
 ];
+
+/** The same for a table whose id column holds text: ids are JSON strings, digits or not. */
+const TEXT_ID_COLUMNS: readonly Column[] = [column(0, TEXT, ''), ...COLUMNS.slice(1)];

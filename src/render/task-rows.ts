@@ -116,6 +116,8 @@ export function rowSerializer(sql: TaskSql, shard?: string): RowSerializer {
   const nextRetryAt = isoWriter();
   const createdAt = isoWriter();
   const updatedAt = isoWriter();
+  // A text id column's ids are the text they are ("0838" is not 838), as TaskSql.id() reads them.
+  const id = sql.textId ? jsonText : jsonId;
   const listKey = new Map<string, string>();
   const prefix = (list: string): string => {
     let p = listKey.get(list);
@@ -126,9 +128,9 @@ export function rowSerializer(sql: TaskSql, shard?: string): RowSerializer {
     return p;
   };
   const line = (head: string, r: readonly unknown[]): string =>
-    `${head}${jsonId(r[0])},"bizType":${jsonText(r[1])},"bizId":${jsonText(r[2])},"eventId":${jsonText(r[3])},"status":${status(r[4])},"attempts":${jsonInt(r[5])},"nextRetryAt":${nextRetryAt(r[6])},"lastError":${jsonText(r[7])},"createdAt":${createdAt(r[8])},"updatedAt":${updatedAt(r[9])},"queue":${jsonText(r[10])},"connection":${jsonText(r[12])}}\n`;
+    `${head}${id(r[0])},"bizType":${jsonText(r[1])},"bizId":${jsonText(r[2])},"eventId":${jsonText(r[3])},"status":${status(r[4])},"attempts":${jsonInt(r[5])},"nextRetryAt":${nextRetryAt(r[6])},"lastError":${jsonText(r[7])},"createdAt":${createdAt(r[8])},"updatedAt":${updatedAt(r[9])},"queue":${jsonText(r[10])},"connection":${jsonText(r[12])}}\n`;
   const csvLine = (list: string, r: readonly unknown[]): string =>
-    `${list},${shardCell}${[jsonId(r[0]), jsonText(r[1]), jsonText(r[2]), jsonText(r[3]), status(r[4]), jsonInt(r[5]), nextRetryAt(r[6]), jsonText(r[7]), createdAt(r[8]), updatedAt(r[9]), jsonText(r[10]), jsonText(r[12])].map(csvCell).join(',')}\n`;
+    `${list},${shardCell}${[id(r[0]), jsonText(r[1]), jsonText(r[2]), jsonText(r[3]), status(r[4]), jsonInt(r[5]), nextRetryAt(r[6]), jsonText(r[7]), createdAt(r[8]), updatedAt(r[9]), jsonText(r[10]), jsonText(r[12])].map(csvCell).join(',')}\n`;
   return {
     ndjson: (list, row) => line(prefix(list), row),
     csv: csvLine,

@@ -2,7 +2,7 @@
 import type { TaskId } from '../../core/task.js';
 import type { BoundSource } from '../bind-source.js';
 import { and, type Fragment } from '../fragment.js';
-import { placeholders, toId, toInt, toText } from '../task-sql.js';
+import { placeholders, toInt, toText } from '../task-sql.js';
 import type { Queryable } from '../types.js';
 import { probeSkipLocked } from './doctor.js';
 import type { ClaimFence } from './transitions.js';
@@ -219,10 +219,10 @@ async function claimPage(source: BoundSource, request: ClaimRequest): Promise<Cl
       where.params,
     );
     const last = rows[rows.length - 1];
-    const cursor = last ? { nextRetryEpoch: Number(last.nrt), id: toId(last.id) } : request.cursor;
+    const cursor = last ? { nextRetryEpoch: Number(last.nrt), id: sql.id(last.id) } : request.cursor;
     const kept = rows.filter((r) => stillClaimable(source, request, r));
     if (kept.length === 0) return { tasks: [], scanned: rows.length, cursor, leaseUntilEpoch };
-    const ids = kept.map((r) => toId(r.id));
+    const ids = kept.map((r) => sql.id(r.id));
     const changed = await markClaimed(tx, source, request, ids, leaseUntilEpoch, recover);
     if (changed !== ids.length) {
       throw new LostClaimRace(
@@ -234,7 +234,7 @@ async function claimPage(source: BoundSource, request: ClaimRequest): Promise<Cl
       const attempts = recover ? before + 1 : before;
       const hasAttempts = sql.has('attempts');
       return {
-        id: toId(r.id),
+        id: sql.id(r.id),
         bizType: toText(r.bizType),
         bizId: toText(r.bizId),
         eventId: toText(r.eventId),
@@ -273,7 +273,7 @@ export async function heldClaims(
        FROM ${sql.table} WHERE ${where.sql}${source.db.dialect.forUpdate}`,
     where.params,
   );
-  const byId = new Map(rows.map((r) => [String(toId(r.id)), r]));
+  const byId = new Map(rows.map((r) => [String(sql.id(r.id)), r]));
   for (const task of tasks) {
     const row = byId.get(String(task.id));
     if (!row || Number(row.nrt) !== task.fence.leaseUntilEpoch) continue;

@@ -48,8 +48,8 @@ export class ValueCuts {
 
   /**
    * Cuts for a list read ahead in pages of about `rows` rows, from its first and last keys (read
-   * at once); undefined when they are not numbers (a time read back as text: cut by counting
-   * instead) or the list is empty.
+   * at once); undefined when they are not numbers (a time read back as text, an id column of
+   * text: cut by counting instead) or the list is empty.
    */
   static async open(
     source: BoundSource,
@@ -57,6 +57,8 @@ export class ValueCuts {
     plan: PagePlan,
     rows: number,
   ): Promise<ValueCuts | undefined> {
+    // Ids cut by value are numbers: a text id, even all digits, is ordered as text (cut by counting).
+    if (!plan.key.nextRetry && source.sql.textId) return undefined;
     const [firstKey, lastKey] = await Promise.all([
       readKey(source, keyStatement(from, plan, undefined, 0)),
       readKey(source, keyStatement(from, plan, undefined, 0, plan.descending)),

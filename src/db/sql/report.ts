@@ -8,7 +8,7 @@ import {
 import type { BoundSource } from '../bind-source.js';
 import { and, type Fragment } from '../fragment.js';
 import { HISTOGRAM_SCALE } from '../../core/shards.js';
-import { toId, toIso, toText } from '../task-sql.js';
+import { toIso, toText } from '../task-sql.js';
 import { filterWhere, type ScanFilter } from './scan.js';
 
 /**
@@ -192,7 +192,7 @@ export async function latestFailure(
   const r = rows[0];
   if (!r) return null;
   return {
-    id: toId(r.id),
+    id: sql.id(r.id),
     bizId: toText(r.bizId),
     eventId: toText(r.eventId),
     error: toText(r.err),

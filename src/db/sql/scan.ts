@@ -216,7 +216,8 @@ export async function* listEncoded(
       remaining -= got;
       if (got < n) break; // a short page is the last one
       const key = encoder.lastRowKey();
-      after = key && { id: numericKey(key.id), nextRetry: numericKey(key.nextRetry) };
+      // Bound as the table compares them: a text id column's ids as text, even all digits.
+      after = key && { id: sql.textId ? key.id : numericKey(key.id), nextRetry: numericKey(key.nextRetry) };
       if (first) {
         const prepared = await (preparing ?? prepareAhead(source, from, plan, first, primaryWalk));
         const rest = await listAhead(source, from, select, plan, encoder, streamed, after, first, prepared);

@@ -1,5 +1,5 @@
 import type { Finding } from '../../../core/diff.js';
-import { toId, toText } from '../../../db/task-sql.js';
+import { toText } from '../../../db/task-sql.js';
 import type { PlanBase } from '../plan.js';
 
 /** The findings every strategy emits, built one way so that they read alike whichever walk found them. */
@@ -15,7 +15,7 @@ export function taskFinding(
   return {
     kind,
     rule: plan.rule.name,
-    taskId: toId(row.id),
+    taskId: plan.source.sql.id(row.id),
     key,
     bizId: plan.rule.taskKey === 'bizId' ? key : null,
     eventId: toText(row.e),
