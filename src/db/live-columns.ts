@@ -39,7 +39,11 @@ interface Mapped {
 }
 
 const INTEGER = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
-const DECIMAL = new Set(['decimal', 'numeric']);
+/**
+ * Text types an id column may have. Only these: a type this does not know (SQLite takes any name,
+ * or none) keeps the ids as they were read, numbers where they are numbers.
+ */
+const TEXT = new Set(['char', 'varchar', 'text', 'tinytext', 'mediumtext', 'longtext', 'uuid']);
 
 /** The live column the profile's id maps to, when it maps to a column. */
 export function idColumnOf(source: Mapped): ColumnInfo | undefined {
@@ -55,8 +59,8 @@ export function hasNumericId(source: Mapped): boolean {
   return type !== undefined && INTEGER.has(type);
 }
 
-/** Whether the table's id column holds text (LiveColumns.textId): not a number of any kind. */
+/** Whether the table's id column holds text (LiveColumns.textId): a char, varchar, text or uuid column. */
 export function hasTextId(source: Mapped): boolean {
   const type = idColumnOf(source)?.dataType;
-  return type !== undefined && !INTEGER.has(type) && !DECIMAL.has(type);
+  return type !== undefined && TEXT.has(type);
 }
