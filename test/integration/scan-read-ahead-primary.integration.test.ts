@@ -26,6 +26,8 @@ describe('scan ndjson read ahead in primary-key order (mysql)', () => {
   let source: BoundSource;
   let options: ScanOptions;
   let pageByPage: string;
+  /** The statements of that read, page after page. */
+  let pageByPageRec: Awaited<ReturnType<typeof read>>['rec'];
 
   beforeAll(async () => {
     edb = await createEngineDb('mysql', 'ahead_pk');
@@ -50,7 +52,7 @@ describe('scan ndjson read ahead in primary-key order (mysql)', () => {
       pageSize: PAGE,
       order: 'cheapest',
     };
-    pageByPage = (await read(source, { ...options, readAhead: false })).text;
+    ({ text: pageByPage, rec: pageByPageRec } = await read(source, { ...options, readAhead: false }));
   }, 180_000);
 
   afterAll(async () => {
@@ -65,8 +67,7 @@ describe('scan ndjson read ahead in primary-key order (mysql)', () => {
       .map((l) => (JSON.parse(l) as { id: number }).id);
     expect(ids.length).toBe(DUE);
     for (let i = 1; i < ids.length; i++) expect(ids[i]!).toBeGreaterThan(ids[i - 1]!);
-    const { rec } = await read(source, { ...options, readAhead: false });
-    expect(rec.pages[0]).toMatch(/FORCE INDEX \(PRIMARY\) WHERE .* ORDER BY `id` LIMIT 1000$/);
+    expect(pageByPageRec.pages[0]).toMatch(/FORCE INDEX \(PRIMARY\) WHERE .* ORDER BY `id` LIMIT 1000$/);
   });
 
   it('reads ahead by ranges of ids: two dives, no counted bound, pages at once, the same bytes', async () => {

@@ -91,11 +91,14 @@ describe.each(['mysql', 'postgres'] as const)('scan lists of a table with text i
     return Buffer.concat(chunks).toString('utf8');
   }
 
-  /** The ids of those lines, as printed: each must be a JSON string. */
-  async function wireIds(options: ScanOptions): Promise<unknown[]> {
-    const lines = (await wireLines(options)).trim().split('\n');
-    return lines.map((line) => (JSON.parse(line) as { id: unknown }).id);
-  }
+  /** The ids of NDJSON lines, as printed: each must be a JSON string. */
+  const idsOf = (lines: string): unknown[] =>
+    lines
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { id: unknown }).id);
+
+  const wireIds = async (options: ScanOptions): Promise<unknown[]> => idsOf(await wireLines(options));
 
   it('the ids sort otherwise as text than as numbers (the data can tell the two apart)', async () => {
     const asText = await serverOrder('next_retry_time, id');
@@ -115,7 +118,8 @@ describe.each(['mysql', 'postgres'] as const)('scan lists of a table with text i
   });
 
   it('the wire path, page after page, lists every row once in list order, each id the text it is', async () => {
-    const ids = await wireIds({ ...base, readAhead: false });
+    const lines = await wireLines({ ...base, readAhead: false });
+    const ids = idsOf(lines);
     expect(ids).toEqual(await serverOrder('next_retry_time, id'));
     expect(ids).toContain(idOf(5)); // 0595
     // The same bytes as the row serializer writes from the batch path.
@@ -123,7 +127,7 @@ describe.each(['mysql', 'postgres'] as const)('scan lists of a table with text i
     let slow = '';
     for await (const batch of streamListBatches(source, 'failed', base) ?? [])
       slow += serializer.ndjsonBatch('failed', batch);
-    expect(await wireLines({ ...base, readAhead: false })).toBe(slow);
+    expect(lines).toBe(slow);
   });
 
   it('the wire path in id order, page after page and read ahead, lists every row once in the order of the text', async () => {

@@ -3,17 +3,19 @@ import type { Channel, Message } from 'amqplib';
 /** Delivery tags from `first` to `last`, both in. */
 type Run = [first: number, last: number];
 
-/** Consecutive tags as runs, in order. */
-function runsOf(tags: readonly number[]): Run[] {
-  const sorted = [...tags].sort((a, b) => a - b);
-  const runs: Run[] = [];
-  for (const tag of sorted) {
-    const run = runs[runs.length - 1];
-    if (run && tag <= run[1] + 1) run[1] = Math.max(run[1], tag);
-    else runs.push([tag, tag]);
+/** `runs` in order, those that touch or overlap merged into one (new arrays: the input is left as it is). */
+function merged(runs: readonly Run[]): Run[] {
+  const out: Run[] = [];
+  for (const [first, end] of [...runs].sort((a, b) => a[0] - b[0])) {
+    const run = out[out.length - 1];
+    if (run && first <= run[1] + 1) run[1] = Math.max(run[1], end);
+    else out.push([first, end]);
   }
-  return runs;
+  return out;
 }
+
+/** Consecutive tags as runs, in order. */
+const runsOf = (tags: readonly number[]): Run[] => merged(tags.map((tag): Run => [tag, tag]));
 
 /**
  * The acks of one source channel, sent with as few frames as is safe. A basic.ack with `multiple`
@@ -53,28 +55,17 @@ export class AckLedger {
 
   /** True when every tag above the floor up to `last` is in `mine` or settled already. */
   private covers(last: number, mine: readonly Run[]): boolean {
-    const runs = [...mine, ...this.runs].sort((a, b) => a[0] - b[0]);
-    let next = this.floor + 1;
-    for (const [first, end] of runs) {
-      if (next > last) break;
-      if (first > next) return false;
-      next = Math.max(next, end + 1);
-    }
-    return next > last;
+    const lowest = merged([...mine, ...this.runs])[0];
+    return lowest !== undefined && lowest[0] <= this.floor + 1 && lowest[1] >= last;
   }
 
   private settle(mine: readonly Run[]): void {
-    const merged: Run[] = [];
-    for (const [first, end] of [...this.runs, ...mine].sort((a, b) => a[0] - b[0])) {
-      const run = merged[merged.length - 1];
-      if (run && first <= run[1] + 1) run[1] = Math.max(run[1], end);
-      else merged.push([first, end]);
-    }
-    const lowest = merged[0];
+    const runs = merged([...this.runs, ...mine]);
+    const lowest = runs[0];
     if (lowest && lowest[0] <= this.floor + 1) {
       this.floor = Math.max(this.floor, lowest[1]);
-      merged.shift();
+      runs.shift();
     }
-    this.runs = merged;
+    this.runs = runs;
   }
 }
